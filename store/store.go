@@ -1,0 +1,239 @@
+// Package store is askwpd's embedded SQLite store: documents, their chunks,
+// the full-text index, the crawl frontier, webhook events and small facts.
+//
+// The schema lives in migrations/NNN_name.sql, applied in order inside one
+// transaction each; the applied version is kept in PRAGMA user_version.
+// Writes go through a single connection (SQLite allows one writer), reads
+// through a small pool, both in WAL mode so reads never wait on the crawler.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+)
+
+//go:embed migrations/*.sql
+var migrationFS embed.FS
+
+// ErrNotFound is returned when a document, URL or event does not exist.
+var ErrNotFound = fs.ErrNotExist
+
+// DB is the store. It is safe for concurrent use.
+type DB struct {
+	Path string
+
+	write *sql.DB
+	read  *sql.DB
+
+	// Now is the clock, replaceable in tests.
+	Now func() time.Time
+}
+
+// Open opens (creating when needed) the store at path and migrates it.
+func Open(ctx context.Context, path string) (*DB, error) {
+	if dir := filepath.Dir(path); dir != "" {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return nil, fmt.Errorf("store: create state dir: %w", err)
+		}
+	}
+	pragmas := []string{
+		"journal_mode(WAL)",
+		"busy_timeout(10000)",
+		"foreign_keys(1)",
+		"synchronous(NORMAL)",
+	}
+	q := url.Values{}
+	for _, p := range pragmas {
+		q.Add("_pragma", p)
+	}
+	dsn := "file:" + path + "?" + q.Encode()
+
+	// One writer connection with BEGIN IMMEDIATE, so two writers queue on
+	// the Go side instead of failing with SQLITE_BUSY at commit time.
+	w, err := sql.Open("sqlite", dsn+"&_txlock=immediate")
+	if err != nil {
+		return nil, fmt.Errorf("store: open %s: %w", path, err)
+	}
+	w.SetMaxOpenConns(1)
+	w.SetMaxIdleConns(1)
+	w.SetConnMaxLifetime(0)
+
+	db := &DB{Path: path, write: w, Now: time.Now}
+	if err := db.migrate(ctx); err != nil {
+		w.Close()
+		return nil, err
+	}
+
+	r, err := sql.Open("sqlite", dsn+"&_pragma=query_only(1)")
+	if err != nil {
+		w.Close()
+		return nil, fmt.Errorf("store: open %s for reading: %w", path, err)
+	}
+	r.SetMaxOpenConns(8)
+	r.SetMaxIdleConns(8)
+	db.read = r
+	if err := r.PingContext(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("store: open %s: %w", path, err)
+	}
+	return db, nil
+}
+
+// Close closes both pools.
+func (db *DB) Close() error {
+	var errs []error
+	if db.read != nil {
+		errs = append(errs, db.read.Close())
+	}
+	if db.write != nil {
+		errs = append(errs, db.write.Close())
+	}
+	return errors.Join(errs...)
+}
+
+type migration struct {
+	version int
+	name    string
+	sql     string
+}
+
+func loadMigrations() ([]migration, error) {
+	entries, err := fs.ReadDir(migrationFS, "migrations")
+	if err != nil {
+		return nil, err
+	}
+	var ms []migration
+	for _, e := range entries {
+		name := e.Name()
+		num, _, ok := strings.Cut(name, "_")
+		v, err := strconv.Atoi(num)
+		if !ok || err != nil || !strings.HasSuffix(name, ".sql") {
+			return nil, fmt.Errorf("store: bad migration file name %q", name)
+		}
+		b, err := migrationFS.ReadFile("migrations/" + name)
+		if err != nil {
+			return nil, err
+		}
+		ms = append(ms, migration{version: v, name: name, sql: string(b)})
+	}
+	sort.Slice(ms, func(i, j int) bool { return ms[i].version < ms[j].version })
+	for i, m := range ms {
+		if m.version != i+1 {
+			return nil, fmt.Errorf("store: migrations must be numbered 1..n, found %s at position %d", m.name, i+1)
+		}
+	}
+	return ms, nil
+}
+
+func (db *DB) migrate(ctx context.Context) error {
+	ms, err := loadMigrations()
+	if err != nil {
+		return err
+	}
+	var cur int
+	if err := db.write.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&cur); err != nil {
+		return fmt.Errorf("store: read schema version: %w", err)
+	}
+	if cur > len(ms) {
+		return fmt.Errorf("store: schema version %d is newer than this askwpd knows (%d); upgrade askwpd", cur, len(ms))
+	}
+	for _, m := range ms[cur:] {
+		tx, err := db.write.BeginTx(ctx, nil)
+		if err != nil {
+			return fmt.Errorf("store: migrate %s: %w", m.name, err)
+		}
+		if _, err := tx.ExecContext(ctx, m.sql); err != nil {
+			tx.Rollback()
+			return fmt.Errorf("store: migrate %s: %w", m.name, err)
+		}
+		// PRAGMA takes no bound parameters; the version is our own integer.
+		if _, err := tx.ExecContext(ctx, fmt.Sprintf(`PRAGMA user_version = %d`, m.version)); err != nil {
+			tx.Rollback()
+			return fmt.Errorf("store: migrate %s: %w", m.name, err)
+		}
+		if err := tx.Commit(); err != nil {
+			return fmt.Errorf("store: migrate %s: %w", m.name, err)
+		}
+	}
+	return nil
+}
+
+// IntegrityCheck runs PRAGMA integrity_check and returns nil when it says ok.
+func (db *DB) IntegrityCheck(ctx context.Context) error {
+	rows, err := db.read.QueryContext(ctx, `PRAGMA integrity_check`)
+	if err != nil {
+		return fmt.Errorf("store: integrity check: %w", err)
+	}
+	defer rows.Close()
+	var msgs []string
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			return fmt.Errorf("store: integrity check: %w", err)
+		}
+		msgs = append(msgs, s)
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("store: integrity check: %w", err)
+	}
+	if len(msgs) == 1 && msgs[0] == "ok" {
+		return nil
+	}
+	return fmt.Errorf("store: integrity check failed: %s", strings.Join(msgs, "; "))
+}
+
+// GetMeta returns a stored fact, or "" when unset.
+func (db *DB) GetMeta(ctx context.Context, key string) (string, error) {
+	var v string
+	err := db.read.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = ?`, key).Scan(&v)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("store: get meta %s: %w", key, err)
+	}
+	return v, nil
+}
+
+// SetMeta stores a fact.
+func (db *DB) SetMeta(ctx context.Context, key, value string) error {
+	_, err := db.write.ExecContext(ctx,
+		`INSERT INTO meta(key, value) VALUES(?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value`,
+		key, value)
+	if err != nil {
+		return fmt.Errorf("store: set meta %s: %w", key, err)
+	}
+	return nil
+}
+
+// Times are stored as RFC 3339 UTC text so they sort and read well in SQL.
+func fmtTime(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339)
+}
+
+func parseTime(s string) time.Time {
+	if s == "" {
+		return time.Time{}
+	}
+	t, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		return time.Time{}
+	}
+	return t
+}
