@@ -1,0 +1,137 @@
+package wp
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func write(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestReadConfig_Standard(t *testing.T) {
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, "wp-config.php"), `<?php
+/** The name of the database for WordPress */
+define( 'DB_NAME', 'blog' );
+define( 'DB_USER', "blog_user" );
+define( 'DB_PASSWORD', 'p\'a"s$s' ); // a comment with define('DB_NAME', 'nope')
+# another comment
+define( 'DB_HOST', 'localhost:/run/custom.sock' );
+/* define('DB_USER', 'commented'); */
+define('WP_HOME', 'https://example.com');
+$table_prefix = 'blog_';
+if ( ! defined( 'ABSPATH' ) ) {
+	define( 'ABSPATH', __DIR__ . '/' );
+}
+require_once ABSPATH . 'wp-settings.php';
+`)
+	c, err := ReadConfig(filepath.Join(dir, "wp-config.php"), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.DBName != "blog" || c.DBUser != "blog_user" || c.DBPassword != `p'a"s$s` || c.TablePrefix != "blog_" || c.Home != "https://example.com" {
+		t.Errorf("config = %+v", c)
+	}
+	if !strings.Contains(c.DSN(), "@unix(/run/custom.sock)/blog?") {
+		t.Errorf("DSN = %s", c.DSN())
+	}
+}
+
+func TestReadConfig_DynamicInclude(t *testing.T) {
+	dir := t.TempDir()
+	etc := filepath.Join(dir, "etc")
+	// Debian's stub computes the file name from the request's host.
+	write(t, filepath.Join(dir, "wp", "wp-config.php"), `<?php
+$debian_server = preg_replace('/:.*/', "", $_SERVER['HTTP_HOST']);
+if (isset($_SERVER['WORDPRESS_CONFIG'])) {
+    $debian_file = '`+etc+`/config-'.$_SERVER['WORDPRESS_CONFIG'].'.php';
+} else {
+    $debian_file = '`+etc+`/config-'.strtolower($debian_server).'.php';
+}
+if (file_exists($debian_file)) {
+    require_once($debian_file);
+    define('DEBIAN_FILE', $debian_file);
+} elseif (file_exists("`+etc+`/config-default.php")) {
+    require_once("`+etc+`/config-default.php");
+}
+if (!defined('DB_NAME'))
+    define('DB_NAME', 'wordpress');
+if (!defined('DB_USER'))
+    define('DB_USER', 'wordpress');
+if (!defined('DB_HOST'))
+    define('DB_HOST', 'localhost');
+if (!isset($table_prefix)) {
+    $table_prefix = 'wp_';
+}
+require_once(ABSPATH . 'wp-settings.php');
+`)
+	write(t, filepath.Join(etc, "config-blog.example.org.php"), `<?php
+define('DB_NAME', 'site_db');
+define('DB_USER', 'site');
+define('DB_PASSWORD', 'secret');
+define('DB_HOST', '10.0.0.5:3307');
+$table_prefix = 'ex_';
+`)
+	c, err := ReadConfig(filepath.Join(dir, "wp", "wp-config.php"), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.DBName != "site_db" || c.DBUser != "site" || c.DBPassword != "secret" || c.TablePrefix != "ex_" {
+		t.Errorf("config = %+v", c)
+	}
+	if !strings.Contains(c.DSN(), "@tcp(10.0.0.5:3307)/site_db?") {
+		t.Errorf("DSN = %s", c.DSN())
+	}
+
+	// Two candidate files: ambiguous without a host, resolved with one.
+	write(t, filepath.Join(etc, "config-other.example.org.php"), `<?php define('DB_NAME', 'other'); define('DB_USER', 'o');`)
+	if _, err := ReadConfig(filepath.Join(dir, "wp", "wp-config.php"), ""); err == nil || !strings.Contains(err.Error(), "site_url") {
+		t.Errorf("ambiguous include: err = %v", err)
+	}
+	c, err = ReadConfig(filepath.Join(dir, "wp", "wp-config.php"), "other.example.org")
+	if err != nil || c.DBName != "other" {
+		t.Errorf("host-picked include: %+v, %v", c, err)
+	}
+}
+
+func TestReadConfig_Errors(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := FindConfig(dir); !errors.Is(err, ErrNoConfig) {
+		t.Errorf("FindConfig on empty dir: %v", err)
+	}
+	write(t, filepath.Join(dir, "wp-config.php"), "<?php\n$table_prefix = 'wp_';\n")
+	_, err := ReadConfig(filepath.Join(dir, "wp-config.php"), "")
+	if err == nil || !strings.Contains(err.Error(), "DB_NAME") {
+		t.Errorf("config without DB constants: %v", err)
+	}
+	write(t, filepath.Join(dir, "wp-config.php"), "<?php define('DB_NAME','a'); define('DB_USER','b'); $table_prefix = 'x; DROP';")
+	if _, err := ReadConfig(filepath.Join(dir, "wp-config.php"), ""); err == nil {
+		t.Error("hostile table prefix accepted")
+	}
+}
+
+func TestDBAddress(t *testing.T) {
+	for _, tc := range []struct{ host, want string }{
+		{"db.internal", "tcp(db.internal:3306)"},
+		{"db.internal:3307", "tcp(db.internal:3307)"},
+		{"127.0.0.1", "tcp(127.0.0.1:3306)"},
+		{"localhost:3307", "tcp(127.0.0.1:3307)"},
+		{"localhost:/tmp/my.sock", "unix(/tmp/my.sock)"},
+		{":/tmp/my.sock", "unix(/tmp/my.sock)"},
+		{"[::1]:3306", "tcp([::1]:3306)"},
+	} {
+		if got := dbAddress(tc.host); got != tc.want {
+			t.Errorf("dbAddress(%q) = %q, want %q", tc.host, got, tc.want)
+		}
+	}
+}
