@@ -1,0 +1,182 @@
+// Package api is askwpd's HTTP surface: the tool contract an LLM client
+// calls, status and health. It declares the small interfaces it needs and
+// the daemon satisfies them; it knows the store only for its types.
+package api
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
+
+	"github.com/askwp/askwpd/store"
+)
+
+// Backend is what the API needs from the daemon.
+type Backend interface {
+	Search(ctx context.Context, q store.SearchQuery) (*store.SearchResult, error)
+	Status(ctx context.Context) (*Status, error)
+}
+
+// Options configure the server.
+type Options struct {
+	Token string
+	Log   *slog.Logger
+	// MaxBody caps request bodies; default 1 MiB.
+	MaxBody string
+}
+
+// Server routes HTTP requests to the backend.
+type Server struct {
+	e       *echo.Echo
+	b       Backend
+	log     *slog.Logger
+	tokenSH [32]byte
+}
+
+// New builds the routing table.
+func New(b Backend, opt Options) *Server {
+	if opt.MaxBody == "" {
+		opt.MaxBody = "1M"
+	}
+	s := &Server{e: echo.New(), b: b, log: opt.Log, tokenSH: sha256.Sum256([]byte(opt.Token))}
+	e := s.e
+	e.HideBanner, e.HidePort = true, true
+	e.HTTPErrorHandler = s.errorHandler
+	e.Use(middleware.BodyLimit(opt.MaxBody))
+	e.Use(s.recoverer)
+
+	e.GET("/healthz", s.handleHealth)
+
+	auth := e.Group("", s.requireToken)
+	auth.GET("/v1/status", s.handleStatus)
+	auth.GET("/v1/tools", s.handleToolList)
+	auth.POST("/v1/tools/search_site", s.handleSearchSite)
+	auth.POST("/v1/tools/:name", s.handleUnknownTool)
+	return s
+}
+
+// Handler returns the http.Handler.
+func (s *Server) Handler() http.Handler { return s.e }
+
+// Echo exposes the router so other parts (MCP, chat, admin) can be mounted.
+func (s *Server) Echo() *echo.Echo { return s.e }
+
+// RequireToken is the bearer-token middleware, for routes mounted later.
+func (s *Server) RequireToken(next echo.HandlerFunc) echo.HandlerFunc { return s.requireToken(next) }
+
+// requireToken compares hashes in constant time, so neither the token's
+// bytes nor its length leak through timing.
+func (s *Server) requireToken(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		h := c.Request().Header.Get("Authorization")
+		tok, ok := strings.CutPrefix(h, "Bearer ")
+		got := sha256.Sum256([]byte(strings.TrimSpace(tok)))
+		if !ok || subtle.ConstantTimeCompare(got[:], s.tokenSH[:]) != 1 {
+			return c.JSON(http.StatusUnauthorized, errorBody{Error: errorDetail{Code: "unauthorized", Message: "unauthorized"}})
+		}
+		return next(c)
+	}
+}
+
+func (s *Server) recoverer(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) (err error) {
+		defer func() {
+			if p := recover(); p != nil {
+				s.log.Error("Panic in handler", "path", c.Path(), "panic", p)
+				err = echo.NewHTTPError(http.StatusInternalServerError)
+			}
+		}()
+		return next(c)
+	}
+}
+
+type errorDetail struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+type errorBody struct {
+	Error errorDetail `json:"error"`
+}
+
+// Error is an error meant for the caller: its message is shown as is.
+type Error struct {
+	Status  int
+	Code    string
+	Message string
+}
+
+func (e *Error) Error() string { return e.Message }
+
+func badRequest(msg string) *Error { return &Error{Status: 400, Code: "invalid", Message: msg} }
+
+// errorHandler shows callers only messages written for them; anything else
+// is logged and reported as an internal error without detail.
+func (s *Server) errorHandler(err error, c echo.Context) {
+	if c.Response().Committed {
+		return
+	}
+	var (
+		ae *Error
+		he *echo.HTTPError
+	)
+	status, body := http.StatusInternalServerError, errorBody{Error: errorDetail{Code: "internal", Message: "internal error"}}
+	switch {
+	case errors.As(err, &ae):
+		status, body.Error = ae.Status, errorDetail{Code: ae.Code, Message: ae.Message}
+	case errors.As(err, &he):
+		status = he.Code
+		body.Error = errorDetail{Code: strings.ToLower(strings.ReplaceAll(http.StatusText(he.Code), " ", "_")), Message: http.StatusText(he.Code)}
+		if m, ok := he.Message.(string); ok && he.Code < 500 {
+			body.Error.Message = m
+		}
+	case errors.Is(err, context.DeadlineExceeded):
+		status, body.Error = http.StatusGatewayTimeout, errorDetail{Code: "timeout", Message: "the tool took too long"}
+	}
+	if status >= 500 {
+		s.log.Error("Request failed", "method", c.Request().Method, "path", c.Path(), "error", err)
+	}
+	if c.Request().Method == http.MethodHead {
+		_ = c.NoContent(status)
+		return
+	}
+	_ = c.JSON(status, body)
+}
+
+func (s *Server) handleHealth(c echo.Context) error {
+	return c.JSON(http.StatusOK, map[string]string{"status": "ok"})
+}
+
+// Status is the daemon's state for /v1/status and the admin page.
+type Status struct {
+	Site      any               `json:"site"`
+	Version   string            `json:"version"`
+	StartedAt time.Time         `json:"started_at"`
+	Index     store.Stats       `json:"index"`
+	LastRun   *store.Run        `json:"last_crawl,omitempty"`
+	Runs      []store.Run       `json:"runs,omitempty"`
+	Errors    []*store.URLState `json:"errors"`
+	Crawling  bool              `json:"crawling"`
+	Database  string            `json:"database"`
+	Extra     map[string]any    `json:"extra,omitempty"`
+}
+
+func (s *Server) handleStatus(c echo.Context) error {
+	st, err := s.b.Status(c.Request().Context())
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, st)
+}
+
+func (s *Server) handleUnknownTool(c echo.Context) error {
+	return &Error{Status: http.StatusNotFound, Code: "unknown_tool", Message: "unknown tool " + c.Param("name") + "; GET /v1/tools lists them"}
+}

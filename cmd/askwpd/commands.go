@@ -1,0 +1,231 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/askwp/askwpd/api"
+	"github.com/askwp/askwpd/daemon"
+	"github.com/askwp/askwpd/extract"
+	"github.com/askwp/askwpd/store"
+)
+
+func openDaemon(ctx context.Context, c *common, stderr io.Writer, defaultLevel string, jsonLogs bool) (*daemon.Daemon, error) {
+	cfg, err := c.load()
+	if err != nil {
+		return nil, err
+	}
+	level := cfg.LogLevel
+	if c.logLevel == "" && defaultLevel != "" {
+		level = defaultLevel
+	}
+	log := newLogger(stderr, level, jsonLogs)
+	return daemon.Open(ctx, cfg, log)
+}
+
+func cmdServe(ctx context.Context, args []string, stderr io.Writer) error {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	var c common
+	c.register(fs)
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	d, err := openDaemon(ctx, &c, stderr, "", true)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	if err := d.CheckSite(ctx); err != nil {
+		return err
+	}
+	return d.Serve(ctx)
+}
+
+func cmdIndex(ctx context.Context, args []string, stderr io.Writer) error {
+	fs := flag.NewFlagSet("index", flag.ContinueOnError)
+	var c common
+	c.register(fs)
+	full := fs.Bool("full", false, "re-fetch everything and remove pages no longer found")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	d, err := openDaemon(ctx, &c, stderr, "warn", false)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	if err := d.CheckSite(ctx); err != nil {
+		return err
+	}
+	opt := daemon.IndexOptions{Full: *full, Kind: "index"}
+	tty := isTerminal(stderr)
+	if tty {
+		opt.Progress = func(done, total int) { progress(stderr, done, total) }
+	}
+	start := time.Now()
+	run, err := d.Index(ctx, opt)
+	if tty {
+		fmt.Fprintln(stderr)
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "indexed %s in %s: %d discovered, %d fetched, %d indexed, %d unchanged, %d removed, %d errors\n",
+		d.Site.URL, time.Since(start).Round(time.Millisecond), run.Discovered, run.Fetched, run.Indexed, run.Unchanged, run.Removed, run.Errors)
+	return nil
+}
+
+func progress(w io.Writer, done, total int) {
+	if total <= 0 {
+		return
+	}
+	const width = 30
+	n := min(width, done*width/total)
+	fmt.Fprintf(w, "\r[%s%s] %d/%d", strings.Repeat("#", n), strings.Repeat(" ", width-n), done, total)
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+func cmdSearch(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("search", flag.ContinueOnError)
+	var c common
+	c.register(fs)
+	asJSON := fs.Bool("json", false, "print the search_site JSON result")
+	limit := fs.Int("limit", 10, "results")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	query := strings.Join(fs.Args(), " ")
+	if strings.TrimSpace(query) == "" {
+		return &exitError{2, errors.New("search: give a QUERY")}
+	}
+	cfg, err := c.load()
+	if err != nil {
+		return err
+	}
+	// Searching needs only the store: it works with WordPress down.
+	st, err := store.Open(ctx, cfg.StateDir+"/askwpd.db")
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	sargs := api.SearchArgs{Query: query, Limit: *limit}
+	q, err := sargs.ToSearchQuery()
+	if err != nil {
+		return err
+	}
+	r, err := st.Search(ctx, q)
+	if err != nil {
+		return err
+	}
+	resp := api.NewSearchResponse(q.Text, r)
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(resp)
+	}
+	fmt.Fprintf(stdout, "action: %s  confidence: %.2f  terms: %v\n", resp.Action, resp.Confidence, resp.Terms)
+	for i, e := range resp.Results {
+		fmt.Fprintf(stdout, "\n%d. %s\n   %s  (%s, published %s, score %.3f)\n   %s\n", i+1, e.Title, e.URL, e.Type, e.Published, e.Score, e.Snippet)
+	}
+	return nil
+}
+
+func cmdExtract(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("extract", flag.ContinueOnError)
+	pageURL := fs.String("url", "", "the page's URL (resolves links, canonical)")
+	noChunks := fs.Bool("no-chunks", false, "leave chunks out")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return &exitError{2, errors.New("extract: give one FILE, or - for standard input")}
+	}
+	in := stdin
+	if name := fs.Arg(0); name != "-" {
+		f, err := os.Open(name)
+		if err != nil {
+			return fmt.Errorf("extract: %w", err)
+		}
+		defer f.Close()
+		in = f
+	}
+	res, err := extract.Extract(ctx, in, extract.Options{URL: *pageURL, NoChunks: *noChunks})
+	if err != nil {
+		return err
+	}
+	enc := json.NewEncoder(stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(res)
+}
+
+func cmdEval(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("eval", flag.ContinueOnError)
+	var opt daemon.EvalOptions
+	fs.StringVar(&opt.Corpus, "corpus", "", "BEIR corpus.jsonl")
+	fs.StringVar(&opt.Queries, "queries", "", "BEIR queries.jsonl")
+	fs.StringVar(&opt.Qrels, "qrels", "", "qrels TSV (query-id, corpus-id, score)")
+	fs.StringVar(&opt.Run, "run", "", "write a TREC run here")
+	fs.IntVar(&opt.Limit, "limit", 0, "evaluate at most this many queries")
+	fs.StringVar(&opt.StateDir, "state-dir", "", "where to build the temporary index")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if opt.Corpus == "" || opt.Queries == "" {
+		return &exitError{2, errors.New("eval: --corpus and --queries are required")}
+	}
+	return daemon.RunEval(ctx, opt, stdout)
+}
+
+func cmdDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("doctor", flag.ContinueOnError)
+	var c common
+	c.register(fs)
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	cfg, err := c.load()
+	if err != nil {
+		fmt.Fprintf(stdout, "FAIL config: %s\n", oneLine(err.Error()))
+		return err
+	}
+	fmt.Fprintln(stdout, "ok   config")
+	d, err := daemon.Open(ctx, cfg, newLogger(io.Discard, "error", false))
+	if err != nil {
+		fmt.Fprintf(stdout, "FAIL open: %s\n", oneLine(err.Error()))
+		return err
+	}
+	defer d.Close()
+	if d.WP != nil {
+		fmt.Fprintln(stdout, "ok   database")
+	} else {
+		fmt.Fprintln(stdout, "skip database (no wp_root or db_dsn)")
+	}
+	fmt.Fprintf(stdout, "ok   store %s\n", d.Store.Path)
+	if err := d.CheckSite(ctx); err != nil {
+		fmt.Fprintf(stdout, "FAIL site: %s\n", oneLine(err.Error()))
+		return err
+	}
+	fmt.Fprintf(stdout, "ok   site %s\n", d.Site.URL)
+	if rc, err := d.Fetcher.Open(ctx, d.Site.URL+"/wp-sitemap.xml"); err != nil {
+		fmt.Fprintf(stdout, "warn sitemap: %s\n", oneLine(err.Error()))
+	} else {
+		rc.Close()
+		fmt.Fprintln(stdout, "ok   sitemap")
+	}
+	return nil
+}

@@ -1,0 +1,156 @@
+package daemon
+
+import (
+	"context"
+	"database/sql"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/askwp/askwpd/sitemap"
+	"github.com/askwp/askwpd/store"
+)
+
+// TestIndex_RealWordPress is the spine's acceptance: after one pass over
+// the seeded site, the index holds exactly the public posts and pages that
+// the sitemap and the database list, and nothing private.
+func TestIndex_RealWordPress(t *testing.T) {
+	site := testSite(t)
+	ctx := context.Background()
+	logs := &syncBuffer{}
+	d := openTestDaemon(t, site, logs)
+	if d.Site.URL != strings.TrimRight(site.URL(), "/") {
+		t.Fatalf("site URL read from WordPress = %q, want %q", d.Site.URL, site.URL())
+	}
+	if err := d.CheckSite(ctx); err != nil {
+		t.Fatal(err)
+	}
+	run, err := d.Index(ctx, IndexOptions{Full: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.Errors != 0 {
+		t.Errorf("run had %d errors", run.Errors)
+	}
+
+	truth := site.truth(t)
+	want := map[string]bool{}
+	for _, p := range truth.Public {
+		want[Canonical(p.URL)] = true
+	}
+	// Every URL the content sitemaps list (not taxonomies or users) is a
+	// public post or page, the blog listing at home, or a post WordPress
+	// lists although it is password-protected.
+	private := map[string]bool{}
+	for _, p := range truth.Private {
+		private[Canonical(p.URL)] = true
+	}
+	sm, err := sitemap.Walk(ctx, d.Fetcher.Open, []string{d.Site.URL + "/wp-sitemap.xml"}, sitemap.Options{Skip: archiveSitemap})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range sm.Entries {
+		u := Canonical(e.URL)
+		if !want[u] && !private[u] && u != Canonical(truth.Home) {
+			t.Errorf("sitemap lists %s, which WordPress does not call public", u)
+		}
+	}
+	got, err := d.Store.DocumentURLs(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var missing, extra []string
+	for u := range want {
+		if _, ok := got[u]; !ok {
+			missing = append(missing, u)
+		}
+	}
+	for u := range got {
+		if !want[u] {
+			extra = append(extra, u)
+		}
+	}
+	sort.Strings(missing)
+	sort.Strings(extra)
+	if len(missing) > 0 || len(extra) > 0 {
+		t.Errorf("indexed URLs differ from WordPress's public URLs:\nmissing: %v\nextra: %v", missing, extra)
+	}
+
+	// Nothing private in the store, in search results or in the logs.
+	raw, err := sql.Open("sqlite", d.Store.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	for _, p := range truth.Private {
+		marker := strings.Fields(p.Title)[0]
+		var n int
+		if err := raw.QueryRow(`SELECT count(*) FROM documents WHERE body LIKE ? OR title LIKE ? OR text LIKE ?`,
+			"%"+marker+"%", "%"+marker+"%", "%"+marker+"%").Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n > 0 {
+			t.Errorf("%s post %d (%s) is in the store", p.Status, p.ID, marker)
+		}
+		if n := countChunks(t, raw, marker); n > 0 {
+			t.Errorf("%s post %d (%s) has chunks in the store", p.Status, p.ID, marker)
+		}
+		res, err := d.Search(ctx, store.SearchQuery{Text: p.Title, Limit: 50})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, h := range res.Hits {
+			if strings.Contains(h.Passage.Text, marker) || strings.Contains(h.Title, marker) {
+				t.Errorf("search for %q returned private text at %s", p.Title, h.URL)
+			}
+		}
+		if strings.Contains(logs.String(), marker) {
+			t.Errorf("logs mention %s", marker)
+		}
+	}
+
+	// A post's title words find that post first, with its URL, title,
+	// dates and a snippet.
+	for _, p := range truth.Public {
+		if p.Type != "post" {
+			continue
+		}
+		res, err := d.Search(ctx, store.SearchQuery{Text: p.Title, Limit: 5})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Hits) == 0 {
+			t.Errorf("search %q: no hits", p.Title)
+			continue
+		}
+		h := res.Hits[0]
+		if h.URL != Canonical(p.URL) {
+			t.Errorf("search %q: first hit %s, want %s", p.Title, h.URL, p.URL)
+			continue
+		}
+		if h.Title != p.Title || h.Published.IsZero() || h.Modified.IsZero() || h.Snippet == "" {
+			t.Errorf("search %q: hit lacks fields: %+v", p.Title, h)
+		}
+		if got := h.Published.Format("2006-01-02T15:04:05"); !strings.HasPrefix(p.Published, got) {
+			t.Errorf("search %q: published %s, WordPress says %s", p.Title, got, p.Published)
+		}
+	}
+
+	// A second pass changes nothing.
+	run2, err := d.Index(ctx, IndexOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run2.Indexed != 0 || run2.Removed != 0 {
+		t.Errorf("second pass re-indexed %d and removed %d pages; want 0 and 0", run2.Indexed, run2.Removed)
+	}
+}
+
+func countChunks(t *testing.T, db *sql.DB, marker string) int {
+	t.Helper()
+	var n int
+	if err := db.QueryRow(`SELECT count(*) FROM chunks WHERE text LIKE ?`, "%"+marker+"%").Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}

@@ -1,0 +1,194 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	sddaemon "github.com/coreos/go-systemd/v22/daemon"
+	"github.com/robfig/cron/v3"
+
+	"github.com/askwp/askwpd/api"
+	"github.com/askwp/askwpd/store"
+)
+
+// Version is askwpd's version, set at build time.
+var Version = "0.1.0-dev"
+
+// Search runs a search_site query against the index.
+func (d *Daemon) Search(ctx context.Context, q store.SearchQuery) (*store.SearchResult, error) {
+	return d.Store.Search(ctx, q)
+}
+
+// Status reports the daemon's state.
+func (d *Daemon) Status(ctx context.Context) (*api.Status, error) {
+	stats, err := d.Store.Stats(ctx)
+	if err != nil {
+		return nil, err
+	}
+	runs, err := d.Store.Runs(ctx, 10)
+	if err != nil {
+		return nil, err
+	}
+	errs, err := d.Store.ListURLs(ctx, store.URLFilter{WithErrors: true, Limit: 20})
+	if err != nil {
+		return nil, err
+	}
+	st := &api.Status{
+		Site: d.Site, Version: Version, StartedAt: d.startedAt, Index: stats, Runs: runs,
+		Errors: errs, Database: "none",
+	}
+	if st.Errors == nil {
+		st.Errors = []*store.URLState{}
+	}
+	if len(runs) > 0 {
+		st.LastRun = &runs[0]
+	}
+	if d.crawlMu.TryLock() {
+		d.crawlMu.Unlock()
+	} else {
+		st.Crawling = true
+	}
+	if d.WP != nil {
+		pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		defer cancel()
+		st.Database = "ok"
+		if err := d.WP.Ping(pctx); err != nil {
+			st.Database = "unreachable: " + err.Error()
+		}
+	}
+	return st, nil
+}
+
+var _ api.Backend = (*Daemon)(nil)
+
+// Serve runs the HTTP API and the schedule until ctx is done, then shuts
+// down gracefully. ready, when not nil, is called once the store is open
+// and the listener is up (systemd's READY=1).
+func (d *Daemon) Serve(ctx context.Context) error {
+	token, err := EnsureSecret(d.Config.StateDir, "token")
+	if err != nil {
+		return err
+	}
+	if _, err := EnsureSecret(d.Config.StateDir, "webhook.secret"); err != nil {
+		return err
+	}
+	srv := api.New(d, api.Options{Token: token, Log: d.Log})
+
+	ln, err := net.Listen("tcp", d.Config.Listen)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w (is another askwpd running? change listen)", d.Config.Listen, err)
+	}
+	hs := &http.Server{
+		Handler:           srv.Handler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		IdleTimeout:       120 * time.Second,
+	}
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- hs.Serve(ln) }()
+	d.Log.Info("Serving", "listen", ln.Addr().String(), "site", d.Site.URL, "state_dir", d.Config.StateDir)
+
+	bg, cancelBG := context.WithCancel(ctx)
+	defer cancelBG()
+	sched := d.schedule(bg)
+
+	if _, err := sddaemon.SdNotify(false, sddaemon.SdNotifyReady); err != nil {
+		d.Log.Warn("Unable to notify systemd", "error", err)
+	}
+	stopWatchdog := d.watchdog(bg)
+
+	// A fresh store is filled at once rather than at the next tick.
+	if stats, err := d.Store.Stats(ctx); err == nil && stats.Documents == 0 {
+		go d.runPass(bg, IndexOptions{Kind: "initial"})
+	}
+
+	select {
+	case <-ctx.Done():
+	case err := <-serveErr:
+		if !errors.Is(err, http.ErrServerClosed) {
+			cancelBG()
+			return fmt.Errorf("http server: %w", err)
+		}
+	}
+	d.Log.Info("Shutting down")
+	_, _ = sddaemon.SdNotify(false, sddaemon.SdNotifyStopping)
+	stopWatchdog()
+	cancelBG()
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if sched != nil {
+		select {
+		case <-sched.Stop().Done():
+		case <-sctx.Done():
+		}
+	}
+	if err := hs.Shutdown(sctx); err != nil {
+		return fmt.Errorf("http shutdown: %w", err)
+	}
+	// Wait for a running pass to see the cancellation and finish its write.
+	d.crawlMu.Lock()
+	d.crawlMu.Unlock()
+	return nil
+}
+
+func (d *Daemon) runPass(ctx context.Context, opt IndexOptions) {
+	if _, err := d.Index(ctx, opt); err != nil && !errors.Is(err, ErrCrawlRunning) && ctx.Err() == nil {
+		d.Log.Error("Index pass failed", "kind", opt.Kind, "error", err)
+	}
+}
+
+// schedule starts the cron jobs. Recover sits inside SkipIfStillRunning:
+// the other order leaves a job that once panicked locked forever.
+func (d *Daemon) schedule(ctx context.Context) *cron.Cron {
+	if d.Config.Schedule.Disabled {
+		return nil
+	}
+	logger := cron.PrintfLogger(slogPrintf{d})
+	c := cron.New(cron.WithChain(cron.SkipIfStillRunning(logger), cron.Recover(logger)))
+	add := func(spec, kind string, full bool) {
+		if spec == "" {
+			return
+		}
+		if _, err := c.AddFunc(spec, func() { d.runPass(ctx, IndexOptions{Kind: kind, Full: full}) }); err != nil {
+			d.Log.Error("Bad schedule; job disabled", "kind", kind, "spec", spec, "error", err)
+		}
+	}
+	add(d.Config.Schedule.Incremental, "incremental", false)
+	add(d.Config.Schedule.Nightly, "nightly", true)
+	c.Start()
+	return c
+}
+
+type slogPrintf struct{ d *Daemon }
+
+func (l slogPrintf) Printf(format string, args ...any) {
+	l.d.Log.Info("cron: " + fmt.Sprintf(format, args...))
+}
+
+// watchdog pings systemd at half the WatchdogSec interval when set.
+func (d *Daemon) watchdog(ctx context.Context) func() {
+	interval, err := sddaemon.SdWatchdogEnabled(false)
+	if err != nil || interval == 0 {
+		return func() {}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	go func() {
+		t := time.NewTicker(interval / 2)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				if err := d.Store.Ping(ctx); err == nil {
+					_, _ = sddaemon.SdNotify(false, sddaemon.SdNotifyWatchdog)
+				}
+			}
+		}
+	}()
+	return cancel
+}
