@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/askwp/askwpd/internal/wptest"
 	"github.com/askwp/askwpd/sitemap"
 	"github.com/askwp/askwpd/store"
 )
@@ -15,7 +16,7 @@ import (
 // the seeded site, the index holds exactly the public posts and pages that
 // the sitemap and the database list, and nothing private.
 func TestIndex_RealWordPress(t *testing.T) {
-	site := testSite(t)
+	site := wptest.Get(t)
 	ctx := context.Background()
 	logs := &syncBuffer{}
 	d := openTestDaemon(t, site, logs)
@@ -33,7 +34,7 @@ func TestIndex_RealWordPress(t *testing.T) {
 		t.Errorf("run had %d errors", run.Errors)
 	}
 
-	truth := site.truth(t)
+	truth := site.Truth(t)
 	want := map[string]bool{}
 	for _, p := range truth.Public {
 		want[Canonical(p.URL)] = true

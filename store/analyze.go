@@ -2,69 +2,406 @@ package store
 
 import (
 	"strings"
+	"sync"
+	"sync/atomic"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/blevesearch/snowballstem"
+	"github.com/blevesearch/snowballstem/arabic"
+	"github.com/blevesearch/snowballstem/danish"
+	"github.com/blevesearch/snowballstem/dutch"
 	"github.com/blevesearch/snowballstem/english"
+	"github.com/blevesearch/snowballstem/finnish"
+	"github.com/blevesearch/snowballstem/french"
+	"github.com/blevesearch/snowballstem/german"
+	"github.com/blevesearch/snowballstem/hungarian"
+	"github.com/blevesearch/snowballstem/irish"
+	"github.com/blevesearch/snowballstem/italian"
+	"github.com/blevesearch/snowballstem/norwegian"
+	"github.com/blevesearch/snowballstem/portuguese"
+	"github.com/blevesearch/snowballstem/romanian"
+	"github.com/blevesearch/snowballstem/russian"
+	"github.com/blevesearch/snowballstem/spanish"
+	"github.com/blevesearch/snowballstem/swedish"
+	"github.com/blevesearch/snowballstem/tamil"
+	"github.com/blevesearch/snowballstem/turkish"
 	"golang.org/x/text/runes"
 	"golang.org/x/text/transform"
 	"golang.org/x/text/unicode/norm"
 )
 
 // analyzerVersion changes whenever Analyze produces different terms for the
-// same input; the index is rebuilt from stored chunks when it differs.
-const analyzerVersion = "1"
+// same input, or the layout of chunks_fts changes; EnsureIndex rebuilds the
+// index from the stored chunks when the version in meta differs.
+const analyzerVersion = "2"
 
-var stopwords = map[string]bool{}
+// maxTokenRunes drops longer "words" (base64, hashes, minified code): they
+// only bloat the vocabulary.
+const maxTokenRunes = 64
 
-func init() {
-	for _, w := range strings.Fields(`a an and are as at be but by for from has have how i if in into is it its
-		of on or that the their there these this to was were what when where which who why will with you your
-		do does did can could should would about me my we our us they them he she his her not no so than then
-		too very just also`) {
-		stopwords[w] = true
-	}
+// Token is one analyzed word.
+type Token struct {
+	// Surface is the word folded and lowercased, before stemming.
+	Surface string
+	// Term is the index term: Surface stemmed, or Surface itself for
+	// identifiers, numbers and words shorter than 4 letters.
+	Term string
+	// Code is true for identifier-like tokens (snake_case, camelCase,
+	// letters mixed with digits), which are never stemmed.
+	Code bool
+	// Parts are the pieces of a snake_case or camelCase identifier, each
+	// analyzed; they are indexed after the identifier so "enqueue script"
+	// finds wp_enqueue_script.
+	Parts []string
 }
 
-// Analyze turns text into index terms: Unicode words lowercased, diacritics
-// folded, stopwords dropped, English-stemmed when at least 4 letters long.
+// Analyze turns text into index terms: Unicode words and identifiers,
+// lowercased, diacritics folded, stopwords of lang dropped, stemmed with
+// lang's Snowball stemmer (English when lang is unknown) when at least 4
+// letters long and not an identifier.
 func Analyze(text, lang string) []string {
 	var terms []string
-	for _, tok := range tokenize(text) {
-		if stopwords[tok] {
-			continue
+	l := languageOf(lang)
+	scanTokens(text, func(raw string) {
+		t, ok := l.token(raw)
+		if !ok {
+			return
 		}
-		terms = append(terms, stem(tok))
-	}
+		terms = append(terms, t.Term)
+	})
 	return terms
 }
 
+// AnalyzeTokens is Analyze keeping each token's surface form and
+// identifier parts.
+func AnalyzeTokens(text, lang string) []Token {
+	var toks []Token
+	l := languageOf(lang)
+	scanTokens(text, func(raw string) {
+		if t, ok := l.token(raw); ok {
+			toks = append(toks, t)
+		}
+	})
+	return toks
+}
+
+// indexTerms is the text stored in a body or keywords column: the terms,
+// with identifier parts following their identifier.
 func indexTerms(text, lang string) string {
-	return strings.Join(Analyze(text, lang), " ")
+	var b strings.Builder
+	l := languageOf(lang)
+	scanTokens(text, func(raw string) {
+		t, ok := l.token(raw)
+		if !ok {
+			return
+		}
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(t.Term)
+		for _, p := range t.Parts {
+			b.WriteByte(' ')
+			b.WriteString(p)
+		}
+	})
+	return b.String()
+}
+
+// exactTerms is the text stored in the exact column: surface forms, not
+// stemmed, of the document's known terms (title, categories, tags). A query
+// word that matches one of them exactly scores above a stem conflation.
+func exactTerms(text, lang string) string {
+	var b strings.Builder
+	l := languageOf(lang)
+	scanTokens(text, func(raw string) {
+		t, ok := l.token(raw)
+		if !ok {
+			return
+		}
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(t.Surface)
+	})
+	return b.String()
+}
+
+// language is what analysis needs to know about one language.
+type language struct {
+	code      string
+	stem      func(*snowballstem.Env) bool
+	stopwords map[string]bool
+	stems     sync.Map // word → stem
+	stemsLen  atomic.Int64
+}
+
+var stemmers = map[string]func(*snowballstem.Env) bool{
+	"ar": arabic.Stem, "da": danish.Stem, "nl": dutch.Stem, "en": english.Stem, "fi": finnish.Stem,
+	"fr": french.Stem, "de": german.Stem, "hu": hungarian.Stem, "ga": irish.Stem, "it": italian.Stem,
+	"no": norwegian.Stem, "nb": norwegian.Stem, "nn": norwegian.Stem, "pt": portuguese.Stem,
+	"ro": romanian.Stem, "ru": russian.Stem, "es": spanish.Stem, "sv": swedish.Stem, "ta": tamil.Stem,
+	"tr": turkish.Stem,
+}
+
+var (
+	languagesMu sync.Mutex
+	languages   atomic.Pointer[map[string]*language]
+)
+
+// languageOf maps a BCP 47 tag ("en-US", "de", "pt_BR") to its analyzer;
+// unknown and empty tags analyze as English.
+func languageOf(tag string) *language {
+	code := strings.ToLower(tag)
+	if i := strings.IndexAny(code, "-_"); i >= 0 {
+		code = code[:i]
+	}
+	if _, ok := stemmers[code]; !ok {
+		code = "en"
+	}
+	if m := languages.Load(); m != nil {
+		if l, ok := (*m)[code]; ok {
+			return l
+		}
+	}
+	languagesMu.Lock()
+	defer languagesMu.Unlock()
+	m := map[string]*language{}
+	if old := languages.Load(); old != nil {
+		for k, v := range *old {
+			m[k] = v
+		}
+	}
+	if l, ok := m[code]; ok {
+		return l
+	}
+	l := &language{code: code, stem: stemmers[code], stopwords: loadStopwords(code)}
+	m[code] = l
+	languages.Store(&m)
+	return l
+}
+
+// token analyzes one raw word from scanTokens. ok is false for stopwords.
+func (l *language) token(raw string) (Token, bool) {
+	camel := false
+	if hasInnerUpper(raw) {
+		camel = true
+	}
+	s := lower(fold(raw))
+	if s == "" || utf8.RuneCountInString(s) > maxTokenRunes {
+		return Token{}, false
+	}
+	if l.stopwords[s] {
+		return Token{}, false
+	}
+	t := Token{Surface: s, Term: s}
+	t.Code = camel || strings.ContainsAny(s, "_.") || (hasDigit(s) && hasLetter(s))
+	if !t.Code && utf8.RuneCountInString(s) >= 4 && !isDigits(s) {
+		t.Term = l.stemWord(s)
+	}
+	if camel || strings.Contains(s, "_") {
+		for _, p := range identifierParts(fold(raw)) {
+			p = strings.ToLower(p)
+			if p == "" || p == s || l.stopwords[p] {
+				continue
+			}
+			if utf8.RuneCountInString(p) >= 4 && !hasDigit(p) {
+				p = l.stemWord(p)
+			}
+			t.Parts = append(t.Parts, p)
+		}
+	}
+	return t, true
+}
+
+// stemWord stems w, remembering the result: text repeats its words, and
+// Snowball costs about a microsecond a word.
+func (l *language) stemWord(w string) string {
+	if v, ok := l.stems.Load(w); ok {
+		return v.(string)
+	}
+	env := snowballstem.NewEnv(w)
+	l.stem(env)
+	s := env.Current()
+	if l.stemsLen.Add(1) > 1<<19 {
+		// Bounded: forget everything rather than track recency.
+		l.stems.Clear()
+		l.stemsLen.Store(0)
+	}
+	l.stems.Store(w, s)
+	return s
+}
+
+// lower is strings.ToLower without the copy for lowercase ASCII.
+func lower(s string) string {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c >= utf8.RuneSelf || (c >= 'A' && c <= 'Z') {
+			return strings.ToLower(s)
+		}
+	}
+	return s
+}
+
+// identifierParts splits snake_case and camelCase.
+func identifierParts(s string) []string {
+	var parts []string
+	for _, seg := range strings.FieldsFunc(s, func(r rune) bool { return r == '_' || r == '.' }) {
+		start := 0
+		rs := []rune(seg)
+		for i := 1; i < len(rs); i++ {
+			if unicode.IsUpper(rs[i]) && unicode.IsLower(rs[i-1]) {
+				parts = append(parts, string(rs[start:i]))
+				start = i
+			}
+		}
+		parts = append(parts, string(rs[start:]))
+	}
+	if len(parts) < 2 {
+		return nil
+	}
+	return parts
+}
+
+func hasInnerUpper(s string) bool {
+	prevLower := false
+	for _, r := range s {
+		if unicode.IsUpper(r) && prevLower {
+			return true
+		}
+		prevLower = unicode.IsLower(r)
+	}
+	return false
+}
+
+func hasDigit(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= '0' && s[i] <= '9' {
+			return true
+		}
+	}
+	return false
+}
+
+func hasLetter(s string) bool {
+	for _, r := range s {
+		if unicode.IsLetter(r) {
+			return true
+		}
+	}
+	return false
+}
+
+func isDigits(s string) bool {
+	for _, r := range s {
+		if !unicode.IsDigit(r) && r != '.' {
+			return false
+		}
+	}
+	return true
+}
+
+// isIdeograph reports runes of scripts written without spaces; each one
+// is its own token.
+func isIdeograph(r rune) bool {
+	return unicode.Is(unicode.Han, r) || unicode.Is(unicode.Hiragana, r) || unicode.Is(unicode.Katakana, r) ||
+		unicode.Is(unicode.Thai, r)
+}
+
+func isWordRune(r rune) bool {
+	return unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.Mn, r) || r == '_'
+}
+
+// scanTokens calls fn with each raw word of text, case and diacritics
+// intact. A word is a run of letters, digits, marks and '_'. Inside a word
+// an apostrophe between letters is dropped ("don't" → "dont"), and a '.'
+// between digits or between identifier parts is kept ("3.14", "v1.2").
+func scanTokens(text string, fn func(string)) {
+	var buf []byte
+	flush := func() {
+		if len(buf) > 0 {
+			fn(string(buf))
+			buf = buf[:0]
+		}
+	}
+	prev := rune(-1)
+	for i := 0; i < len(text); {
+		r, size := utf8.DecodeRuneInString(text[i:])
+		i += size
+		switch {
+		case isIdeograph(r):
+			flush()
+			fn(string(r))
+		case isWordRune(r):
+			buf = utf8.AppendRune(buf, r)
+		case (r == '\'' || r == '’') && len(buf) > 0 && unicode.IsLetter(prev):
+			next, _ := utf8.DecodeRuneInString(text[i:])
+			if !unicode.IsLetter(next) {
+				flush()
+			}
+			// Otherwise skip the apostrophe and keep joining.
+		case r == '.' && len(buf) > 0 && unicode.IsDigit(prev):
+			next, _ := utf8.DecodeRuneInString(text[i:])
+			if unicode.IsDigit(next) {
+				buf = append(buf, '.')
+			} else {
+				flush()
+			}
+		default:
+			flush()
+		}
+		prev = r
+	}
+	flush()
 }
 
 var folder = transform.Chain(norm.NFD, runes.Remove(runes.In(unicode.Mn)), norm.NFC)
 
+// foldMap covers letters that are not a base letter plus a combining mark,
+// so NFD leaves them alone.
+var foldMap = map[rune]string{
+	'ł': "l", 'Ł': "L", 'ø': "o", 'Ø': "O", 'ß': "ss", 'ẞ': "SS", 'æ': "ae", 'Æ': "AE",
+	'œ': "oe", 'Œ': "OE", 'đ': "d", 'Đ': "D", 'ð': "d", 'Ð': "D", 'þ': "th", 'Þ': "TH", 'ı': "i",
+	'ħ': "h", 'Ħ': "H", 'ŋ': "ng", 'Ŋ': "NG",
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+// fold removes diacritics: "Café" → "Cafe", "Łódź" → "Lodz", "Straße" →
+// "Strasse".
 func fold(s string) string {
-	out, _, err := transform.String(folder, s)
-	if err != nil {
+	if isASCII(s) {
 		return s
 	}
-	return out
-}
-
-func tokenize(text string) []string {
-	text = strings.ToLower(fold(text))
-	return strings.FieldsFunc(text, func(r rune) bool {
-		return !(unicode.IsLetter(r) || unicode.IsDigit(r) || r == '_')
-	})
-}
-
-func stem(tok string) string {
-	if len([]rune(tok)) < 4 || strings.ContainsAny(tok, "_0123456789") {
-		return tok
+	out, _, err := transform.String(folder, s)
+	if err != nil {
+		out = s
 	}
-	env := snowballstem.NewEnv(tok)
-	english.Stem(env)
-	return env.Current()
+	if strings.IndexFunc(out, func(r rune) bool { _, ok := foldMap[r]; return ok }) < 0 {
+		return out
+	}
+	var b strings.Builder
+	for _, r := range out {
+		if m, ok := foldMap[r]; ok {
+			b.WriteString(m)
+		} else {
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// tokenize returns the folded, lowercased words of text, stopwords kept.
+func tokenize(text string) []string {
+	var out []string
+	scanTokens(text, func(raw string) {
+		out = append(out, strings.ToLower(fold(raw)))
+	})
+	return out
 }

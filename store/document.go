@@ -162,14 +162,13 @@ func insertChunks(ctx context.Context, tx *sql.Tx, d *Document) error {
 		return err
 	}
 	defer insChunk.Close()
-	insFTS, err := tx.PrepareContext(ctx, `INSERT INTO chunks_fts (rowid, title, keywords, body) VALUES (?, ?, ?, ?)`)
+	insFTS, err := tx.PrepareContext(ctx, insertFTS)
 	if err != nil {
 		return err
 	}
 	defer insFTS.Close()
 
-	title := indexTerms(d.Title, d.Lang)
-	docKeywords := strings.Join(append(append([]string{}, d.Categories...), d.Tags...), " ")
+	di := newDocIndex(d.Title, d.Lang, d.Categories, d.Tags)
 	for i := range d.Chunks {
 		c := &d.Chunks[i]
 		if c.Type == "" {
@@ -184,11 +183,12 @@ func insertChunks(ctx context.Context, tx *sql.Tx, d *Document) error {
 			return err
 		}
 		c.DocID = d.ID
-		kw := indexTerms(docKeywords+" "+strings.Join(c.HeadingPath, " "), d.Lang)
-		if _, err := insFTS.ExecContext(ctx, c.ID, title, kw, indexTerms(c.Text, d.Lang)); err != nil {
+		cols := di.columns(c)
+		if _, err := insFTS.ExecContext(ctx, c.ID, cols.title, cols.keywords, cols.body, cols.exact); err != nil {
 			return fmt.Errorf("index chunk %d: %w", c.Ord, err)
 		}
 	}
+	indexGen.Add(1)
 	return nil
 }
 
@@ -197,6 +197,7 @@ func deleteChunks(ctx context.Context, tx *sql.Tx, docID int64) error {
 		return err
 	}
 	_, err := tx.ExecContext(ctx, `DELETE FROM chunks WHERE doc_id = ?`, docID)
+	indexGen.Add(1)
 	return err
 }
 

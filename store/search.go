@@ -3,6 +3,9 @@ package store
 import (
 	"context"
 	"fmt"
+	"math"
+	"net/url"
+	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -21,6 +24,11 @@ type Filters struct {
 	Before    time.Time `json:"before,omitempty"`
 }
 
+func (f Filters) empty() bool {
+	return len(f.PostType) == 0 && f.ChunkType == "" && f.CodeLang == "" && f.Lang == "" &&
+		f.Category == "" && f.Tag == "" && f.After.IsZero() && f.Before.IsZero()
+}
+
 // SearchQuery is one search_site call.
 type SearchQuery struct {
 	Text    string
@@ -32,6 +40,11 @@ type SearchQuery struct {
 	// card per document.
 	Passages bool
 	PerDoc   int
+	// Lang is the language the query is written in; "" means the
+	// filter's language, else the site default (English).
+	Lang string
+	// NoTypos turns typo correction off.
+	NoTypos bool
 }
 
 // Passage is a verbatim slice of a document's Body.
@@ -41,7 +54,7 @@ type Passage struct {
 	End   int    `json:"end"`
 }
 
-// Hit is one piece of evidence.
+// Hit is one piece of evidence, in the shape of seed 001's RetrievalResult.
 type Hit struct {
 	DocID        int64     `json:"doc_id"`
 	URL          string    `json:"url"`
@@ -59,21 +72,125 @@ type Hit struct {
 	CodeLang     string    `json:"code_lang,omitempty"`
 	ContentHash  string    `json:"content_hash"`
 	Thin         bool      `json:"thin"`
-	Source       string    `json:"source"`
+	// Source is "keyword", "hybrid" or "embedding".
+	Source string `json:"source"`
+	// MatchExplain says, in short phrases, why the hit ranks where it does.
+	MatchExplain []string `json:"match_explain,omitempty"`
+	// Start and End repeat Passage's offsets at the top level.
+	Start int `json:"start"`
+	End   int `json:"end"`
 }
 
 // SearchResult is the ranked evidence for a query.
 type SearchResult struct {
-	Hits       []Hit    `json:"hits"`
-	Terms      []string `json:"terms"`
-	Action     string   `json:"action"`
-	Confidence float64  `json:"confidence"`
+	Hits  []Hit    `json:"hits"`
+	Terms []string `json:"terms"`
+	// Action is "answer", "clarify" (weak match), "ambiguous" (two strong
+	// contenders) or "no_match".
+	Action string `json:"action"`
+	// Confidence is 0..1: the share of the query's weight (IDF) the top
+	// document matches, capped at 0.5 when it fails the title/keyword guard.
+	Confidence float64 `json:"confidence"`
+	// Reason explains Action in a few words.
+	Reason string `json:"reason,omitempty"`
+	// Corrections maps query words to the index terms typo tolerance chose.
+	Corrections map[string]string `json:"corrections,omitempty"`
+	// Intents lists the parts of a multi-intent query ("X and Y").
+	Intents []string `json:"intents,omitempty"`
+	// Temporal is true when the query asks for recent content.
+	Temporal bool `json:"temporal,omitempty"`
 }
 
-// Search runs BM25 over chunks and groups the chunks by document.
+// Ranking holds the tunable parameters of Search.
+type Ranking struct {
+	// BM25 column weights (FTS5's bm25(), k1 = 1.2, b = 0.75, per chunk).
+	TitleWeight, KeywordWeight, BodyWeight, ExactWeight float64
+	// Bigrams adds each pair of adjacent query terms as a phrase.
+	Bigrams bool
+	// Candidates is how many chunks the full-text query returns.
+	Candidates int
+	// SecondChunk is the share of a document's second-best chunk added to
+	// its best.
+	SecondChunk float64
+	// TitlePhraseBonus multiplies the score of a document whose title
+	// holds the query's terms in order by 1+TitlePhraseBonus.
+	TitlePhraseBonus float64
+	// ThinPenalty and ArchivePenalty multiply thin pages and archive pages
+	// (category, tag, author, search, feed URLs).
+	ThinPenalty, ArchivePenalty float64
+	// Freshness: exponential decay decay^(max(0, age-offset)/scale). Its
+	// weight is FreshTemporal for queries that ask for recent content,
+	// FreshDefault otherwise: score × (1 - w + w × decay).
+	FreshOffset, FreshScale time.Duration
+	FreshDecay              float64
+	FreshTemporal           float64
+	FreshDefault            float64
+	// Pseudo-relevance feedback (RM3-style): the top FeedbackDocs chunks
+	// give FeedbackTerms expansion terms; original terms are repeated
+	// FeedbackOrigWeight times so they keep most of the weight.
+	FeedbackDocs, FeedbackTerms, FeedbackOrigWeight int
+	// Confidence thresholds (see confidence.go).
+	// Rerank: the best RerankDepth chunks are rescored in Go with BM25F
+	// (K1, BTitle for the title, BBody for keywords and body) plus
+	// Proximity × the IDF of query-term pairs within ProximityWindow.
+	RerankDepth     int
+	K1, BTitle      float64
+	BBody           float64
+	Proximity       float64
+	ProximityWindow int
+	MinCoverage     float64 // share of query IDF the top document must match
+	MinGap          float64 // relative gap to the second document
+	MinMatched      int     // matched terms (an exact title phrase counts 2)
+	TypoMaxPerQry   int
+}
+
+// DefaultRanking is the tuned default; bench/search shows how it was tuned.
+func DefaultRanking() Ranking {
+	return Ranking{
+		TitleWeight: 2, KeywordWeight: 1.5, BodyWeight: 1, ExactWeight: 0.5,
+		Bigrams:          false,
+		Candidates:       300,
+		SecondChunk:      0.1,
+		TitlePhraseBonus: 0.25,
+		ThinPenalty:      0.7, ArchivePenalty: 0.6,
+		FreshOffset: 7 * 24 * time.Hour, FreshScale: 14 * 24 * time.Hour, FreshDecay: 0.25,
+		FreshTemporal: 0.5, FreshDefault: 0,
+		MinCoverage: 0.5, MinGap: 0.1, MinMatched: 2,
+		TypoMaxPerQry: 4,
+		RerankDepth:   0, K1: 1.2, BTitle: 0.75, BBody: 0.75, Proximity: 0, ProximityWindow: 4,
+	}
+}
+
+// candidate is a chunk the full-text query returned, with its document.
+type candidate struct {
+	chunkID, docID                 int64
+	score                          float64
+	chunkType, codeLang            string
+	url, title, lang, postType     string
+	cats, tags                     string
+	published, modified            time.Time
+	thin                           bool
+	start, end                     int
+	text, headingPath, contentHash string
+}
+
+// docHit is a document with its ranked chunks.
+type docHit struct {
+	docID   int64
+	score   float64
+	chunks  []*candidate
+	explain []string
+}
+
+// Search ranks chunks with BM25 over the analyzed index and groups them by
+// document. It never fails on the query text: an empty, stopword-only or
+// unmatchable query returns action "no_match". Errors are store failures.
 func (db *DB) Search(ctx context.Context, q SearchQuery) (*SearchResult, error) {
 	if q.Limit <= 0 {
 		q.Limit = 10
+	}
+	if q.Limit > 1000 {
+		q.Limit = 1000
 	}
 	if q.PerDoc <= 0 {
 		q.PerDoc = 1
@@ -81,76 +198,399 @@ func (db *DB) Search(ctx context.Context, q SearchQuery) (*SearchResult, error) 
 			q.PerDoc = 3
 		}
 	}
-	terms := uniq(Analyze(q.Text, ""))
-	res := &SearchResult{Terms: terms, Action: "no_match"}
-	if len(terms) == 0 {
+	lang := q.Lang
+	if lang == "" {
+		lang = q.Filters.Lang
+	}
+	syn, rk := db.search().config()
+	pq := parseQuery(q.Text, lang, syn)
+	res := &SearchResult{Hits: []Hit{}, Action: "no_match", Temporal: pq.Temporal}
+	for _, t := range pq.Terms {
+		res.Terms = append(res.Terms, t.Term)
+	}
+	for _, in := range pq.Intents {
+		res.Intents = append(res.Intents, strings.Join(in, " "))
+	}
+	if len(pq.Terms) == 0 {
+		res.Reason = "no searchable words in the query"
 		return res, nil
 	}
-	quoted := make([]string, len(terms))
-	for i, t := range terms {
-		quoted[i] = `"` + strings.ReplaceAll(t, `"`, `""`) + `"`
-	}
-	where := []string{`chunks_fts MATCH ?`}
-	args := []any{strings.Join(quoted, " OR ")}
-	where, args = q.Filters.sql(where, args)
 
-	order := `score`
-	if q.Sort == "date" {
-		order = `d.published DESC, score`
-	}
-	rows, err := db.read.QueryContext(ctx, `
-		SELECT c.id, c.doc_id, c.start, c.end, c.text, c.heading_path, c.type, c.code_lang, c.content_hash,
-			d.url, d.title, d.post_type, d.published, d.modified, d.thin,
-			bm25(chunks_fts, 4.0, 2.0, 1.0) AS score
-		FROM chunks_fts
-		JOIN chunks c ON c.id = chunks_fts.rowid
-		JOIN documents d ON d.id = c.doc_id
-		WHERE `+strings.Join(where, " AND ")+`
-		ORDER BY `+order+` LIMIT ?`, append(args, 50*q.Limit)...)
+	df, err := db.queryStats(ctx, pq)
 	if err != nil {
 		return nil, fmt.Errorf("store: search: %w", err)
 	}
-	defer rows.Close()
-	perDoc := map[int64]int{}
-	for rows.Next() {
-		var (
-			h        Hit
-			hp       string
-			pub, mod string
-			thin     int
-		)
-		if err := rows.Scan(&h.ChunkID, &h.DocID, &h.Passage.Start, &h.Passage.End, &h.Passage.Text, &hp,
-			&h.ChunkType, &h.CodeLang, &h.ContentHash, &h.URL, &h.Title, &h.Type, &pub, &mod, &thin, &h.Score); err != nil {
+	if !q.NoTypos {
+		if err := db.correctTypos(ctx, pq, df, rk, res); err != nil {
 			return nil, fmt.Errorf("store: search: %w", err)
 		}
-		if perDoc[h.DocID] >= q.PerDoc {
-			continue
-		}
-		if len(perDoc) >= q.Limit && perDoc[h.DocID] == 0 {
-			continue
-		}
-		perDoc[h.DocID]++
-		h.Score = -h.Score // bm25() is lower-is-better
-		h.HeadingPath = parseList(hp)
-		h.Published, h.Modified = parseTime(pub), parseTime(mod)
-		h.Thin = thin != 0
-		h.Source = "keyword"
-		h.MatchedTerms = matched(terms, h.Title+" "+h.Passage.Text+" "+strings.Join(h.HeadingPath, " "))
-		h.Snippet = snippet(h.Passage.Text, h.MatchedTerms, 240)
-		res.Hits = append(res.Hits, h)
 	}
-	if err := rows.Err(); err != nil {
+	live := 0
+	for i := range pq.Terms {
+		if df[pq.Terms[i].Term] == 0 && df[pq.Terms[i].Surface] == 0 {
+			pq.Terms[i].Weight = 0
+		} else {
+			live++
+		}
+	}
+	if live == 0 {
+		res.Reason = "no query word occurs on the site"
+		return res, nil
+	}
+
+	docs, err := db.rank(ctx, pq, q, rk, df)
+	if err != nil {
 		return nil, fmt.Errorf("store: search: %w", err)
 	}
-	if q.Sort != "date" {
-		sort.SliceStable(res.Hits, func(i, j int) bool { return res.Hits[i].Score > res.Hits[j].Score })
+	if len(pq.Intents) >= 2 && q.Sort != "date" {
+		docs, err = db.mergeIntents(ctx, pq, q, rk, docs)
+		if err != nil {
+			return nil, fmt.Errorf("store: search: %w", err)
+		}
 	}
-	if len(res.Hits) > 0 {
-		res.Action = "answer"
-		res.Confidence = float64(len(res.Hits[0].MatchedTerms)) / float64(len(terms))
+	if len(docs) > q.Limit {
+		docs = docs[:q.Limit]
 	}
+	if err := db.loadTexts(ctx, docs, q.PerDoc); err != nil {
+		return nil, fmt.Errorf("store: search: %w", err)
+	}
+	for _, d := range docs {
+		for i, c := range d.chunks {
+			if i >= q.PerDoc {
+				break
+			}
+			res.Hits = append(res.Hits, makeHit(d, c, pq, len(res.Hits) < evidenceHits))
+		}
+	}
+	db.decide(ctx, pq, rk, df, docs, res)
 	return res, nil
 }
+
+// queryStats looks up the chunk frequency of every term and surface.
+func (db *DB) queryStats(ctx context.Context, pq *parsedQuery) (map[string]int, error) {
+	var keys []string
+	for _, t := range pq.Terms {
+		keys = append(keys, t.Term)
+		if t.Surface != t.Term {
+			keys = append(keys, t.Surface)
+		}
+	}
+	return db.termDocs(ctx, keys)
+}
+
+// correctTypos replaces query words found nowhere in the index by the
+// closest vocabulary term.
+func (db *DB) correctTypos(ctx context.Context, pq *parsedQuery, df map[string]int, rk Ranking, res *SearchResult) error {
+	var vocab *vocabulary
+	fixed := 0
+	for i := range pq.Terms {
+		t := &pq.Terms[i]
+		if t.Code || df[t.Term] > 0 || df[t.Surface] > 0 || len([]rune(t.Surface)) < 4 || fixed >= rk.TypoMaxPerQry {
+			continue
+		}
+		if vocab == nil {
+			v, err := db.vocabulary(ctx)
+			if err != nil {
+				return err
+			}
+			vocab = v
+		}
+		c, ok := vocab.correct(t.Surface)
+		if !ok {
+			continue
+		}
+		fixed++
+		toks := AnalyzeTokens(c, pq.Lang.code)
+		if len(toks) != 1 {
+			continue
+		}
+		newT := toks[0]
+		// The vocabulary holds stems and surfaces alike; a corrected stem
+		// analyzes to itself.
+		if vocab.docCount[newT.Term] == 0 {
+			newT.Term = c
+		}
+		old := t.Term
+		t.Term, t.Surface, t.Source, t.From = newT.Term, c, "typo", t.Surface
+		df[t.Term] = max(df[t.Term], vocab.docCount[t.Term])
+		df[c] = max(df[c], vocab.docCount[c])
+		for j := range pq.Seq {
+			if pq.Seq[j] == old {
+				pq.Seq[j] = t.Term
+			}
+		}
+		if res.Corrections == nil {
+			res.Corrections = map[string]string{}
+		}
+		res.Corrections[t.From] = c
+	}
+	return nil
+}
+
+// rank runs the full-text query, with feedback when configured, and groups
+// the chunks into ranked documents.
+func (db *DB) rank(ctx context.Context, pq *parsedQuery, q SearchQuery, rk Ranking, df map[string]int) ([]*docHit, error) {
+	k := max(rk.Candidates, q.Limit*q.PerDoc*3)
+	cands, err := db.candidates(ctx, pq, q, rk, k)
+	if err != nil {
+		return nil, err
+	}
+	if rk.FeedbackDocs > 0 && rk.FeedbackTerms > 0 && len(cands) > 0 && q.Sort != "date" {
+		if expanded, err := db.feedback(ctx, pq, rk, cands); err != nil {
+			return nil, err
+		} else if expanded {
+			if cands, err = db.candidates(ctx, pq, q, rk, k); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if q.Sort != "date" {
+		if err := db.rerank(ctx, pq, rk, df, cands); err != nil {
+			return nil, err
+		}
+	}
+	return groupDocs(cands, pq, q, rk, db.Now()), nil
+}
+
+// candidates returns the best k chunks for the query, honouring the
+// filters strictly, best first (or newest first when sorting by date).
+func (db *DB) candidates(ctx context.Context, pq *parsedQuery, q SearchQuery, rk Ranking, k int) ([]*candidate, error) {
+	expr := pq.matchExpr(rk.Bigrams, rk.ExactWeight > 0)
+	if expr == "" {
+		return nil, nil
+	}
+	bm25 := fmt.Sprintf(`bm25(chunks_fts, %g, %g, %g, %g)`, rk.TitleWeight, rk.KeywordWeight, rk.BodyWeight, rk.ExactWeight)
+	const cols = `c.id, c.doc_id, c.type, c.code_lang, d.url, d.title, d.lang, d.post_type,
+			d.categories, d.tags, d.published, d.modified, d.thin`
+	var (
+		query string
+		args  []any
+	)
+	if q.Filters.empty() && q.Sort != "date" {
+		// Rank inside FTS5 first, then join only the winners.
+		query = `SELECT ` + cols + `, f.score
+		FROM (SELECT rowid, ` + bm25 + ` AS score FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY score LIMIT ?) f
+		JOIN chunks c ON c.id = f.rowid
+		JOIN documents d ON d.id = c.doc_id
+		ORDER BY f.score`
+		args = []any{expr, k}
+	} else {
+		where, fargs := q.Filters.sql([]string{`chunks_fts MATCH ?`}, []any{expr})
+		order := `score`
+		if q.Sort == "date" {
+			order = `d.published DESC, score`
+		}
+		query = `SELECT ` + cols + `, ` + bm25 + ` AS score
+		FROM chunks_fts
+		JOIN chunks c ON c.id = chunks_fts.rowid
+		JOIN documents d ON d.id = c.doc_id
+		WHERE ` + strings.Join(where, " AND ") + `
+		ORDER BY ` + order + ` LIMIT ?`
+		args = append(fargs, k)
+	}
+	rows, err := db.read.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []*candidate
+	for rows.Next() {
+		c := &candidate{}
+		var pub, mod string
+		var thin int
+		if err := rows.Scan(&c.chunkID, &c.docID, &c.chunkType, &c.codeLang, &c.url, &c.title, &c.lang, &c.postType,
+			&c.cats, &c.tags, &pub, &mod, &thin, &c.score); err != nil {
+			return nil, err
+		}
+		c.score = -c.score // bm25() is lower-is-better
+		c.published, c.modified = parseTime(pub), parseTime(mod)
+		c.thin = thin != 0
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
+// groupDocs folds chunks into documents and applies the document-level
+// factors: second chunk, title phrase, thin and archive pages, freshness.
+func groupDocs(cands []*candidate, pq *parsedQuery, q SearchQuery, rk Ranking, now time.Time) []*docHit {
+	byDoc := map[int64]*docHit{}
+	var docs []*docHit
+	for _, c := range cands {
+		d := byDoc[c.docID]
+		if d == nil {
+			d = &docHit{docID: c.docID}
+			byDoc[c.docID] = d
+			docs = append(docs, d)
+		}
+		d.chunks = append(d.chunks, c)
+	}
+	for _, d := range docs {
+		sort.SliceStable(d.chunks, func(i, j int) bool { return d.chunks[i].score > d.chunks[j].score })
+		first := d.chunks[0]
+		d.score = first.score
+		if len(d.chunks) > 1 {
+			d.score += rk.SecondChunk * d.chunks[1].score
+		}
+		d.explain = append(d.explain, fmt.Sprintf("bm25 %.2f", first.score))
+		if len(pq.Seq) > 0 && rk.TitlePhraseBonus > 0 && containsSeq(Analyze(first.title, first.lang), pq.Seq) {
+			d.score *= 1 + rk.TitlePhraseBonus
+			d.explain = append(d.explain, "exact phrase in title")
+		}
+		if first.thin && rk.ThinPenalty > 0 {
+			d.score *= rk.ThinPenalty
+			d.explain = append(d.explain, "thin page")
+		}
+		if isArchive(first.url, first.postType) && rk.ArchivePenalty > 0 {
+			d.score *= rk.ArchivePenalty
+			d.explain = append(d.explain, "archive page")
+		}
+		if f := freshness(first, pq, rk, now); f != 1 {
+			d.score *= f
+			d.explain = append(d.explain, fmt.Sprintf("freshness ×%.2f", f))
+		}
+	}
+	if q.Sort == "date" {
+		sort.SliceStable(docs, func(i, j int) bool {
+			return docs[i].chunks[0].published.After(docs[j].chunks[0].published)
+		})
+	} else {
+		sort.SliceStable(docs, func(i, j int) bool { return docs[i].score > docs[j].score })
+	}
+	return docs
+}
+
+// freshness is the date factor of a document.
+func freshness(c *candidate, pq *parsedQuery, rk Ranking, now time.Time) float64 {
+	w := rk.FreshDefault
+	if pq.Temporal {
+		w = rk.FreshTemporal
+	}
+	if w <= 0 {
+		return 1
+	}
+	date := c.published
+	if date.IsZero() {
+		date = c.modified
+	}
+	if date.IsZero() {
+		return 1 - w/2
+	}
+	if pq.Year != 0 {
+		// A named year asks for that year, not for the newest.
+		if date.Year() == pq.Year {
+			return 1
+		}
+		return 1 - w
+	}
+	age := now.Sub(date) - rk.FreshOffset
+	f := 1.0
+	if age > 0 && rk.FreshScale > 0 {
+		f = math.Pow(rk.FreshDecay, float64(age)/float64(rk.FreshScale))
+	}
+	return 1 - w + w*f
+}
+
+var archivePath = regexp.MustCompile(`/(category|tag|author|search|feed|page/\d+)(/|$)`)
+
+// isArchive reports listing pages: WordPress category, tag, author,
+// search, feed and paginated URLs.
+func isArchive(rawURL, postType string) bool {
+	switch postType {
+	case "category", "tag", "post_tag", "author", "archive", "search", "feed", "taxonomy":
+		return true
+	}
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return false
+	}
+	if u.Query().Has("s") || u.Query().Has("cat") || u.Query().Has("tag") || u.Query().Has("author") || u.Query().Has("feed") {
+		return true
+	}
+	return archivePath.MatchString(u.Path)
+}
+
+// loadTexts fetches the text of the chunks that become hits.
+func (db *DB) loadTexts(ctx context.Context, docs []*docHit, perDoc int) error {
+	byID := map[int64]*candidate{}
+	var args []any
+	for _, d := range docs {
+		for i, c := range d.chunks {
+			if i >= perDoc {
+				break
+			}
+			if c.text == "" {
+				byID[c.chunkID] = c
+				args = append(args, c.chunkID)
+			}
+		}
+	}
+	for len(args) > 0 {
+		batch := args[:min(len(args), 500)]
+		args = args[len(batch):]
+		ph := strings.TrimSuffix(strings.Repeat("?,", len(batch)), ",")
+		rows, err := db.read.QueryContext(ctx,
+			`SELECT id, start, end, text, heading_path, content_hash FROM chunks WHERE id IN (`+ph+`)`, batch...)
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			var id int64
+			var start, end int
+			var text, hp, hash string
+			if err := rows.Scan(&id, &start, &end, &text, &hp, &hash); err != nil {
+				rows.Close()
+				return err
+			}
+			if c := byID[id]; c != nil {
+				c.start, c.end, c.text, c.headingPath, c.contentHash = start, end, text, hp, hash
+			}
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// evidenceHits is how many hits get matched terms and a highlighted
+// snippet; later ones (deep result lists, evaluation runs) get the
+// passage's opening words.
+const evidenceHits = 20
+
+func makeHit(d *docHit, c *candidate, pq *parsedQuery, withEvidence bool) Hit {
+	h := Hit{
+		DocID: c.docID, URL: c.url, Title: c.title, Type: c.postType,
+		Published: c.published, Modified: c.modified, Score: round3(d.score),
+		Passage:     Passage{Text: c.text, Start: c.start, End: c.end},
+		HeadingPath: parseList(c.headingPath), ChunkID: c.chunkID, ChunkType: c.chunkType,
+		CodeLang: c.codeLang, ContentHash: c.contentHash, Thin: c.thin, Source: "keyword",
+		Start: c.start, End: c.end, MatchExplain: d.explain,
+	}
+	if h.HeadingPath == nil {
+		h.HeadingPath = []string{}
+	}
+	if c != d.chunks[0] {
+		h.Score = round3(c.score)
+	}
+	terms := make([]string, 0, len(pq.Terms))
+	for _, t := range pq.Terms {
+		if t.Weight > 0 && t.Source != "feedback" {
+			terms = append(terms, t.Term)
+		}
+	}
+	if !withEvidence {
+		h.MatchedTerms = []string{}
+		_, h.Snippet = evidence(nil, "", c.text, c.lang, 240)
+		return h
+	}
+	meta := c.title + "\n" + strings.Join(h.HeadingPath, " ") + "\n" + strings.Join(parseList(c.cats), " ") + " " +
+		strings.Join(parseList(c.tags), " ")
+	h.MatchedTerms, h.Snippet = evidence(terms, meta, c.text, c.lang, 240)
+	return h
+}
+
+func round3(x float64) float64 { return math.Round(x*1000) / 1000 }
 
 func (f Filters) sql(where []string, args []any) ([]string, []any) {
 	if len(f.PostType) > 0 {
@@ -203,34 +643,59 @@ func uniq(xs []string) []string {
 	return out
 }
 
-func matched(terms []string, text string) []string {
-	have := map[string]bool{}
-	for _, t := range Analyze(text, "") {
-		have[t] = true
+// matched returns the terms that occur in text, analyzed in lang.
+func matched(terms []string, text, lang string) []string {
+	m, _ := evidence(terms, text, "", lang, 0)
+	return m
+}
+
+// evidence returns the terms found in meta or text, in query order, and a
+// snippet of about n bytes of text around the first match, matched words
+// wrapped in ** so a reader sees why the passage matched. One pass over
+// the words serves both.
+func evidence(terms []string, meta, text, lang string, n int) ([]string, string) {
+	want := make(map[string]bool, len(terms))
+	for _, t := range terms {
+		want[t] = true
 	}
-	var out []string
+	l := languageOf(lang)
+	have := map[string]bool{}
+	note := func(raw string) bool {
+		hit := false
+		scanTokens(raw, func(w string) {
+			t, ok := l.token(w)
+			if !ok {
+				return
+			}
+			for _, x := range append([]string{t.Term, t.Surface}, t.Parts...) {
+				if want[x] {
+					have[x] = true
+					hit = true
+				}
+			}
+		})
+		return hit
+	}
+	note(meta)
+	words := strings.Fields(text)
+	hits := make([]bool, len(words))
+	first := -1
+	for i, w := range words {
+		if len(want) > 0 && note(w) {
+			hits[i] = true
+			if first < 0 {
+				first = i
+			}
+		}
+	}
+	out := []string{}
 	for _, t := range terms {
 		if have[t] {
 			out = append(out, t)
 		}
 	}
-	return out
-}
-
-// snippet returns about n runes of text around the first matched term, with
-// matched words wrapped in ** so a reader sees why the passage matched.
-func snippet(text string, terms []string, n int) string {
-	words := strings.Fields(text)
-	want := map[string]bool{}
-	for _, t := range terms {
-		want[t] = true
-	}
-	first := -1
-	for i, w := range words {
-		if a := Analyze(w, ""); len(a) == 1 && want[a[0]] {
-			first = i
-			break
-		}
+	if n <= 0 {
+		return out, ""
 	}
 	start := 0
 	if first > 8 {
@@ -244,16 +709,17 @@ func snippet(text string, terms []string, n int) string {
 		if i > start {
 			b.WriteByte(' ')
 		}
-		w := words[i]
-		if a := Analyze(w, ""); len(a) == 1 && want[a[0]] {
-			b.WriteString("**" + w + "**")
+		if hits[i] {
+			b.WriteString("**" + words[i] + "**")
 		} else {
-			b.WriteString(w)
+			b.WriteString(words[i])
 		}
 		if i == len(words)-1 {
-			return b.String()
+			return out, b.String()
 		}
 	}
-	b.WriteString("…")
-	return b.String()
+	if len(words) > 0 {
+		b.WriteString("…")
+	}
+	return out, b.String()
 }

@@ -237,3 +237,9 @@ func parseTime(s string) time.Time {
 	}
 	return t
 }
+
+// Ping checks that the store answers a query (the systemd watchdog).
+func (db *DB) Ping(ctx context.Context) error {
+	var n int
+	return db.read.QueryRowContext(ctx, `SELECT count(*) FROM meta`).Scan(&n)
+}

@@ -1,0 +1,82 @@
+// Command search benchmarks askwpd's search: relevance on a BEIR data set
+// (through daemon.Evaluate, the `askwpd eval` code) and in-process latency
+// on a generated store.
+//
+//	go run ./bench/search eval -corpus corpus.jsonl -queries queries.jsonl -qrels qrels.tsv [ranking flags]
+//	go run ./bench/search latency [-docs 10000] [-chunks 5]
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"runtime/pprof"
+
+	"github.com/askwp/askwpd/daemon"
+	"github.com/askwp/askwpd/store"
+)
+
+func main() {
+	if len(os.Args) < 2 {
+		fmt.Fprintln(os.Stderr, "usage: search eval|latency [flags]")
+		os.Exit(2)
+	}
+	ctx := context.Background()
+	var err error
+	switch os.Args[1] {
+	case "eval":
+		err = runEval(ctx, os.Args[2:])
+	case "latency":
+		err = runLatency(ctx, os.Args[2:])
+	default:
+		err = fmt.Errorf("unknown command %q", os.Args[1])
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}
+
+func rankingFlags(fs *flag.FlagSet) *store.Ranking {
+	r := store.DefaultRanking()
+	fs.Float64Var(&r.TitleWeight, "wt", r.TitleWeight, "title weight")
+	fs.Float64Var(&r.KeywordWeight, "wk", r.KeywordWeight, "keywords weight")
+	fs.Float64Var(&r.BodyWeight, "wb", r.BodyWeight, "body weight")
+	fs.Float64Var(&r.ExactWeight, "wx", r.ExactWeight, "exact column weight")
+	fs.BoolVar(&r.Bigrams, "bigrams", r.Bigrams, "adjacent pair phrases")
+	fs.IntVar(&r.FeedbackDocs, "fbdocs", r.FeedbackDocs, "feedback docs")
+	fs.IntVar(&r.FeedbackTerms, "fbterms", r.FeedbackTerms, "feedback terms")
+	fs.IntVar(&r.FeedbackOrigWeight, "fborig", r.FeedbackOrigWeight, "original term repeats with feedback")
+	fs.Float64Var(&r.SecondChunk, "second", r.SecondChunk, "second chunk share")
+	fs.Float64Var(&r.TitlePhraseBonus, "tpb", r.TitlePhraseBonus, "title phrase bonus")
+	fs.IntVar(&r.RerankDepth, "rerank", r.RerankDepth, "rerank depth")
+	fs.Float64Var(&r.K1, "k1", r.K1, "BM25F k1")
+	fs.Float64Var(&r.BTitle, "bt", r.BTitle, "BM25F b for titles")
+	fs.Float64Var(&r.BBody, "bb", r.BBody, "BM25F b for body and keywords")
+	fs.Float64Var(&r.Proximity, "prox", r.Proximity, "proximity weight")
+	fs.IntVar(&r.ProximityWindow, "win", r.ProximityWindow, "proximity window")
+	return &r
+}
+
+func runEval(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("eval", flag.ExitOnError)
+	var opt daemon.EvalOptions
+	fs.StringVar(&opt.Corpus, "corpus", "", "corpus.jsonl")
+	fs.StringVar(&opt.Queries, "queries", "", "queries.jsonl")
+	fs.StringVar(&opt.Qrels, "qrels", "", "qrels.tsv")
+	fs.StringVar(&opt.Run, "run", "", "TREC run output")
+	fs.IntVar(&opt.Limit, "limit", 0, "queries")
+	opt.Ranking = rankingFlags(fs)
+	prof := fs.String("cpuprofile", "", "write a CPU profile")
+	fs.Parse(args)
+	if *prof != "" {
+		f, err := os.Create(*prof)
+		if err != nil {
+			return err
+		}
+		pprof.StartCPUProfile(f)
+		defer pprof.StopCPUProfile()
+	}
+	return daemon.RunEval(ctx, opt, os.Stdout)
+}

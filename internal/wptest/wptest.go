@@ -1,0 +1,111 @@
+// Package wptest finds the real test WordPress that scripts/wp-up.sh
+// brings up, for integration tests. Tests skip when it is not up, except
+// in CI, where its absence fails them.
+package wptest
+
+import (
+	"bufio"
+	"encoding/json"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// Site is the running test WordPress.
+type Site struct {
+	Env map[string]string
+}
+
+// URL is the site's home URL.
+func (s *Site) URL() string { return s.Env["SITE_URL"] }
+
+// Root is the WordPress root (the folder of wp-config.php).
+func (s *Site) Root() string { return s.Env["WP_ROOT"] }
+
+// Host is the site's host name.
+func (s *Site) Host() string {
+	u, _ := url.Parse(s.URL())
+	return u.Hostname()
+}
+
+// RepoRoot is the repository's top folder.
+func RepoRoot() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..")
+}
+
+// Get returns the running test site.
+func Get(t testing.TB) *Site {
+	t.Helper()
+	path := os.Getenv("ASKWPD_TEST_WP_ENV")
+	if path == "" {
+		path = filepath.Join(RepoRoot(), ".wp-test", "env")
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("the test WordPress is not up (%v); run scripts/wp-up.sh first", err)
+		}
+		t.Skipf("the test WordPress is not up (%v); run scripts/wp-up.sh", err)
+	}
+	defer f.Close()
+	env := map[string]string{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if k, v, ok := strings.Cut(sc.Text(), "="); ok {
+			env[k] = strings.Trim(v, `"'`)
+		}
+	}
+	return &Site{Env: env}
+}
+
+// Truth is what WordPress itself says is public and private.
+type Truth struct {
+	Home   string `json:"home"`
+	Public []struct {
+		ID        int64  `json:"id"`
+		Type      string `json:"type"`
+		Title     string `json:"title"`
+		URL       string `json:"url"`
+		Published string `json:"published"`
+		Modified  string `json:"modified"`
+	} `json:"public"`
+	Private []struct {
+		ID      int64  `json:"id"`
+		Status  string `json:"status"`
+		Title   string `json:"title"`
+		URL     string `json:"url"`
+		Content string `json:"content"`
+	} `json:"private"`
+}
+
+// Truth asks WordPress, through PHP, for its public and private posts.
+func (s *Site) Truth(t testing.TB) *Truth {
+	t.Helper()
+	out, err := exec.Command("php", filepath.Join(RepoRoot(), "internal", "wptest", "public-urls.php"), s.Root(), s.Host()).Output()
+	if err != nil {
+		t.Fatalf("asking WordPress for its public URLs: %v", err)
+	}
+	var tr Truth
+	if err := json.Unmarshal(out, &tr); err != nil {
+		t.Fatalf("public-urls.php: %v: %.200s", err, out)
+	}
+	return &tr
+}
+
+// PHP runs a PHP snippet inside the test WordPress (wp-load.php is
+// already required) and returns its standard output.
+func (s *Site) PHP(t testing.TB, code string) string {
+	t.Helper()
+	script := `$_SERVER['HTTP_HOST'] = '` + s.Host() + `'; $_SERVER['REQUEST_URI'] = '/'; define('WP_USE_THEMES', false); require '` +
+		strings.TrimRight(s.Root(), "/") + `/wp-load.php'; ` + code
+	out, err := exec.Command("php", "-r", script).CombinedOutput()
+	if err != nil {
+		t.Fatalf("php: %v: %s", err, out)
+	}
+	return string(out)
+}

@@ -1,0 +1,218 @@
+#!/usr/bin/env bash
+# Brings up a real WordPress (Debian's wordpress package, 6.1) for tests and the demo:
+# MariaDB database and user, /etc/wordpress/config-127.0.0.1.php, `php -S` on a loopback
+# port, a browserless install and seeded content. Idempotent; a re-run when everything is
+# up only checks it.
+#
+# Usage: scripts/wp-up.sh [--wxr[=FILE]] [--generate N] [--remove-generated] [--port N] [--quiet]
+#   --wxr[=FILE]        also import a WXR file (default: the theme unit test data in
+#                       ../shared/evaldata/wp-theme-unit-test/); env ASKWPD_WXR=1, ASKWPD_WXR_FILE
+#   --generate N        ensure exactly N generated posts exist; env ASKWPD_GEN_POSTS=N
+#   --remove-generated  delete all generated posts
+#   --port N            preferred port (default 8089); env ASKWPD_WP_PORT
+#   --quiet             do not print the env lines at the end
+# State: .wp-test/ at the repo root (env, server.log, server.pid, seed.json, secrets),
+# or $ASKWPD_WP_STATE.
+set -euo pipefail
+
+# shellcheck source=scripts/lib.sh
+. "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/lib.sh"
+
+usage() { sed -n '2,17s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; }
+
+WXR=0
+WXR_FILE="${ASKWPD_WXR_FILE:-}"
+GEN="${ASKWPD_GEN_POSTS:-}"
+REMOVE_GEN=0
+QUIET=0
+case "${ASKWPD_WXR:-0}" in 1|true|yes) WXR=1 ;; esac
+while (($#)); do
+  case "$1" in
+    --wxr) WXR=1 ;;
+    --wxr=*) WXR=1; WXR_FILE="${1#--wxr=}" ;;
+    --generate) (($# >= 2)) || die "--generate needs a number"; GEN="$2"; shift ;;
+    --generate=*) GEN="${1#--generate=}" ;;
+    --remove-generated) REMOVE_GEN=1 ;;
+    --port) (($# >= 2)) || die "--port needs a number"; WP_PREFERRED_PORT="$2"; shift ;;
+    --port=*) WP_PREFERRED_PORT="${1#--port=}" ;;
+    --quiet|-q) QUIET=1 ;;
+    -h|--help) usage; exit 0 ;;
+    *) usage >&2; die "unknown argument: $1" ;;
+  esac
+  shift
+done
+[[ -z "$GEN" || "$GEN" =~ ^[0-9]+$ ]] || die "--generate wants a number, got '$GEN'"
+[[ "$WP_PREFERRED_PORT" =~ ^[0-9]+$ ]] || die "--port wants a number, got '$WP_PREFERRED_PORT'"
+[[ -z "$WXR_FILE" ]] && WXR_FILE="$ASKWPD_REPO_ROOT/../shared/evaldata/wp-theme-unit-test/themeunittestdata.wordpress.xml"
+
+[[ "$(id -u)" == 0 ]] || die "run as root (it installs packages and writes /etc/wordpress)"
+
+T0=$SECONDS
+take_lock
+mkdir -p "$STATE_DIR"
+chmod 0700 "$STATE_DIR"
+
+# --- 1. packages ------------------------------------------------------------
+# wordpress-theme-twentytwentythree is only a Recommends of wordpress: name it.
+ensure_packages wordpress wordpress-theme-twentytwentythree php-cli php-mysql php-xml \
+  php-mbstring php-curl php-gd php-intl php-zip curl mariadb-client
+
+# --- 2. MariaDB, database, user --------------------------------------------
+ensure_mariadb
+
+DB_PASSWORD="$(config_db_password)"
+if [[ -z "$DB_PASSWORD" && -s "$STATE_DIR/db-password" ]]; then DB_PASSWORD="$(cat "$STATE_DIR/db-password")"; fi
+[[ -n "$DB_PASSWORD" ]] || DB_PASSWORD="$(gen_secret)"
+[[ -f "$STATE_DIR/db-password" && "$(cat "$STATE_DIR/db-password")" == "$DB_PASSWORD" ]] \
+  || (umask 077 && printf '%s\n' "$DB_PASSWORD" >"$STATE_DIR/db-password")
+ensure_db_and_user "$DB_PASSWORD"
+
+# --- 3. WordPress config and theme ------------------------------------------
+config_is_ours || die "$WP_CONFIG_FILE exists and was not written by this script; move it away first"
+write_wp_config "$DB_PASSWORD"
+
+[[ -d "$WP_ROOT/wp-content/themes/$WP_THEME" ]] || die "theme $WP_THEME is not in $WP_ROOT/wp-content/themes"
+if [[ ! -e "$WP_CONTENT_DIR/themes/$WP_THEME" ]]; then
+  # Debian's trigger normally links every packaged theme into the writable wp-content.
+  install -d "$WP_CONTENT_DIR/themes"
+  ln -s "$WP_ROOT/wp-content/themes/$WP_THEME" "$WP_CONTENT_DIR/themes/$WP_THEME"
+fi
+
+# --- 4. php -S ---------------------------------------------------------------
+ROUTER="$ASKWPD_WP_PHP_DIR/router.php"
+
+ping_is_ours() { # PORT -> prints the server pid when the server on PORT is ours
+  local ans tag router state pid
+  ans="$(server_ping "$1")"
+  read -r tag router state pid _ <<<"$ans" || true
+  if [[ "${tag:-}" == askwpd-wp-ok && "${router:-}" == "$ROUTER" && "${state:-}" == "$STATE_DIR" ]] && pid_is_our_server "${pid:-}"; then
+    echo "$pid"
+  fi
+}
+
+port_free() { ! tcp_open "$1"; }
+
+PORT=""
+SERVER_PID=""
+if [[ -s "$STATE_DIR/server.port" ]]; then
+  p="$(cat "$STATE_DIR/server.port")"
+  pid="$(ping_is_ours "$p")"
+  if [[ -n "$pid" ]]; then PORT="$p"; SERVER_PID="$pid"; fi
+fi
+if [[ -z "$PORT" ]]; then
+  # A server of ours from an earlier run that is no longer answering: stop it.
+  stop_server
+  candidates=("$WP_PREFERRED_PORT")
+  [[ -s "$STATE_DIR/server.port" ]] && candidates+=("$(cat "$STATE_DIR/server.port")")
+  for ((p = 8090; p < 8190; p++)); do candidates+=("$p"); done
+  for p in "${candidates[@]}"; do
+    pid="$(ping_is_ours "$p")"  # our server, pid file lost: adopt it
+    if [[ -n "$pid" ]]; then PORT="$p"; SERVER_PID="$pid"; break; fi
+    port_free "$p" || continue
+    log "starting php -S 127.0.0.1:$p"
+    : >"$STATE_DIR/server.log"
+    # setsid: own process group, so wp-down.sh can stop the master and its workers.
+    # exec keeps the pid, which the router reports in its ping answer.
+    setsid bash -c 'export ASKWPD_WP_SERVER_PID=$$; exec "$@"' askwpd-wp \
+      env PHP_CLI_SERVER_WORKERS=4 ASKWPD_WP_STATE_DIR="$STATE_DIR" ASKWPD_WP_CONTENT_DIR="$WP_CONTENT_DIR" \
+      php -S "127.0.0.1:$p" -t "$WP_ROOT" "$ROUTER" \
+      >>"$STATE_DIR/server.log" 2>&1 </dev/null 9>&- &
+    started=$!
+    for ((i = 0; i < 100; i++)); do
+      pid_alive "$started" || break
+      [[ -n "$(ping_is_ours "$p")" ]] && break
+      sleep 0.1
+    done
+    if [[ -n "$(ping_is_ours "$p")" ]]; then PORT="$p"; SERVER_PID="$started"; break; fi
+    log "php -S on port $p did not come up; log:"; tail -n 5 "$STATE_DIR/server.log" >&2 || true
+    stop_server "$started"
+  done
+  [[ -n "$PORT" ]] || die "could not start php -S on any port in ${candidates[0]}, 8090-8189"
+  echo "$SERVER_PID" >"$STATE_DIR/server.pid"
+  echo "$PORT" >"$STATE_DIR/server.port"
+fi
+[[ -f "$STATE_DIR/server.pid" && "$(cat "$STATE_DIR/server.pid")" == "$SERVER_PID" ]] || echo "$SERVER_PID" >"$STATE_DIR/server.pid"
+SITE_URL="http://127.0.0.1:$PORT"
+
+# --- 5. install, options, seed ----------------------------------------------
+if [[ -s "$STATE_DIR/admin-password" ]]; then
+  ADMIN_PASSWORD="$(cat "$STATE_DIR/admin-password")"
+else
+  ADMIN_PASSWORD="$(gen_secret)"
+  (umask 077 && printf '%s\n' "$ADMIN_PASSWORD" >"$STATE_DIR/admin-password")
+fi
+
+run_php() { # script args... ; WordPress code is loaded from CLI with HTTP_HOST set by the script
+  WP_ROOT="$WP_ROOT" SITE_URL="$SITE_URL" php -d display_errors=stderr -d memory_limit=1024M \
+    "$ASKWPD_WP_PHP_DIR/$1" "${@:2}" </dev/null
+}
+
+run_php install.php --url="$SITE_URL" --title="$WP_SITE_TITLE" --admin-user="$WP_ADMIN_USER" \
+  --admin-password="$ADMIN_PASSWORD" --admin-email="$WP_ADMIN_EMAIL" --theme="$WP_THEME" \
+  || die "install.php failed"
+run_php seed.php --url="$SITE_URL" --manifest="$STATE_DIR/seed.json" || die "seed.php failed"
+
+if ((WXR)); then
+  if [[ -f "$WXR_FILE" ]]; then
+    run_php wxr-import.php --url="$SITE_URL" --file="$WXR_FILE" || die "wxr-import.php failed"
+  else
+    log "note: WXR file $WXR_FILE not found; skipping the import"
+  fi
+fi
+if ((REMOVE_GEN)); then
+  run_php gen-posts.php --url="$SITE_URL" --remove || die "gen-posts.php --remove failed"
+fi
+if [[ -n "$GEN" ]]; then
+  run_php gen-posts.php --url="$SITE_URL" --count="$GEN" || die "gen-posts.php failed"
+fi
+
+# --- 6. state env --------------------------------------------------------------
+env_line() { # KEY VALUE -> shell-sourceable line; values here are plain, quote just in case
+  if [[ "$2" =~ ^[A-Za-z0-9_./:@+,=-]*$ ]]; then printf '%s=%s\n' "$1" "$2"; else printf '%s=%q\n' "$1" "$2"; fi
+}
+ENV_TEXT="$(
+  env_line WP_ROOT "$WP_ROOT"
+  env_line WP_CONTENT_DIR "$WP_CONTENT_DIR"
+  env_line WP_CONFIG_FILE "$WP_CONFIG_FILE"
+  env_line SITE_URL "$SITE_URL"
+  env_line WP_PORT "$PORT"
+  env_line WP_PID "$SERVER_PID"
+  env_line WP_DB_NAME "$WP_DB_NAME"
+  env_line WP_DB_USER "$WP_DB_USER"
+  env_line WP_DB_PASSWORD "$DB_PASSWORD"
+  env_line WP_DB_HOST "$WP_DB_HOST"
+  env_line WP_DB_PORT "$WP_DB_PORT"
+  env_line WP_TABLE_PREFIX "$WP_TABLE_PREFIX"
+  env_line WP_ADMIN_USER "$WP_ADMIN_USER"
+  env_line WP_ADMIN_PASSWORD "$ADMIN_PASSWORD"
+  env_line WP_STATE_DIR "$STATE_DIR"
+  env_line WP_SEED_MANIFEST "$STATE_DIR/seed.json"
+)"
+if [[ ! -f "$STATE_DIR/env" ]] || [[ "$(cat "$STATE_DIR/env")" != "$ENV_TEXT" ]]; then
+  (umask 077 && printf '%s\n' "$ENV_TEXT" >"$STATE_DIR/env.tmp" && mv -f "$STATE_DIR/env.tmp" "$STATE_DIR/env")
+fi
+
+# --- 7. verify -------------------------------------------------------------------
+fetch() { # URL OUTFILE -> prints the HTTP status
+  curl -sS --max-time 20 -o "$2" -w '%{http_code}' "$1" || echo 000
+}
+TMPD="$(mktemp -d)"
+trap 'rm -rf "$TMPD"' EXIT
+code="$(fetch "$SITE_URL/" "$TMPD/home")"
+[[ "$code" == 200 ]] || die "GET $SITE_URL/ returned $code (see $STATE_DIR/server.log)"
+grep -qF "$WP_SITE_TITLE" "$TMPD/home" || die "GET $SITE_URL/ does not show the site title '$WP_SITE_TITLE'"
+code="$(fetch "$SITE_URL/wp-sitemap.xml" "$TMPD/sitemap")"
+[[ "$code" == 200 ]] || die "GET $SITE_URL/wp-sitemap.xml returned $code"
+grep -q '<sitemapindex' "$TMPD/sitemap" || die "$SITE_URL/wp-sitemap.xml is not a sitemap index"
+read -r SAMPLE_URL SAMPLE_TITLE < <(php -r '
+  $m = json_decode(file_get_contents($argv[1]), true);
+  foreach ($m["items"] as $it) { if ($it["type"] === "post" && $it["public"]) { echo $it["url"], " ", $it["title"], "\n"; break; } }
+' "$STATE_DIR/seed.json") || die "no public post in $STATE_DIR/seed.json"
+[[ "$SAMPLE_URL" == "$SITE_URL"/*/*/*/*/ ]] || die "seeded post URL $SAMPLE_URL is not a pretty permalink"
+code="$(fetch "$SAMPLE_URL" "$TMPD/post")"
+[[ "$code" == 200 ]] || die "GET $SAMPLE_URL returned $code"
+grep -qF "$(php -r 'echo htmlspecialchars(explode(":", $argv[1])[0], ENT_QUOTES);' "$SAMPLE_TITLE")" "$TMPD/post" \
+  || die "GET $SAMPLE_URL does not show the post title '$SAMPLE_TITLE'"
+
+log "WordPress is up at $SITE_URL (took $((SECONDS - T0)) s)"
+((QUIET)) || printf '%s\n' "$ENV_TEXT"

@@ -1,0 +1,73 @@
+package store
+
+import (
+	"context"
+	"reflect"
+	"testing"
+)
+
+func TestAnalyze(t *testing.T) {
+	tests := []struct {
+		text, lang string
+		want       []string
+	}{
+		{"The Workspaces are running", "en", []string{"workspac", "run"}},
+		{"wp_enqueue_script and 0x8004", "en", []string{"wp_enqueue_script", "0x8004"}},
+		{"Łódź Straße Æsir Ørsted café", "en", []string{"lodz", "strass", "aesir", "orst", "cafe"}},
+		{"Die Häuser sind groß", "de-DE", []string{"haus", "gross"}},
+		{"version 3.14 of v1.2", "en", []string{"version", "3.14", "v1.2"}},
+		{"don't stop", "en", []string{"dont", "stop"}},
+		{"日本", "ja", []string{"日", "本"}},
+	}
+	for _, tt := range tests {
+		if got := Analyze(tt.text, tt.lang); !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("Analyze(%q, %q) = %q, want %q", tt.text, tt.lang, got, tt.want)
+		}
+	}
+	if got := indexTerms("loginHandler wp_enqueue_script", "en"); got != "loginhandler login handler wp_enqueue_script wp enqueu script" {
+		t.Errorf("indexTerms = %q", got)
+	}
+}
+
+func TestVocabulary_Correct(t *testing.T) {
+	v := &vocabulary{byLen: map[int][]vocabTerm{}, docCount: map[string]int{}}
+	for _, w := range []string{"workspace", "workspac", "widget", "notes", "panel"} {
+		v.byLen[len(w)] = append(v.byLen[len(w)], vocabTerm{w, 3})
+	}
+	for in, want := range map[string]string{"wrkspace": "workspace", "widgte": "widget", "ntoes": "notes"} {
+		if got, ok := v.correct(in); !ok || got != want {
+			t.Errorf("correct(%q) = %q, %v; want %q", in, got, ok, want)
+		}
+	}
+	if got, ok := v.correct("calendar"); ok {
+		t.Errorf("correct(calendar) = %q", got)
+	}
+}
+
+func TestDB_EnsureIndex(t *testing.T) {
+	ctx := context.Background()
+	db := openSite(t)
+	if err := db.EnsureIndex(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := db.GetMeta(ctx, "analyzer_version"); v != analyzerVersion {
+		t.Fatalf("analyzer_version = %q", v)
+	}
+	// A stale version rebuilds the index from the chunks.
+	if err := db.SetMeta(ctx, "analyzer_version", "0"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.write.ExecContext(ctx, `INSERT INTO chunks_fts(chunks_fts) VALUES('delete-all')`); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.EnsureIndex(ctx); err != nil {
+		t.Fatal(err)
+	}
+	res, err := db.Search(ctx, SearchQuery{Text: "quick links"})
+	if err != nil || len(res.Hits) == 0 {
+		t.Fatalf("after rebuild: %+v, %v", res, err)
+	}
+	if err := db.IntegrityCheck(ctx); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,203 @@
+package store
+
+import (
+	"context"
+	"math"
+	"strings"
+)
+
+// decide sets the result's action and confidence, after seed 001's rules
+// with thresholds expressed on a corpus-independent scale:
+//
+//   - coverage: the share of the query's IDF weight the top document's best
+//     passage (with title, headings, categories and tags) matches;
+//   - matched terms: distinct query terms matched, an exact query phrase in
+//     the title counting 2;
+//   - the title/keyword guard: a query term in the title, headings,
+//     categories or tags, or the query's words in order in the passage;
+//   - gap: (top - second) / top over document scores.
+//
+// no_match when nothing matched or the top document matches under half of
+// MinCoverage; clarify when it fails the matched-terms rule, the guard or
+// MinCoverage; ambiguous when the second document also passes them all and
+// the gap is under MinGap (unless the query is multi-intent, where both
+// are the answer); answer otherwise.
+func (db *DB) decide(ctx context.Context, pq *parsedQuery, rk Ranking, df map[string]int, docs []*docHit, res *SearchResult) {
+	if len(docs) == 0 || len(res.Hits) == 0 {
+		res.Action, res.Reason = "no_match", "nothing matched"
+		return
+	}
+	n, err := db.chunkCount(ctx)
+	if err != nil || n == 0 {
+		n = 1
+	}
+	idf := func(t string) float64 {
+		d := float64(df[t])
+		return math.Log(1 + (float64(n)-d+0.5)/(d+0.5))
+	}
+	var own []queryTerm
+	for _, t := range pq.Terms {
+		if t.Source != "feedback" {
+			own = append(own, t)
+		}
+	}
+	type assess struct {
+		coverage float64
+		matched  int
+		guard    bool
+	}
+	judge := func(d *docHit) assess {
+		c := d.chunks[0]
+		h := hitFor(res.Hits, c.chunkID)
+		var matchedTerms []string
+		if h != nil {
+			matchedTerms = h.MatchedTerms
+		} else {
+			matchedTerms = matched(termsOf(own), c.title+"\n"+c.text, c.lang)
+		}
+		has := map[string]bool{}
+		for _, t := range matchedTerms {
+			has[t] = true
+		}
+		var got, all float64
+		for _, t := range own {
+			w := idf(t.Term)
+			all += w
+			if has[t.Term] {
+				got += w
+			}
+		}
+		a := assess{matched: len(matchedTerms)}
+		if all > 0 {
+			a.coverage = got / all
+		}
+		titleTerms := Analyze(c.title, c.lang)
+		if len(pq.Seq) > 0 && containsSeq(titleTerms, pq.Seq) {
+			a.matched++
+			a.guard = true
+		}
+		meta := map[string]bool{}
+		for _, t := range titleTerms {
+			meta[t] = true
+		}
+		for _, t := range Analyze(strings.Join(parseList(c.headingPath), " ")+" "+
+			strings.Join(parseList(c.cats), " ")+" "+strings.Join(parseList(c.tags), " "), c.lang) {
+			meta[t] = true
+		}
+		for _, t := range own {
+			if meta[t.Term] {
+				a.guard = true
+			}
+		}
+		if len(pq.Seq) > 1 && containsSeq(Analyze(c.text, c.lang), pq.Seq) {
+			a.guard = true
+		}
+		return a
+	}
+	strong := func(a assess) bool {
+		return a.matched >= min(rk.MinMatched, len(own)+1) && a.guard && a.coverage >= rk.MinCoverage
+	}
+
+	top := judge(docs[0])
+	res.Confidence = round3(top.coverage)
+	if !top.guard {
+		res.Confidence = round3(min(top.coverage, 0.5))
+	}
+	switch {
+	case top.coverage < rk.MinCoverage/2:
+		res.Action, res.Reason = "no_match", "the best page matches only minor words of the query"
+	case top.matched < min(rk.MinMatched, len(own)+1):
+		res.Action, res.Reason = "clarify", "too few query words matched"
+	case !top.guard:
+		res.Action, res.Reason = "clarify", "matched in body text only, not in a title, heading or tag"
+	case top.coverage < rk.MinCoverage:
+		res.Action, res.Reason = "clarify", "the best page matches under half of the query"
+	default:
+		res.Action, res.Reason = "answer", ""
+		if len(pq.Intents) >= 2 {
+			res.Reason = "multi-intent: one page per part"
+			break
+		}
+		if len(docs) > 1 && docs[0].score > 0 {
+			gap := (docs[0].score - docs[1].score) / docs[0].score
+			if gap < rk.MinGap && strong(judge(docs[1])) {
+				res.Action, res.Reason = "ambiguous", "two pages match about equally well"
+			}
+		}
+	}
+}
+
+func hitFor(hits []Hit, chunkID int64) *Hit {
+	for i := range hits {
+		if hits[i].ChunkID == chunkID {
+			return &hits[i]
+		}
+	}
+	return nil
+}
+
+func termsOf(ts []queryTerm) []string {
+	out := make([]string, len(ts))
+	for i, t := range ts {
+		out[i] = t.Term
+	}
+	return out
+}
+
+// mergeIntents makes sure each part of a multi-intent query ("workspace and
+// widgets") has its best page at the top, in the order asked.
+func (db *DB) mergeIntents(ctx context.Context, pq *parsedQuery, q SearchQuery, rk Ranking, docs []*docHit) ([]*docHit, error) {
+	var lead []*docHit
+	used := map[int64]bool{}
+	for _, part := range pq.Intents {
+		sub := &parsedQuery{Text: pq.Text, Lang: pq.Lang, Seq: part}
+		want := map[string]bool{}
+		for _, t := range part {
+			want[t] = true
+		}
+		for _, t := range pq.Terms {
+			if want[t.Term] || (t.Source != "query" && t.Source != "feedback" && want[stemOf(pq, t.From)]) {
+				t.Weight = max(t.Weight, 1)
+				if t.Source == "typo" || t.Weight > 0 {
+					sub.Terms = append(sub.Terms, t)
+				}
+			}
+		}
+		if len(sub.Terms) == 0 {
+			continue
+		}
+		cands, err := db.candidates(ctx, sub, q, rk, 50)
+		if err != nil {
+			return nil, err
+		}
+		for _, d := range groupDocs(cands, sub, q, rk, db.Now()) {
+			if !used[d.docID] {
+				used[d.docID] = true
+				d.explain = append(d.explain, "best for: "+strings.Join(part, " "))
+				lead = append(lead, d)
+				break
+			}
+		}
+	}
+	if len(lead) < 2 {
+		return docs, nil
+	}
+	out := lead
+	for _, d := range docs {
+		if !used[d.docID] {
+			out = append(out, d)
+		}
+	}
+	return out, nil
+}
+
+// stemOf returns the term a query word analyzed to.
+func stemOf(pq *parsedQuery, word string) string {
+	if word == "" {
+		return ""
+	}
+	if t, ok := pq.Lang.token(word); ok {
+		return t.Term
+	}
+	return word
+}

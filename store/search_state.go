@@ -1,0 +1,256 @@
+package store
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+)
+
+// searchState is what a DB keeps for searching: configuration set at
+// start-up and caches built from the index. It lives beside the DB rather
+// than in it so the search code stays in the search files.
+type searchState struct {
+	mu       sync.Mutex
+	synonyms *Synonyms
+	ranking  Ranking
+	vocab    *vocabulary
+	building bool
+	count    int
+	fields   fieldStats
+	countGen int64
+}
+
+var searchStates sync.Map // *DB → *searchState
+
+func (db *DB) search() *searchState {
+	if s, ok := searchStates.Load(db); ok {
+		return s.(*searchState)
+	}
+	s, _ := searchStates.LoadOrStore(db, &searchState{ranking: DefaultRanking()})
+	return s.(*searchState)
+}
+
+// SetSynonyms installs the site's synonym rules; nil removes them.
+func (db *DB) SetSynonyms(s *Synonyms) {
+	st := db.search()
+	st.mu.Lock()
+	st.synonyms = s
+	st.mu.Unlock()
+}
+
+// SetRanking replaces the ranking parameters (DefaultRanking is the
+// default).
+func (db *DB) SetRanking(r Ranking) {
+	st := db.search()
+	st.mu.Lock()
+	st.ranking = r
+	st.mu.Unlock()
+}
+
+// Ranking returns the ranking parameters in use.
+func (db *DB) Ranking() Ranking {
+	st := db.search()
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.ranking
+}
+
+func (st *searchState) config() (*Synonyms, Ranking) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.synonyms, st.ranking
+}
+
+// vocabulary is the index's term list, for typo tolerance. It is rebuilt
+// at most every vocabMaxAge after the index changed: a term added a few
+// seconds ago is not yet a typo target, which is fine.
+type vocabulary struct {
+	gen      int64
+	built    time.Time
+	byLen    map[int][]vocabTerm
+	docCount map[string]int
+}
+
+type vocabTerm struct {
+	term string
+	docs int
+}
+
+const vocabMaxAge = 10 * time.Second
+
+func (db *DB) vocabulary(ctx context.Context) (*vocabulary, error) {
+	st := db.search()
+	st.mu.Lock()
+	v := st.vocab
+	gen := indexGen.Load()
+	fresh := v != nil && (v.gen == gen || time.Since(v.built) < vocabMaxAge)
+	if fresh || (v != nil && st.building) {
+		st.mu.Unlock()
+		return v, nil
+	}
+	st.building = true
+	st.mu.Unlock()
+	defer func() {
+		st.mu.Lock()
+		st.building = false
+		st.mu.Unlock()
+	}()
+
+	rows, err := db.read.QueryContext(ctx, `SELECT term, doc FROM chunks_vocab`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	nv := &vocabulary{gen: gen, built: time.Now(), byLen: map[int][]vocabTerm{}, docCount: map[string]int{}}
+	for rows.Next() {
+		var t vocabTerm
+		if err := rows.Scan(&t.term, &t.docs); err != nil {
+			return nil, err
+		}
+		n := utf8.RuneCountInString(t.term)
+		if n < 3 || hasDigit(t.term) || strings.ContainsAny(t.term, "_.") {
+			continue
+		}
+		nv.byLen[n] = append(nv.byLen[n], t)
+		nv.docCount[t.term] = t.docs
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	st.mu.Lock()
+	st.vocab = nv
+	st.mu.Unlock()
+	return nv, nil
+}
+
+// correct returns the vocabulary term closest to word: within edit
+// distance 1 for words of 4–5 letters, 2 for longer ones (a transposition
+// counts 1), most frequent first on ties. ok is false when none is close.
+func (v *vocabulary) correct(word string) (string, bool) {
+	w := []rune(word)
+	n := len(w)
+	if n < 4 {
+		return "", false
+	}
+	k := 1
+	if n >= 6 {
+		k = 2
+	}
+	best, bestD, bestDocs := "", k+1, 0
+	var buf []rune
+	for l := n - k; l <= n+k; l++ {
+		for _, c := range v.byLen[l] {
+			// Cheap pre-check: typos rarely hit both of the first two
+			// letters.
+			c0, s0 := utf8.DecodeRuneInString(c.term)
+			c1, _ := utf8.DecodeRuneInString(c.term[s0:])
+			if c0 != w[0] && c1 != w[1] && c0 != w[1] && c1 != w[0] {
+				continue
+			}
+			buf = append(buf[:0], []rune(c.term)...)
+			d := osaDistance(w, buf, bestD)
+			if d < bestD || (d == bestD && c.docs > bestDocs) {
+				best, bestD, bestDocs = c.term, d, c.docs
+			}
+		}
+	}
+	if bestD > k {
+		return "", false
+	}
+	return best, true
+}
+
+// osaDistance is the optimal string alignment distance (Levenshtein plus
+// adjacent transpositions), giving up with limit+1 once it exceeds limit.
+func osaDistance(a, b []rune, limit int) int {
+	if abs(len(a)-len(b)) > limit {
+		return limit + 1
+	}
+	var rows [3][40]int
+	if len(b) >= 40 || len(a) >= 40 {
+		return limit + 1
+	}
+	prev2, prev, cur := rows[0][:len(b)+1], rows[1][:len(b)+1], rows[2][:len(b)+1]
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		rowMin := cur[0]
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			d := min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				d = min(d, prev2[j-2]+1)
+			}
+			cur[j] = d
+			rowMin = min(rowMin, d)
+		}
+		if rowMin > limit {
+			return limit + 1
+		}
+		prev2, prev, cur = prev, cur, prev2
+	}
+	return prev[len(b)]
+}
+
+func abs(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+// termDocs returns how many chunks hold each term (stems and exact
+// surfaces share one vocabulary), and the number of chunks.
+func (db *DB) termDocs(ctx context.Context, terms []string) (map[string]int, error) {
+	out := map[string]int{}
+	if len(terms) == 0 {
+		return out, nil
+	}
+	ph := strings.TrimSuffix(strings.Repeat("?,", len(terms)), ",")
+	args := make([]any, len(terms))
+	for i, t := range terms {
+		args[i] = t
+	}
+	rows, err := db.read.QueryContext(ctx, `SELECT term, doc FROM chunks_vocab WHERE term IN (`+ph+`)`, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var t string
+		var n int
+		if err := rows.Scan(&t, &n); err != nil {
+			return nil, err
+		}
+		out[t] = n
+	}
+	return out, rows.Err()
+}
+
+// chunkCount is the number of chunks, cached until the index changes.
+func (db *DB) chunkCount(ctx context.Context) (int, error) {
+	st := db.search()
+	gen := indexGen.Load()
+	st.mu.Lock()
+	if st.countGen == gen && st.count > 0 {
+		n := st.count
+		st.mu.Unlock()
+		return n, nil
+	}
+	st.mu.Unlock()
+	var n int
+	if err := db.read.QueryRowContext(ctx, `SELECT count(*) FROM chunks`).Scan(&n); err != nil {
+		return 0, err
+	}
+	st.mu.Lock()
+	st.count, st.countGen = n, gen
+	st.mu.Unlock()
+	return n, nil
+}

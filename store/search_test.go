@@ -1,0 +1,247 @@
+package store
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// siteDocs is a small documentation site for the acceptance tests, after
+// seed 001's list.
+func siteDocs() []*Document {
+	day := func(d int) time.Time { return time.Date(2026, 1, d, 9, 0, 0, 0, time.UTC) }
+	doc := func(url, title, body string, pub time.Time, tags ...string) *Document {
+		d := &Document{
+			URL: "http://x.test" + url, Title: title, PostType: "page", Body: body, Text: body, Lang: "en-US",
+			Published: pub, ContentHash: "h-" + url, Tags: tags,
+			Chunks: []Chunk{{Ord: 0, Start: 0, End: len([]rune(body)), Text: body, Type: "prose", ContentHash: "c-" + url}},
+		}
+		return d
+	}
+	docs := []*Document{
+		doc("/workspace/", "Workspace", "The workspace is where your notes, panels and widgets live. Open a workspace from the sidebar to start.", day(2)),
+		doc("/widgets/", "Widgets", "Widgets are small tools you add to a workspace: a clock, a to-do list, a weather card.", day(3)),
+		doc("/quick-links/", "Quick links", "Quick links keep your favourite pages one click away. Add quick links from the star menu.", day(4)),
+		doc("/notes/", "Notes", "Notes hold text and checklists. Every note belongs to one workspace.", day(5)),
+		doc("/home-dashboard/", "Home", "Home, the dashboard: the first screen after you sign in, with recent activity.", day(6)),
+		doc("/home-site/", "Home", "Home, the website: our public homepage, with news about the product.", day(6)),
+		doc("/layout/", "Layout tips", "Arrange the screen the way you like it. Drag items to reorder them, and use a panel to group related items together on one side.", day(7)),
+		doc("/category/news/", "News archive", "All posts about widgets, workspace and notes, newest first.", day(8)),
+		doc("/release-2025/", "Release notes", "What changed in the widgets and notes this release.", time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC)),
+		doc("/release-2026/", "Release notes", "What changed in the widgets and notes this release.", day(20)),
+	}
+	code := &Document{
+		URL: "http://x.test/dev/login/", Title: "Login handler", PostType: "page", Lang: "en",
+		Published: day(9), ContentHash: "h-code",
+	}
+	prose := "The login handler checks the password and starts a session. The login handler is the heart of sign-in: login handler, login handler."
+	goCode := "func loginHandler(w http.ResponseWriter, r *http.Request) {\n\tsession.Start(w, r)\n}"
+	pyCode := "def login_handler(request):\n    return start_session(request)"
+	code.Body = prose + "\n\n" + goCode + "\n\n" + pyCode
+	code.Text = code.Body
+	off := func(s string) int { return len([]rune(code.Body[:strings.Index(code.Body, s)])) }
+	code.Chunks = []Chunk{
+		{Ord: 0, Start: 0, End: len([]rune(prose)), Text: prose, Type: "prose", HeadingPath: []string{"Login"}},
+		{Ord: 1, Start: off(goCode), End: off(goCode) + len([]rune(goCode)), Text: goCode, Type: "code", CodeLang: "go", HeadingPath: []string{"Login", "Go"}},
+		{Ord: 2, Start: off(pyCode), End: off(pyCode) + len([]rune(pyCode)), Text: pyCode, Type: "code", CodeLang: "python", HeadingPath: []string{"Login", "Python"}},
+	}
+	return append(docs, code)
+}
+
+func openTB(tb testing.TB) *DB {
+	tb.Helper()
+	db, err := Open(context.Background(), filepath.Join(tb.TempDir(), "askwpd.db"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { db.Close() })
+	return db
+}
+
+func openSite(t testing.TB) *DB {
+	t.Helper()
+	db := openTB(t)
+	ctx := context.Background()
+	for _, d := range siteDocs() {
+		if _, err := db.PutDocument(ctx, d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	syn, err := ParseSynonyms(strings.NewReader("# test\nshortcuts => quick links\nhomepage, home page => home\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.SetSynonyms(syn)
+	db.Now = func() time.Time { return time.Date(2026, 1, 25, 0, 0, 0, 0, time.UTC) }
+	return db
+}
+
+func TestDB_SearchAcceptance(t *testing.T) {
+	db := openSite(t)
+	ctx := context.Background()
+	tests := []struct {
+		query      string
+		wantAction string
+		wantTop    []string // URL paths expected first, in order
+	}{
+		{"explain workspace", "answer", []string{"/workspace/"}},
+		{"wrkspace", "answer", []string{"/workspace/"}},
+		{"shortcuts", "answer", []string{"/quick-links/"}},
+		{"workspace and widgets", "answer", []string{"/workspace/", "/widgets/"}},
+		{"home", "ambiguous", nil},
+		{"explain calendar", "no_match", nil},
+		{"tell me about panels", "clarify", nil},
+		{"how do I do it", "no_match", nil},
+		{"the thing", "no_match", nil},
+		{"wp_enqueue_script", "no_match", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.query, func(t *testing.T) {
+			res, err := db.Search(ctx, SearchQuery{Text: tt.query})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Action != tt.wantAction {
+				t.Errorf("Action=%s (%s, confidence %.2f), want %s; hits %v", res.Action, res.Reason, res.Confidence, tt.wantAction, urls(res.Hits))
+			}
+			for i, want := range tt.wantTop {
+				if i >= len(res.Hits) || !strings.HasSuffix(res.Hits[i].URL, want) {
+					t.Errorf("hits=%v, want %v first", urls(res.Hits), tt.wantTop)
+					break
+				}
+			}
+		})
+	}
+}
+
+func urls(hs []Hit) []string {
+	var out []string
+	for _, h := range hs {
+		out = append(out, strings.TrimPrefix(h.URL, "http://x.test"))
+	}
+	return out
+}
+
+func TestDB_SearchEvidence(t *testing.T) {
+	db := openSite(t)
+	res, err := db.Search(context.Background(), SearchQuery{Text: "quick links star menu"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Hits) == 0 {
+		t.Fatal("no hits")
+	}
+	h := res.Hits[0]
+	d, err := db.FindDocument(context.Background(), h.URL, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := string([]rune(d.Body)[h.Start:h.End]); got != h.Passage.Text {
+		t.Errorf("passage %q is not body[%d:%d] = %q", h.Passage.Text, h.Start, h.End, got)
+	}
+	if h.Source != "keyword" || h.ContentHash == "" || len(h.MatchedTerms) < 3 || !strings.Contains(h.Snippet, "**") {
+		t.Errorf("evidence = %+v", h)
+	}
+}
+
+func TestDB_SearchFiltersStrict(t *testing.T) {
+	db := openSite(t)
+	ctx := context.Background()
+	// Prose ranks higher for "login handler", yet the filter holds.
+	all, err := db.Search(ctx, SearchQuery{Text: "login handler", Passages: true, PerDoc: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all.Hits) == 0 || all.Hits[0].ChunkType != "prose" {
+		t.Fatalf("unfiltered top = %+v, want the prose chunk first", all.Hits)
+	}
+	res, err := db.Search(ctx, SearchQuery{Text: "login handler", Filters: Filters{ChunkType: "code", CodeLang: "Go"}, Passages: true, PerDoc: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Hits) != 1 {
+		t.Fatalf("Hits=%d, want 1 Go code chunk", len(res.Hits))
+	}
+	for _, h := range res.Hits {
+		if h.ChunkType != "code" || h.CodeLang != "go" {
+			t.Errorf("hit %s/%s passes the filter", h.ChunkType, h.CodeLang)
+		}
+	}
+	// Date and tag filters.
+	res, err = db.Search(ctx, SearchQuery{Text: "release notes widgets", Filters: Filters{After: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}, Limit: 50})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range res.Hits {
+		if h.Published.Before(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)) {
+			t.Errorf("hit %s published %s passes After", h.URL, h.Published)
+		}
+	}
+}
+
+func TestDB_SearchRanking(t *testing.T) {
+	db := openSite(t)
+	ctx := context.Background()
+	t.Run("Freshness", func(t *testing.T) {
+		res, _ := db.Search(ctx, SearchQuery{Text: "latest release notes"})
+		if len(res.Hits) < 2 || !strings.HasSuffix(res.Hits[0].URL, "/release-2026/") {
+			t.Errorf("hits=%v, want the 2026 release first", urls(res.Hits))
+		}
+		res, _ = db.Search(ctx, SearchQuery{Text: "release notes 2025"})
+		if len(res.Hits) < 2 || !strings.HasSuffix(res.Hits[0].URL, "/release-2025/") {
+			t.Errorf("hits=%v, want the 2025 release first", urls(res.Hits))
+		}
+	})
+	t.Run("ArchivePenalty", func(t *testing.T) {
+		res, _ := db.Search(ctx, SearchQuery{Text: "widgets workspace notes", Limit: 20})
+		for i, h := range res.Hits {
+			if strings.Contains(h.URL, "/category/") && i == 0 {
+				t.Errorf("archive page ranks first: %v", urls(res.Hits))
+			}
+		}
+	})
+	t.Run("SortDate", func(t *testing.T) {
+		res, _ := db.Search(ctx, SearchQuery{Text: "widgets", Sort: "date", Limit: 20})
+		for i := 1; i < len(res.Hits); i++ {
+			if res.Hits[i].Published.After(res.Hits[i-1].Published) {
+				t.Fatalf("not newest first: %v", urls(res.Hits))
+			}
+		}
+	})
+	t.Run("Identifier", func(t *testing.T) {
+		res, _ := db.Search(ctx, SearchQuery{Text: "loginHandler", Filters: Filters{ChunkType: "code"}, Passages: true})
+		if len(res.Hits) == 0 || res.Hits[0].CodeLang != "go" {
+			t.Errorf("loginHandler: %+v", res.Hits)
+		}
+		res, _ = db.Search(ctx, SearchQuery{Text: "login_handler", Filters: Filters{ChunkType: "code"}, Passages: true})
+		if len(res.Hits) == 0 || res.Hits[0].CodeLang != "python" {
+			t.Errorf("login_handler: %+v", res.Hits)
+		}
+	})
+}
+
+func TestDB_SearchOddQueries(t *testing.T) {
+	db := openSite(t)
+	ctx := context.Background()
+	for name, q := range map[string]string{
+		"Long":        strings.Repeat("workspace widgets notes ", 500),
+		"Stopwords":   "the and of to is it",
+		"Punctuation": "?!.,;:-()[]{}\"'`~@#$%^&*",
+		"Script":      "ᚠᛇᚻ᛫ᛒᛦᚦ ꦲꦏ꧀ꦱꦫ",
+		"CJK":         "ワークスペース",
+		"Empty":       "",
+		"FTSSyntax":   `NEAR("a" "b") AND title:* ^x`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			res, err := db.Search(ctx, SearchQuery{Text: q})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res == nil || res.Action == "" || res.Hits == nil {
+				t.Fatalf("result = %+v", res)
+			}
+		})
+	}
+}
