@@ -7,6 +7,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -19,9 +20,14 @@ import (
 	"github.com/askwp/askwpd/store"
 )
 
-// Backend is what the API needs from the daemon.
+// Backend is what the API needs from the daemon. Optional capabilities
+// (events, chat, admin actions) are separate interfaces, asserted when the
+// routes are registered, so each can be built and tested on its own.
 type Backend interface {
-	Search(ctx context.Context, q store.SearchQuery) (*store.SearchResult, error)
+	// CallTool runs one tool of the contract with its JSON arguments. HTTP,
+	// MCP and the chat loop all call tools through it, so they cannot drift.
+	// Errors of type *Error are the caller's mistake and are shown as is.
+	CallTool(ctx context.Context, name string, args json.RawMessage) (any, error)
 	Status(ctx context.Context) (*Status, error)
 }
 
@@ -57,9 +63,11 @@ func New(b Backend, opt Options) *Server {
 
 	auth := e.Group("", s.requireToken)
 	auth.GET("/v1/status", s.handleStatus)
-	auth.GET("/v1/tools", s.handleToolList)
-	auth.POST("/v1/tools/search_site", s.handleSearchSite)
-	auth.POST("/v1/tools/:name", s.handleUnknownTool)
+	s.registerToolRoutes(auth)
+	s.registerEventRoutes(e)
+	s.registerChatRoutes(auth)
+	s.registerAdminRoutes(e, auth)
+	s.registerMCPRoutes(e)
 	return s
 }
 
@@ -175,8 +183,4 @@ func (s *Server) handleStatus(c echo.Context) error {
 		return err
 	}
 	return c.JSON(http.StatusOK, st)
-}
-
-func (s *Server) handleUnknownTool(c echo.Context) error {
-	return &Error{Status: http.StatusNotFound, Code: "unknown_tool", Message: "unknown tool " + c.Param("name") + "; GET /v1/tools lists them"}
 }

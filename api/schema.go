@@ -2,13 +2,10 @@ package api
 
 import (
 	"encoding/json"
-	"errors"
 	"net/http"
 
 	"github.com/labstack/echo/v4"
 )
-
-func errorAs(err error, target any) bool { return errors.As(err, target) }
 
 // Tool is a tool schema in OpenAI function-calling form.
 type Tool struct {

@@ -2,8 +2,11 @@ package api
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -110,24 +113,6 @@ func parseDate(field, s string) (time.Time, error) {
 	return time.Time{}, badRequest(fmt.Sprintf("filters.%s: want a date like 2026-01-31 or RFC 3339", field))
 }
 
-// decodeArgs reads a JSON object strictly: unknown fields and wrong types
-// are the caller's mistake and get a 400 that says which.
-func decodeArgs(c echo.Context, v any) error {
-	dec := json.NewDecoder(c.Request().Body)
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		var te *json.UnmarshalTypeError
-		switch {
-		case strings.Contains(err.Error(), "http: request body too large"):
-			return &Error{Status: http.StatusRequestEntityTooLarge, Code: "too_large", Message: "request body too large"}
-		case errorAs(err, &te):
-			return badRequest(fmt.Sprintf("argument %q: want %s", te.Field, te.Type))
-		}
-		return badRequest("arguments must be a JSON object: " + err.Error())
-	}
-	return nil
-}
-
 // ToSearchQuery validates search_site arguments.
 func (a *SearchArgs) ToSearchQuery() (store.SearchQuery, error) {
 	q := store.SearchQuery{Text: strings.TrimSpace(a.Query), Limit: a.Limit, Sort: a.Sort, Passages: a.Passages}
@@ -203,29 +188,50 @@ func nonNil(xs []string) []string {
 	return xs
 }
 
-func (s *Server) handleSearchSite(c echo.Context) error {
-	var args SearchArgs
-	if err := decodeArgs(c, &args); err != nil {
-		return err
-	}
-	q, err := args.ToSearchQuery()
+func (s *Server) registerToolRoutes(g *echo.Group) {
+	g.GET("/v1/tools", s.handleToolList)
+	g.POST("/v1/tools/:name", s.handleTool)
+}
+
+// ErrUnknownTool is returned by CallTool for a name not in the contract.
+func ErrUnknownTool(name string) *Error {
+	return &Error{Status: http.StatusNotFound, Code: "unknown_tool", Message: "unknown tool " + strconv.Quote(name) + "; GET /v1/tools lists them"}
+}
+
+func (s *Server) handleTool(c echo.Context) error {
+	body, err := io.ReadAll(c.Request().Body)
 	if err != nil {
-		return err
-	}
-	start := time.Now()
-	r, err := s.b.Search(c.Request().Context(), q)
-	if err != nil {
-		return err
-	}
-	resp := NewSearchResponse(q.Text, r)
-	top := make([]string, 0, 3)
-	for i, e := range resp.Results {
-		if i == 3 {
-			break
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) || strings.Contains(err.Error(), "request body too large") {
+			return &Error{Status: http.StatusRequestEntityTooLarge, Code: "too_large", Message: "request body too large"}
 		}
-		top = append(top, fmt.Sprintf("%s %.3f %v", e.URL, e.Score, e.MatchedTerms))
+		return badRequest("unreadable request body")
 	}
-	s.log.Info("Tool call", "tool", "search_site", "query", q.Text, "terms", r.Terms, "results", len(resp.Results),
-		"top", top, "action", r.Action, "confidence", r.Confidence, "latency_ms", float64(time.Since(start).Microseconds())/1000)
-	return c.JSON(http.StatusOK, resp)
+	out, err := s.b.CallTool(c.Request().Context(), c.Param("name"), body)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, out)
+}
+
+// DecodeArgs reads tool arguments strictly: unknown fields and wrong
+// types are the caller's mistake and get a 400 that says which. An empty
+// body is an empty object.
+func DecodeArgs(args json.RawMessage, v any) error {
+	if len(strings.TrimSpace(string(args))) == 0 {
+		args = json.RawMessage("{}")
+	}
+	dec := json.NewDecoder(strings.NewReader(string(args)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			return badRequest(fmt.Sprintf("argument %q: want %s", te.Field, te.Type))
+		}
+		return badRequest("arguments must be a JSON object: " + err.Error())
+	}
+	if dec.More() {
+		return badRequest("arguments must be one JSON object")
+	}
+	return nil
 }

@@ -96,7 +96,7 @@ func TestIndex_RealWordPress(t *testing.T) {
 		if n := countChunks(t, raw, marker); n > 0 {
 			t.Errorf("%s post %d (%s) has chunks in the store", p.Status, p.ID, marker)
 		}
-		res, err := d.Search(ctx, store.SearchQuery{Text: p.Title, Limit: 50})
+		res, err := d.Store.Search(ctx, store.SearchQuery{Text: p.Title, Limit: 50})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -116,7 +116,7 @@ func TestIndex_RealWordPress(t *testing.T) {
 		if p.Type != "post" {
 			continue
 		}
-		res, err := d.Search(ctx, store.SearchQuery{Text: p.Title, Limit: 5})
+		res, err := d.Store.Search(ctx, store.SearchQuery{Text: p.Title, Limit: 5})
 		if err != nil {
 			t.Fatal(err)
 		}

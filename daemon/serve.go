@@ -18,11 +18,6 @@ import (
 // Version is askwpd's version, set at build time.
 var Version = "0.1.0-dev"
 
-// Search runs a search_site query against the index.
-func (d *Daemon) Search(ctx context.Context, q store.SearchQuery) (*store.SearchResult, error) {
-	return d.Store.Search(ctx, q)
-}
-
 // Status reports the daemon's state.
 func (d *Daemon) Status(ctx context.Context) (*api.Status, error) {
 	stats, err := d.Store.Stats(ctx)
