@@ -17,6 +17,7 @@ import (
 // the sitemap and the database list, and nothing private.
 func TestIndex_RealWordPress(t *testing.T) {
 	site := wptest.Get(t)
+	site.Lock(t)
 	ctx := context.Background()
 	logs := &syncBuffer{}
 	d := openTestDaemon(t, site, logs)

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -108,4 +109,28 @@ func (s *Site) PHP(t testing.TB, code string) string {
 		t.Fatalf("php: %v: %s", err, out)
 	}
 	return string(out)
+}
+
+// Lock holds an exclusive lock on the test site until the test ends.
+// Tests in several packages run at once against one WordPress: every test
+// that changes the site, or that compares the index with the site's exact
+// content, takes it, so none sees another's half-done change.
+func (s *Site) Lock(t testing.TB) {
+	t.Helper()
+	dir := s.Env["WP_STATE_DIR"]
+	if dir == "" {
+		dir = filepath.Join(RepoRoot(), ".wp-test")
+	}
+	f, err := os.OpenFile(filepath.Join(dir, "test.lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		t.Fatalf("wptest: lock: %v", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		f.Close()
+		t.Fatalf("wptest: lock: %v", err)
+	}
+	t.Cleanup(func() {
+		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		f.Close()
+	})
 }
