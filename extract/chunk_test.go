@@ -199,6 +199,9 @@ func FuzzChunkMarkdown(f *testing.F) {
 	f.Add("```\nunclosed", 1, 2)
 	f.Add("x\xff\n\n## y\r\n~~~\n~~~", 0, 0)
 	f.Add(strings.Repeat("word ", 3000), 5, 7)
+	// A prose line split at a space so that a piece starts with ``` (found by
+	// the random test; the old fence check took it for a broken fence).
+	f.Add("|word ```\t```-~~~`~~~a1. 1. |        |\n\n#  ~~~```. -\téaé", 2, 10)
 	f.Fuzz(func(t *testing.T, md string, target, maxTok int) {
 		opt := ChunkOptions{TargetTokens: target % 2000, MaxTokens: maxTok % 4000}
 		cs := ChunkMarkdown(md, opt)
@@ -233,4 +236,29 @@ func readTestdata(t testing.TB, name string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// TestChunkRandomProperties drives the chunker with random Markdown-ish soup
+// (fences, headings, tables, CRLF, invalid UTF-8) and tiny budgets.
+func TestChunkRandomProperties(t *testing.T) {
+	alpha := []string{"`", "```", "~~~", "#", "# ", "\n", "\n\n", " ", "|", "a", "word ", "é", "日本", "\xff", "\r\n", ". ", "-", "1. ", "\t", "    "}
+	seed := uint64(1)
+	rnd := func(n int) int {
+		seed ^= seed << 13
+		seed ^= seed >> 7
+		seed ^= seed << 17
+		return int(seed % uint64(n))
+	}
+	n := 20000
+	if raceEnabled || testing.Short() {
+		n = 2000
+	}
+	for it := 0; it < n; it++ {
+		var b strings.Builder
+		for k := rnd(200); k > 0; k-- {
+			b.WriteString(alpha[rnd(len(alpha))])
+		}
+		md := b.String()
+		checkChunks(t, md, ChunkMarkdown(md, ChunkOptions{TargetTokens: rnd(50) - 5, MaxTokens: rnd(80) - 5}))
+	}
 }

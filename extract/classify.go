@@ -109,7 +109,7 @@ func classifyCode(lang, body string) string {
 
 // classifyProse types a chunk without a fence.
 func classifyProse(text string) string {
-	if apiRe.MatchString(text) {
+	if mayBeAPI(text) && apiRe.MatchString(text) {
 		return TypeAPI
 	}
 	lines := nonEmptyLines(text)
@@ -135,4 +135,14 @@ func nonEmptyLines(s string) []string {
 		}
 	}
 	return out
+}
+
+// mayBeAPI is a cheap filter in front of apiRe.
+func mayBeAPI(s string) bool {
+	for _, w := range [...]string{"GET ", "POST ", "PUT ", "PATCH ", "DELETE ", "/wp-json/", "rest_route="} {
+		if strings.Contains(s, w) {
+			return true
+		}
+	}
+	return false
 }

@@ -217,11 +217,21 @@ var roleNoise = map[string]bool{
 // isNoise reports whether an element inside the main content is boilerplate.
 func isNoise(n *html.Node) bool {
 	switch n.DataAtom {
-	case atom.Nav, atom.Aside, atom.Footer, atom.Header, atom.Form, atom.Menu, atom.Figcaption:
+	case atom.Nav, atom.Aside, atom.Footer, atom.Form, atom.Menu, atom.Figcaption:
 		return !forced(n)
+	case atom.Header:
+		// An article header holding a paragraph of prose carries the
+		// standfirst; other headers are the site's or the byline's.
+		return !forced(n) && !hasLeadPara(n)
 	}
 	if roleNoise[strings.ToLower(attr(n, "role"))] {
 		return !forced(n)
+	}
+	switch n.DataAtom {
+	case atom.H1, atom.H2, atom.H3, atom.H4, atom.H5, atom.H6:
+		// A heading's id is often an anchor slug of its own text
+		// ("nav_the-results"): its words say nothing about boilerplate.
+		return false
 	}
 	ca, ia := attr(n, "class"), attr(n, "id")
 	if noiseAttr(ca, noiseWords) || noiseAttr(ia, noiseWords) {
@@ -236,6 +246,20 @@ func isNoise(n *html.Node) bool {
 	}
 	return false
 }
+
+// hasLeadPara reports a paragraph of prose (not a link list) in n.
+func hasLeadPara(n *html.Node) bool {
+	return findFirst(n, func(c *html.Node) bool {
+		if c.DataAtom != atom.P {
+			return false
+		}
+		s := measure(c)
+		return s.text-s.linkText >= leadParaRunes
+	}) != nil
+}
+
+// leadParaRunes is the length from which a paragraph in a header is a standfirst.
+const leadParaRunes = 80
 
 // forced is the force-include escape: data-askwp="content"/"keep" or the class
 // askwp-content marks an element that must never be dropped.
@@ -269,7 +293,7 @@ func noiseAttr(v string, words map[string]bool) bool {
 // elements, then link-dense lists and boxes.
 func cleanContent(root *html.Node) {
 	var dead []*html.Node
-	total := measure(root).text
+	total := measureClean(root).text
 	walk(root, func(n *html.Node) bool {
 		if n == root || n.Type != html.ElementNode {
 			return true
@@ -278,7 +302,7 @@ func cleanContent(root *html.Node) {
 			// A "noise" element holding most of the text is a layout wrapper
 			// (class="container sidebar_right", a page-wide <form>): keep it and
 			// look inside.
-			if s := measure(n); total > 0 && s.text*2 > total {
+			if s := measureClean(n); total > 0 && s.text*2 > total {
 				return true
 			}
 			dead = append(dead, n)
@@ -310,6 +334,78 @@ func cleanContent(root *html.Node) {
 	for _, n := range dead {
 		removeNode(n)
 	}
+	dropIllustrations(root)
+}
+
+// captionMax is the most text (characters) an illustration block may carry and
+// still be taken for a picture with its caption and credit.
+const captionMax = 200
+
+// dropIllustrations removes picture blocks: an element holding an image and
+// no more than a caption's worth of text. Images never reach the output, and a
+// caption or photo credit read without its picture is noise in the text.
+func dropIllustrations(root *html.Node) {
+	var dead []*html.Node
+	walk(root, func(n *html.Node) bool {
+		if n == root || n.Type != html.ElementNode {
+			return true
+		}
+		switch n.DataAtom {
+		case atom.Figure, atom.Div, atom.Span, atom.A, atom.Section:
+		default:
+			return true
+		}
+		if forced(n) || !hasImage(n) {
+			return false
+		}
+		if s := measure(n); s.text <= captionMax && !hasProsePara(n) && !repeated(n) {
+			dead = append(dead, n)
+			return false
+		}
+		return true
+	})
+	for _, n := range dead {
+		removeNode(n)
+	}
+}
+
+// hasProsePara reports a paragraph of real text inside n: an image set in a
+// paragraph illustrates that text (a recipe step, a review), it is not a caption.
+func hasProsePara(n *html.Node) bool {
+	return findFirst(n, func(c *html.Node) bool {
+		return c.DataAtom == atom.P && measure(c).text >= captionProse
+	}) != nil
+}
+
+// captionProse is the paragraph length from which text next to an image is prose.
+const captionProse = 80
+
+// repeated reports an element with a sibling of the same tag and class: steps,
+// slides and cards repeat, a caption stands alone.
+func repeated(n *html.Node) bool {
+	cls := attr(n, "class")
+	for _, sib := range []*html.Node{n.PrevSibling, n.NextSibling} {
+		for s := sib; s != nil; {
+			if s.Type == html.ElementNode {
+				if s.DataAtom == n.DataAtom && attr(s, "class") == cls {
+					return true
+				}
+				break
+			}
+			if sib == n.PrevSibling {
+				s = s.PrevSibling
+			} else {
+				s = s.NextSibling
+			}
+		}
+	}
+	return false
+}
+
+func hasImage(n *html.Node) bool {
+	return findFirst(n, func(c *html.Node) bool {
+		return c.Type == html.ElementNode && (c.DataAtom == atom.Img || c.DataAtom == atom.Picture)
+	}) != nil
 }
 
 // stats are text measures of a subtree.

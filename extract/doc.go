@@ -7,6 +7,17 @@
 //	main-content selection (container, readability, body) -> bluemonday ->
 //	Markdown + plain text -> quality flags -> chunks
 //
+// Main-content selection is structural, never keyed to a site: the chosen
+// container is widened to its repeated peers (forum posts, recipe or CMS
+// sections: same tag and base class at the same place under repeated siblings;
+// a peer with its own <h1> is a separate document and stays out). Cleaning drops
+// boilerplate by class/role words, link density, illustrations (an image with
+// no more than a caption's worth of text, unless it is a repeated step or holds
+// a paragraph of prose) and, inside the text, cross-reference lines (a short
+// paragraph that is mostly one link). Headings are never dropped for their
+// class/id words (ids are anchor slugs); a <header> holding a paragraph of prose
+// is the standfirst, not boilerplate.
+//
 // Result.Markdown is the stored body. Chunk.Start/End are offsets in Unicode code
 // points (runes) into it, so string([]rune(md)[c.Start:c.End]) == c.Text holds for
 // every chunk; that is what verbatim citations rely on.

@@ -128,6 +128,7 @@ func Extract(ctx context.Context, r io.Reader, opt Options) (res *Result, err er
 		rd := newRenderer(base)
 		rd.render(node)
 		rd.flush()
+		rd.trimTail()
 		res.Markdown, res.Text = rd.output()
 	}
 	fillMeta(res, meta, doc, base, opt)
@@ -278,15 +279,12 @@ func collectLinks(doc *html.Node, base *url.URL) []Link {
 		if href == "" || strings.HasPrefix(href, "#") {
 			return false
 		}
-		abs := resolve(base, href)
-		if abs == "" {
+		u := resolveURL(base, href)
+		if u == nil {
 			return false
 		}
-		if u, err := url.Parse(abs); err == nil {
-			u.Fragment = ""
-			u.RawFragment = ""
-			abs = u.String()
-		}
+		u.Fragment, u.RawFragment = "", ""
+		abs := u.String()
 		text := textContent(n)
 		if text == "" {
 			text = attr(n, "title")

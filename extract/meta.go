@@ -355,21 +355,28 @@ func stripSiteName(title, site string) string {
 
 // resolve makes href absolute against base; "" when unusable.
 func resolve(base *url.URL, href string) string {
+	if u := resolveURL(base, href); u != nil {
+		return u.String()
+	}
+	return ""
+}
+
+// resolveURL parses href against base; nil for empty, unparsable or non-web URLs.
+func resolveURL(base *url.URL, href string) *url.URL {
 	href = strings.TrimSpace(href)
 	if href == "" {
-		return ""
+		return nil
 	}
 	u, err := url.Parse(href)
 	if err != nil {
-		return ""
+		return nil
 	}
 	if base != nil {
 		u = base.ResolveReference(u)
 	}
 	switch u.Scheme {
 	case "http", "https", "":
-	default:
-		return ""
+		return u
 	}
-	return u.String()
+	return nil
 }

@@ -15,6 +15,7 @@ type block struct {
 	list    bool // list items are joined with a single newline (a tight list)
 	code    bool
 	heading int
+	links   int // runes of link text in txt
 }
 
 // renderer turns a cleaned content subtree into Markdown and plain text at once,
@@ -31,6 +32,7 @@ type renderer struct {
 	quote     int
 	inPre     int
 	inCodeTxt int
+	linkRunes int // link text in the current inline run
 }
 
 type listFrame struct {
@@ -39,6 +41,102 @@ type listFrame struct {
 }
 
 func newRenderer(base *url.URL) *renderer { return &renderer{base: base} }
+
+// trimTail drops the boilerplate that survives cleaning after the article's
+// last paragraph of prose: "Related" / "More on this" headings whose lists were
+// removed, link-only lines ("Back to overview"), and short label lines that do
+// not end like a sentence ("Share this article", "Tags").
+func (r *renderer) trimTail() {
+	last := -1
+	for i, b := range r.blocks {
+		if b.heading == 0 && !b.code && isProse(b) {
+			last = i
+		}
+	}
+	if last < 0 {
+		return
+	}
+	first := 0
+	for i, b := range r.blocks {
+		if b.heading == 0 && !b.code && isProse(b) {
+			first = i
+			break
+		}
+	}
+	var kept []block
+	for _, b := range r.blocks[:first] {
+		// Before the text only link lines (breadcrumbs, category links) go:
+		// short lines there are often the lead, a dateline or a kicker.
+		if b.code || b.links*2 < utf8.RuneCountInString(b.txt) {
+			kept = append(kept, b)
+		}
+	}
+	for _, b := range r.blocks[first : last+1] {
+		if teaserLine(b) {
+			continue
+		}
+		kept = append(kept, b)
+	}
+	for _, b := range r.blocks[last+1:] {
+		if tailJunk(b) {
+			continue
+		}
+		kept = append(kept, b)
+	}
+	// Headings left with nothing after them.
+	for len(kept) > 0 && kept[len(kept)-1].heading > 0 {
+		kept = kept[:len(kept)-1]
+	}
+	r.blocks = kept
+}
+
+// isProse reports a block that reads like article text: long enough, few links.
+func isProse(b block) bool {
+	n := utf8.RuneCountInString(b.txt)
+	return n >= proseMinRunes && b.links*2 < n
+}
+
+// teaserLine reports a paragraph inside the text that is a link with at most a
+// label ("Read also: <headline>"): a cross-reference to another page, not part
+// of this one. List items are left alone: a list of links is often the content.
+func teaserLine(b block) bool {
+	if b.code || b.list || b.heading > 0 {
+		return false
+	}
+	n := utf8.RuneCountInString(b.txt)
+	return n < teaserMaxRunes && b.links*10 >= n*teaserLinkShare
+}
+
+const (
+	teaserMaxRunes  = 300
+	teaserLinkShare = 6 // tenths of the line that are link text
+)
+
+// proseMinRunes is the length of a block that counts as prose for trimTail.
+const proseMinRunes = 120
+
+func tailJunk(b block) bool {
+	if b.code {
+		return false
+	}
+	n := utf8.RuneCountInString(b.txt)
+	if b.links*2 >= n {
+		return true
+	}
+	if b.heading > 0 || b.list {
+		// Headings go only when nothing follows; list items are short by nature.
+		return false
+	}
+	if n < tailShortRunes {
+		t := strings.TrimSpace(b.txt)
+		last, _ := utf8.DecodeLastRuneInString(t)
+		return !strings.ContainsRune(".!?…\"»“”)", last)
+	}
+	return false
+}
+
+// tailShortRunes: shorter tail lines without sentence punctuation are labels.
+const tailShortRunes = 50
 
 // markdown joins the blocks: blank line between blocks, single newline inside lists.
 func (r *renderer) output() (md, txt string) {
@@ -173,8 +271,16 @@ func (r *renderer) wrapInline(n *html.Node, pre, post string) {
 		r.txt = append(r.txt, ' ')
 	}
 	r.space = false
-	mdStart, txtStart := len(r.md), len(r.txt)
+	mdStart, txtStart, nb := len(r.md), len(r.txt), len(r.blocks)
 	r.children(n)
+	if len(r.blocks) != nb || len(r.md) < mdStart || len(r.txt) < txtStart {
+		// A block inside the link (<a><div>…</div></a>, valid HTML5) flushed
+		// the run: the text already went out as blocks of its own.
+		return
+	}
+	if pre == "[" {
+		r.linkRunes += utf8.RuneCount(r.txt[txtStart:])
+	}
 	inner := strings.TrimSpace(string(r.md[mdStart:]))
 	if inner == "" || len(r.txt) == txtStart || strings.Contains(inner, "\n") {
 		return
@@ -229,7 +335,9 @@ func (r *renderer) text(s string) {
 			r.space = true
 			continue
 		}
-		if c == 0 || (c < 0x20 && c != '\t') || c == 0x7f || c == '\uFEFF' {
+		// Control characters, BOMs and soft hyphens (U+00AD, invisible unless a
+		// line breaks there) would only split words for search and citations.
+		if c == 0 || (c < 0x20 && c != '\t') || c == 0x7f || c == '\uFEFF' || c == '\u00AD' {
 			continue
 		}
 		if r.space && len(r.txt) > 0 && !endsWithNL(r.txt) {
@@ -256,10 +364,12 @@ func (r *renderer) flush() {
 	txt := strings.TrimSpace(string(r.txt))
 	md := strings.TrimSpace(string(r.md))
 	r.md, r.txt, r.space = r.md[:0], r.txt[:0], false
+	links := r.linkRunes
+	r.linkRunes = 0
 	if txt == "" {
 		return
 	}
-	b := block{txt: txt}
+	b := block{txt: txt, links: links}
 	lines := strings.Split(md, "\n")
 	for i := range lines {
 		lines[i] = strings.TrimSpace(lines[i])

@@ -20,6 +20,16 @@ import (
 // teaser lists as often as articles, and <main>/<article> cover them.
 var contentClassRe = regexp.MustCompile(`^(?:[a-z0-9]+[-_]+)*(?:entry|post|article|story|blog|news|single|td-post)[-_]*(?:content|body|text|entry|inner|copy)(?:[-_]+[a-z0-9]+)*$|^wp-block-post-content$|^(?:articlebody|storybody|postbody|entrycontent|articletext)$`)
 
+// maybeContentToken is a cheap filter in front of contentClassRe.
+func maybeContentToken(t string) bool {
+	for _, w := range [...]string{"content", "body", "text", "entry", "inner", "copy"} {
+		if strings.Contains(t, w) {
+			return true
+		}
+	}
+	return false
+}
+
 func isContentContainer(n *html.Node) bool {
 	if n.DataAtom == atom.Body || n.DataAtom == atom.Html || n.DataAtom == atom.Li || n.DataAtom == atom.A ||
 		n.DataAtom == atom.Span || n.DataAtom == atom.P {
@@ -30,7 +40,7 @@ func isContentContainer(n *html.Node) bool {
 	}
 	for _, v := range []string{attr(n, "class"), attr(n, "id")} {
 		for _, t := range strings.Fields(strings.ToLower(v)) {
-			if contentClassRe.MatchString(t) && !noiseAttr(t, noiseWords) {
+			if maybeContentToken(t) && contentClassRe.MatchString(t) && !noiseAttr(t, noiseWords) {
 				return true
 			}
 		}
@@ -40,6 +50,9 @@ func isContentContainer(n *html.Node) bool {
 
 // minContent is the non-link text (in characters) a container needs to be trusted.
 const minContent = 250
+
+// maxCandidates caps the candidates ranked per kind.
+const maxCandidates = 64
 
 // nestedKeep is the share of an outer candidate's text a nested candidate must
 // hold to be preferred.
@@ -88,6 +101,11 @@ func selectContent(doc *html.Node, base *url.URL) (*html.Node, string) {
 		return true
 	})
 	best := func(cs []candidate) *candidate {
+		// Bound the work on pathological pages (thousands of nested
+		// candidates): ranking is quadratic in their number.
+		if len(cs) > maxCandidates {
+			cs = cs[:maxCandidates]
+		}
 		var b *candidate
 		for i := range cs {
 			if insideNoise(cs[i].n, body) {
@@ -123,8 +141,15 @@ func selectContent(doc *html.Node, base *url.URL) (*html.Node, string) {
 		}
 	}
 	if chosen != nil {
-		cleanContent(chosen.n)
-		return chosen.n, chosen.source
+		if chosen.source == "wp_content" {
+			pullLead(chosen.n, body)
+		}
+		n := chosen.n
+		if m := mergeRepeated(n, body); m != nil {
+			n = m
+		}
+		cleanContent(n)
+		return n, chosen.source
 	}
 	// Readability re-scores the whole tree; on multi-megabyte documents that
 	// costs seconds for little gain, so they go straight to the body.
@@ -149,16 +174,17 @@ func linky(s stats) bool {
 
 // insideNoise reports whether n sits inside a boilerplate region (below stop):
 // a teaser <article> in a sidebar, a comment. A noise-classed ancestor of which n
-// holds at least half the text is a layout wrapper ("content sidebar-right"),
-// not a boilerplate region.
+// holds at least a third of the text is a layout wrapper ("content
+// sidebar-right", an <aside> around the article and its standfirst), not a
+// boilerplate region.
 func insideNoise(n, stop *html.Node) bool {
 	own := -1
 	for p := n.Parent; p != nil && p != stop; p = p.Parent {
 		if p.Type == html.ElementNode && isNoise(p) {
 			if own < 0 {
-				own = measure(n).text
+				own = measureClean(n).text
 			}
-			if own*2 < measure(p).text {
+			if own*3 < measureClean(p).text {
 				return true
 			}
 		}
@@ -229,4 +255,155 @@ func sanitize(n *html.Node) *html.Node {
 		root.AppendChild(c)
 	}
 	return root
+}
+
+// leadClassRe matches class/id words of a standfirst: the summary paragraph that
+// many themes print with the headline, outside the body container.
+var leadClassRe = regexp.MustCompile(`(?:^|[-_])(?:lead|leadtext|lede|teaser|intro|standfirst|summary|excerpt|subline|subtitle|abstract|deck|dek)(?:$|[-_])`)
+
+const (
+	leadMinRunes = 30
+	leadMaxRunes = 1200
+	leadLevels   = 4 // how far up from the container the lead is looked for
+)
+
+// pullLead moves a standfirst found just before the content container (within
+// a few ancestor levels) into the container, as its first child.
+func pullLead(c, stop *html.Node) {
+	scope := c
+	for i := 0; i < leadLevels && scope.Parent != nil && scope.Parent != stop; i++ {
+		scope = scope.Parent
+	}
+	var lead *html.Node
+	reached := false
+	walk(scope, func(n *html.Node) bool {
+		if lead != nil || reached {
+			return false
+		}
+		if n == c {
+			reached = true
+			return false
+		}
+		if n.Type != html.ElementNode || n == scope {
+			return true
+		}
+		switch n.DataAtom {
+		case atom.Nav, atom.Aside, atom.Footer, atom.Form, atom.Ul, atom.Ol, atom.A:
+			return false
+		}
+		if !leadAttr(n) || isAncestor(n, c) {
+			return true
+		}
+		s := measure(n)
+		if s.text >= leadMinRunes && s.text <= leadMaxRunes && s.linkText*10 < s.text*3 {
+			lead = n
+		}
+		return false
+	})
+	if lead == nil {
+		return
+	}
+	removeNode(lead)
+	c.InsertBefore(lead, c.FirstChild)
+}
+
+func leadAttr(n *html.Node) bool {
+	for _, v := range []string{attr(n, "class"), attr(n, "id")} {
+		for _, t := range strings.Fields(strings.ToLower(v)) {
+			if leadClassRe.MatchString(t) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// repeatLevels is how far above the chosen container a repeated unit (a post
+// of a thread, a section of a recipe) is looked for.
+const repeatLevels = 8
+
+// mergeRepeated handles content split over repeated siblings: the posts of a
+// forum thread, the sections of a recipe or a CMS page. It climbs from the
+// chosen container c to the first ancestor-or-self u that has siblings of the
+// same kind (tag, base class), and takes from each such sibling the node at
+// the same place as c in u (same chain of tags and base classes). Siblings that
+// are boilerplate, listings, or separate documents (own <h1>: the next article
+// of an infinite-scroll page) are left out. The gathered nodes are moved, in
+// document order, into a new wrapper, which is returned; nil means there is
+// nothing to merge.
+func mergeRepeated(c, body *html.Node) *html.Node {
+	var path []*html.Node // c's ancestors below u, innermost first
+	u := c
+	for level := 0; level < repeatLevels && u.Parent != nil && u != body && u.Parent != body; level++ {
+		if u == c || firstClass(u) != "" {
+			if parts := repeatedPeers(c, u, path, body); len(parts) >= 2 {
+				w := &html.Node{Type: html.ElementNode, DataAtom: atom.Div, Data: "div"}
+				c.Parent.InsertBefore(w, c)
+				for _, p := range parts {
+					removeNode(p)
+					w.AppendChild(p)
+				}
+				return w
+			}
+		}
+		path = append(path, u)
+		u = u.Parent
+	}
+	return nil
+}
+
+// repeatedPeers returns c and its counterparts in the siblings of u that are of
+// u's kind, in document order; path holds the nodes from c (first) up to below u.
+func repeatedPeers(c, u *html.Node, path []*html.Node, body *html.Node) []*html.Node {
+	var parts []*html.Node
+	for s := u.Parent.FirstChild; s != nil; s = s.NextSibling {
+		if s == u {
+			parts = append(parts, c)
+			continue
+		}
+		if !samePeer(s, u) || isNoise(s) || hasH1(s) {
+			continue
+		}
+		p := s
+		for i := len(path) - 1; i >= 0 && p != nil; i-- {
+			var next *html.Node
+			for x := p.FirstChild; x != nil; x = x.NextSibling {
+				if samePeer(x, path[i]) {
+					next = x
+					break
+				}
+			}
+			p = next
+		}
+		if p == nil || insideNoise(p, body) {
+			continue
+		}
+		if st := measureClean(p); st.text == 0 || linky(st) {
+			continue
+		}
+		parts = append(parts, p)
+	}
+	return parts
+}
+
+// samePeer reports whether x is of the same kind as ref: same tag and base
+// class, and a content container exactly when ref is one (so an author box
+// styled like the article body does not join it).
+func samePeer(x, ref *html.Node) bool {
+	return x.Type == html.ElementNode && x.DataAtom == ref.DataAtom && x.Data == ref.Data &&
+		firstClass(x) == firstClass(ref) && isContentContainer(x) == isContentContainer(ref)
+}
+
+func hasH1(n *html.Node) bool {
+	return findFirst(n, func(x *html.Node) bool { return x.DataAtom == atom.H1 }) != nil
+}
+
+// firstClass is the first class token: themes vary the modifiers
+// ("box recipe-header", "box recipe-steps") but keep the base class.
+func firstClass(n *html.Node) string {
+	f := strings.Fields(attr(n, "class"))
+	if len(f) == 0 {
+		return ""
+	}
+	return f[0]
 }

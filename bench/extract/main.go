@@ -272,6 +272,9 @@ func runTrafilatura(dir string, worst int, dump string) bool {
 		}
 		var b bad
 		b.file = e.File
+		if res != nil {
+			b.file += " [" + res.Source + "]"
+		}
 		for _, w := range e.With {
 			if out != "" && strings.Contains(out, normWS(w)) {
 				tp++
