@@ -44,5 +44,11 @@ sed "s#/usr/local/bin/askwpd#$root/bin/askwpd#" systemd/askwpd.service > "$unit_
 systemd-analyze verify "$unit_dir/askwpd.service"
 echo "systemd-analyze verify: ok"
 
+step "PHP shim (wp-plugin-shim/tests, inside the real WordPress)"
+bash scripts/shim-up.sh && ASKWPD_BIN="$root/bin/askwpd" bash wp-plugin-shim/tests/run.sh
+
 step "go test -race"
+# The admin page test drives a real headless Chromium.
+command -v chromium >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium >/dev/null \
+  || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium >/dev/null; }
 go test -race -count=1 -timeout 20m "$@" ./...
