@@ -32,6 +32,14 @@ type Config struct {
 	Crawl    CrawlConfig    `toml:"crawl"`
 	Schedule ScheduleConfig `toml:"schedule"`
 	Provider ProviderConfig `toml:"provider"`
+	Search   SearchConfig   `toml:"search"`
+}
+
+// SearchConfig tunes retrieval.
+type SearchConfig struct {
+	// Synonyms is a Solr-style synonyms file: "a => b" rewrites and
+	// "a, b, c" equivalents, one rule a line.
+	Synonyms string `toml:"synonyms"`
 }
 
 // CrawlConfig bounds fetching so the daemon never crowds out the PHP

@@ -16,8 +16,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
+	"github.com/askwp/askwpd/extract"
 	"github.com/askwp/askwpd/store"
 )
 
@@ -30,6 +30,8 @@ type EvalOptions struct {
 	StateDir string
 	// Ranking overrides the store's default ranking when set.
 	Ranking *store.Ranking
+	// ChunkTokens is the chunker's target size; 0 means the daemon's.
+	ChunkTokens int
 }
 
 // EvalMetrics are the results of one evaluation.
@@ -81,10 +83,13 @@ func Evaluate(ctx context.Context, opt EvalOptions, out io.Writer) (*EvalMetrics
 	if opt.Ranking != nil {
 		db.SetRanking(*opt.Ranking)
 	}
+	if err := db.EnsureIndex(ctx); err != nil {
+		return nil, fmt.Errorf("eval: %w", err)
+	}
 
 	m := &EvalMetrics{}
 	start := time.Now()
-	if m.Docs, m.Chunks, err = indexBEIR(ctx, db, opt.Corpus); err != nil {
+	if m.Docs, m.Chunks, err = indexBEIR(ctx, db, opt.Corpus, opt.ChunkTokens); err != nil {
 		return nil, err
 	}
 	m.IndexTime = time.Since(start)
@@ -184,7 +189,7 @@ type beirDoc struct {
 }
 
 // indexBEIR loads corpus.jsonl into the store, in batches.
-func indexBEIR(ctx context.Context, db *store.DB, path string) (docs, chunks int, err error) {
+func indexBEIR(ctx context.Context, db *store.DB, path string, chunkTokens int) (docs, chunks int, err error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return 0, 0, fmt.Errorf("eval: %w", err)
@@ -213,7 +218,7 @@ func indexBEIR(ctx context.Context, db *store.DB, path string) (docs, chunks int
 		if err := json.Unmarshal(sc.Bytes(), &bd); err != nil {
 			return 0, 0, fmt.Errorf("eval: %s line %d: %w", path, line, err)
 		}
-		d := beirDocument(bd)
+		d := beirDocument(bd, chunkTokens)
 		docs++
 		chunks += len(d.Chunks)
 		batch = append(batch, d)
@@ -231,7 +236,7 @@ func indexBEIR(ctx context.Context, db *store.DB, path string) (docs, chunks int
 
 // beirDocument turns a corpus entry into a store.Document the way a
 // crawled page becomes one: Markdown body, chunks with rune offsets.
-func beirDocument(bd beirDoc) *store.Document {
+func beirDocument(bd beirDoc, chunkTokens int) *store.Document {
 	sum := sha256.Sum256([]byte(bd.Title + "\x00" + bd.Text))
 	d := &store.Document{
 		URL:         "beir:" + bd.ID,
@@ -244,7 +249,7 @@ func beirDocument(bd beirDoc) *store.Document {
 		WordCount:   len(strings.Fields(bd.Text)),
 		ContentHash: hex.EncodeToString(sum[:]),
 	}
-	d.Chunks = chunkBody(bd.Text)
+	d.Chunks = StoreChunks(extract.ChunkMarkdown(bd.Text, extract.ChunkOptions{TargetTokens: chunkTokens}))
 	return d
 }
 
@@ -382,74 +387,4 @@ func percentile(ds []time.Duration, p float64) time.Duration {
 	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
 	i := int(math.Ceil(p*float64(len(s)))) - 1
 	return s[max(0, min(i, len(s)-1))]
-}
-
-// chunkBody splits a Markdown body into chunks of about chunkTarget
-// words on paragraph, then sentence, boundaries, with rune offsets.
-// TODO: switch to extract.ChunkMarkdown once it lands, so eval and the
-// crawler share one chunker.
-func chunkBody(md string) []store.Chunk {
-	const chunkTarget = 300
-	type span struct{ start, end int } // byte offsets
-	var pieces []span
-	for off := 0; off < len(md); {
-		end := strings.Index(md[off:], "\n\n")
-		if end < 0 {
-			end = len(md)
-		} else {
-			end += off + 2
-		}
-		para := md[off:end]
-		if len(strings.Fields(para)) <= chunkTarget {
-			pieces = append(pieces, span{off, end})
-		} else {
-			// Split a long paragraph after sentence ends.
-			s := off
-			for i := off; i < end; i++ {
-				if (md[i] == '.' || md[i] == '?' || md[i] == '!') && i+1 < end && md[i+1] == ' ' {
-					pieces = append(pieces, span{s, i + 2})
-					s = i + 2
-				}
-			}
-			if s < end {
-				pieces = append(pieces, span{s, end})
-			}
-		}
-		off = end
-	}
-	var chunks []store.Chunk
-	cur, words := -1, 0
-	emit := func(from, to int) {
-		text := md[from:to]
-		if strings.TrimSpace(text) == "" {
-			return
-		}
-		sum := sha256.Sum256([]byte(text))
-		chunks = append(chunks, store.Chunk{
-			Ord:         len(chunks),
-			Start:       utf8.RuneCountInString(md[:from]),
-			End:         utf8.RuneCountInString(md[:to]),
-			Text:        text,
-			Type:        "prose",
-			ContentHash: hex.EncodeToString(sum[:8]),
-			Tokens:      len(strings.Fields(text)) * 4 / 3,
-		})
-	}
-	last := 0
-	for _, p := range pieces {
-		n := len(strings.Fields(md[p.start:p.end]))
-		if cur >= 0 && words+n > chunkTarget {
-			emit(cur, last)
-			cur, words = -1, 0
-		}
-		if cur < 0 {
-			cur = p.start
-		}
-		words += n
-		last = p.end
-	}
-	if cur >= 0 {
-		emit(cur, last)
-	}
-	return chunks
 }

@@ -54,6 +54,15 @@ func (db *DB) EnsureIndex(ctx context.Context) error {
 	if v == analyzerVersion {
 		return nil
 	}
+	var has int
+	if err := db.read.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM chunks)`).Scan(&has); err != nil {
+		return fmt.Errorf("store: ensure index: %w", err)
+	}
+	if has == 0 {
+		// Nothing indexed yet: everything PutDocument adds from now on is
+		// analyzed by this version.
+		return db.SetMeta(ctx, "analyzer_version", analyzerVersion)
+	}
 	return db.RebuildIndex(ctx)
 }
 

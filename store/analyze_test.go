@@ -30,11 +30,11 @@ func TestAnalyze(t *testing.T) {
 }
 
 func TestVocabulary_Correct(t *testing.T) {
-	v := &vocabulary{byLen: map[int][]vocabTerm{}, docCount: map[string]int{}}
-	for _, w := range []string{"workspace", "workspac", "widget", "notes", "panel"} {
-		v.byLen[len(w)] = append(v.byLen[len(w)], vocabTerm{w, 3})
+	v := &vocabulary{byKey: map[vocabKey][]vocabTerm{}, docCount: map[string]int{}}
+	for _, w := range []string{"workspace", "workspac", "widget", "notes", "panel", "café"} {
+		v.add(vocabTerm{w, 3})
 	}
-	for in, want := range map[string]string{"wrkspace": "workspace", "widgte": "widget", "ntoes": "notes"} {
+	for in, want := range map[string]string{"wrkspace": "workspace", "widgte": "widget", "ntoes": "notes", "notse": "notes", "cafés": "café"} {
 		if got, ok := v.correct(in); !ok || got != want {
 			t.Errorf("correct(%q) = %q, %v; want %q", in, got, ok, want)
 		}
@@ -69,5 +69,29 @@ func TestDB_EnsureIndex(t *testing.T) {
 	}
 	if err := db.IntegrityCheck(ctx); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// BenchmarkVocabulary_Correct times one typo lookup over a vocabulary the
+// size of a 50k-chunk site's (150k terms).
+func BenchmarkVocabulary_Correct(b *testing.B) {
+	v := &vocabulary{byKey: map[vocabKey][]vocabTerm{}, docCount: map[string]int{}}
+	letters := "abcdefghijklmnopqrstuvwxyz"
+	seed := uint32(1)
+	next := func() int { seed = seed*1664525 + 1013904223; return int(seed >> 8) }
+	for i := 0; i < 150000; i++ {
+		n := 3 + next()%10
+		w := make([]byte, n)
+		for j := range w {
+			w[j] = letters[next()%26]
+		}
+		v.add(vocabTerm{string(w), 1 + next()%50})
+	}
+	v.add(vocabTerm{"workspace", 10})
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if got, ok := v.correct("wrkspace"); !ok || got != "workspace" {
+			b.Fatalf("correct = %q, %v", got, ok)
+		}
 	}
 }

@@ -36,6 +36,9 @@ type parsedQuery struct {
 	Temporal bool       // asks for recent content
 	Year     int        // a year named in the query, or 0
 	Intents  [][]string // the parts of a multi-intent query ("X and Y")
+	// requireAll makes the full-text query an AND of the terms: the fast
+	// first pass of a short query.
+	requireAll bool
 }
 
 var temporalWords = map[string]bool{
@@ -190,6 +193,9 @@ func ftsString(s string) string {
 // bigrams is set, each pair of adjacent query terms as a phrase, which
 // bm25() then scores as one more term: a proximity bonus.
 func (pq *parsedQuery) matchExpr(bigrams, exact bool) string {
+	if pq.requireAll {
+		return pq.allExpr()
+	}
 	var parts []string
 	for _, t := range pq.Terms {
 		if t.Weight <= 0 {
@@ -214,6 +220,31 @@ func (pq *parsedQuery) matchExpr(bigrams, exact bool) string {
 		parts = append(parts, ftsString(strings.Join(ph, " ")))
 	}
 	return strings.Join(parts, " OR ")
+}
+
+// allExpr requires every live query term (or one of its synonyms, or its
+// exact surface form) to match.
+func (pq *parsedQuery) allExpr() string {
+	groups := map[string][]string{}
+	var order []string
+	for _, t := range pq.Terms {
+		if t.Weight <= 0 {
+			continue
+		}
+		key := t.Term
+		if t.Source == "synonym" && t.From != "" {
+			key = "\x00" + t.From
+		}
+		if _, ok := groups[key]; !ok {
+			order = append(order, key)
+		}
+		groups[key] = append(groups[key], `{title keywords body}: `+ftsString(t.Term))
+	}
+	var parts []string
+	for _, k := range order {
+		parts = append(parts, "("+strings.Join(groups[k], " OR ")+")")
+	}
+	return strings.Join(parts, " AND ")
 }
 
 // containsSeq reports whether seq occurs contiguously in terms.

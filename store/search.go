@@ -105,6 +105,9 @@ type SearchResult struct {
 type Ranking struct {
 	// BM25 column weights (FTS5's bm25(), k1 = 1.2, b = 0.75, per chunk).
 	TitleWeight, KeywordWeight, BodyWeight, ExactWeight float64
+	// ExactMaxTerms: the exact column is matched only for queries of at
+	// most this many terms.
+	ExactMaxTerms int
 	// Bigrams adds each pair of adjacent query terms as a phrase.
 	Bigrams bool
 	// Candidates is how many chunks the full-text query returns.
@@ -125,29 +128,42 @@ type Ranking struct {
 	FreshDecay              float64
 	FreshTemporal           float64
 	FreshDefault            float64
-	// Pseudo-relevance feedback (RM3-style): the top FeedbackDocs chunks
-	// give FeedbackTerms expansion terms; original terms are repeated
-	// FeedbackOrigWeight times so they keep most of the weight.
-	FeedbackDocs, FeedbackTerms, FeedbackOrigWeight int
+	// Pseudo-relevance feedback (RM3) inside the rerank: the top
+	// FeedbackDocs chunks give FeedbackTerms expansion terms, mixed into
+	// the query with weight FeedbackLambda.
+	FeedbackDocs, FeedbackTerms int
+	FeedbackLambda              float64
 	// Confidence thresholds (see confidence.go).
 	// Rerank: the best RerankDepth chunks are rescored in Go with BM25F
 	// (K1, BTitle for the title, BBody for keywords and body) plus
 	// Proximity × the IDF of query-term pairs within ProximityWindow.
-	RerankDepth     int
+	RerankDepth int
+	// RerankMinTerms: shorter queries skip the rerank (proximity needs
+	// several words; most site queries are 1–3 words and stay fast).
+	RerankMinTerms  int
 	K1, BTitle      float64
 	BBody           float64
 	Proximity       float64
 	ProximityWindow int
-	MinCoverage     float64 // share of query IDF the top document must match
-	MinGap          float64 // relative gap to the second document
-	MinMatched      int     // matched terms (an exact title phrase counts 2)
-	TypoMaxPerQry   int
+	// QLMix fuses the rerank with a Dirichlet query-likelihood ranking
+	// (smoothing QLMu) by reciprocal rank; 0 turns it off.
+	QLMix, QLMu float64
+	// AllTermsMax: queries of 2..AllTermsMax terms first look for chunks
+	// with every term, and fall back to any term when too few match.
+	AllTermsMax int
+	// Coord multiplies a chunk's score by the share of the query's IDF it
+	// matches, raised to Coord (Lucene's coordination factor, softened).
+	Coord         float64
+	MinCoverage   float64 // share of query IDF the top document must match
+	MinGap        float64 // relative gap to the second document
+	MinMatched    int     // matched terms (an exact title phrase counts 2)
+	TypoMaxPerQry int
 }
 
 // DefaultRanking is the tuned default; bench/search shows how it was tuned.
 func DefaultRanking() Ranking {
 	return Ranking{
-		TitleWeight: 2, KeywordWeight: 1.5, BodyWeight: 1, ExactWeight: 0.5,
+		TitleWeight: 2, KeywordWeight: 1.5, BodyWeight: 1, ExactWeight: 0.5, ExactMaxTerms: 3,
 		Bigrams:          false,
 		Candidates:       300,
 		SecondChunk:      0.1,
@@ -155,9 +171,9 @@ func DefaultRanking() Ranking {
 		ThinPenalty:      0.7, ArchivePenalty: 0.6,
 		FreshOffset: 7 * 24 * time.Hour, FreshScale: 14 * 24 * time.Hour, FreshDecay: 0.25,
 		FreshTemporal: 0.5, FreshDefault: 0,
-		MinCoverage: 0.5, MinGap: 0.1, MinMatched: 2,
-		TypoMaxPerQry: 4,
-		RerankDepth:   0, K1: 1.2, BTitle: 0.75, BBody: 0.75, Proximity: 0, ProximityWindow: 4,
+		MinCoverage: 0.6, MinGap: 0.1, MinMatched: 2,
+		TypoMaxPerQry: 4, AllTermsMax: 4,
+		RerankDepth: 30, RerankMinTerms: 4, K1: 1.2, BTitle: 0.75, BBody: 0.75, Proximity: 0.3, ProximityWindow: 4, QLMu: 1000,
 	}
 }
 
@@ -197,6 +213,9 @@ func (db *DB) Search(ctx context.Context, q SearchQuery) (*SearchResult, error) 
 		if q.Passages {
 			q.PerDoc = 3
 		}
+	}
+	if err := db.ensureIndexOnce(ctx); err != nil {
+		return nil, err
 	}
 	lang := q.Lang
 	if lang == "" {
@@ -331,20 +350,28 @@ func (db *DB) correctTypos(ctx context.Context, pq *parsedQuery, df map[string]i
 // the chunks into ranked documents.
 func (db *DB) rank(ctx context.Context, pq *parsedQuery, q SearchQuery, rk Ranking, df map[string]int) ([]*docHit, error) {
 	k := max(rk.Candidates, q.Limit*q.PerDoc*3)
-	cands, err := db.candidates(ctx, pq, q, rk, k)
-	if err != nil {
-		return nil, err
-	}
-	if rk.FeedbackDocs > 0 && rk.FeedbackTerms > 0 && len(cands) > 0 && q.Sort != "date" {
-		if expanded, err := db.feedback(ctx, pq, rk, cands); err != nil {
+	var cands []*candidate
+	if n := pq.liveTerms(); n >= 2 && n <= rk.AllTermsMax {
+		// Short queries first ask for pages with every word: far fewer
+		// rows to score than the OR of common words. When that finds
+		// enough documents they are the answer; when not, the OR runs.
+		pq.requireAll = true
+		all, err := db.candidates(ctx, pq, q, rk, k)
+		pq.requireAll = false
+		if err != nil {
 			return nil, err
-		} else if expanded {
-			if cands, err = db.candidates(ctx, pq, q, rk, k); err != nil {
-				return nil, err
-			}
+		}
+		if countDocs(all) >= q.Limit {
+			cands = all
 		}
 	}
-	if q.Sort != "date" {
+	if cands == nil {
+		var err error
+		if cands, err = db.candidates(ctx, pq, q, rk, k); err != nil {
+			return nil, err
+		}
+	}
+	if q.Sort != "date" && pq.liveTerms() >= rk.RerankMinTerms {
 		if err := db.rerank(ctx, pq, rk, df, cands); err != nil {
 			return nil, err
 		}
@@ -352,10 +379,31 @@ func (db *DB) rank(ctx context.Context, pq *parsedQuery, q SearchQuery, rk Ranki
 	return groupDocs(cands, pq, q, rk, db.Now()), nil
 }
 
+func countDocs(cs []*candidate) int {
+	seen := map[int64]bool{}
+	for _, c := range cs {
+		seen[c.docID] = true
+	}
+	return len(seen)
+}
+
+func (pq *parsedQuery) liveTerms() int {
+	n := 0
+	for _, t := range pq.Terms {
+		if t.Weight > 0 && t.Source != "synonym" {
+			n++
+		}
+	}
+	return n
+}
+
 // candidates returns the best k chunks for the query, honouring the
 // filters strictly, best first (or newest first when sorting by date).
 func (db *DB) candidates(ctx context.Context, pq *parsedQuery, q SearchQuery, rk Ranking, k int) ([]*candidate, error) {
-	expr := pq.matchExpr(rk.Bigrams, rk.ExactWeight > 0)
+	// Known terms matter for short, navigational queries ("home",
+	// "notes"); in long questions the exact column only double-counts
+	// titles, which measured worse.
+	expr := pq.matchExpr(rk.Bigrams, rk.ExactWeight > 0 && pq.liveTerms() <= rk.ExactMaxTerms)
 	if expr == "" {
 		return nil, nil
 	}
@@ -432,10 +480,6 @@ func groupDocs(cands []*candidate, pq *parsedQuery, q SearchQuery, rk Ranking, n
 			d.score += rk.SecondChunk * d.chunks[1].score
 		}
 		d.explain = append(d.explain, fmt.Sprintf("bm25 %.2f", first.score))
-		if len(pq.Seq) > 0 && rk.TitlePhraseBonus > 0 && containsSeq(Analyze(first.title, first.lang), pq.Seq) {
-			d.score *= 1 + rk.TitlePhraseBonus
-			d.explain = append(d.explain, "exact phrase in title")
-		}
 		if first.thin && rk.ThinPenalty > 0 {
 			d.score *= rk.ThinPenalty
 			d.explain = append(d.explain, "thin page")
@@ -449,6 +493,20 @@ func groupDocs(cands []*candidate, pq *parsedQuery, q SearchQuery, rk Ranking, n
 			d.explain = append(d.explain, fmt.Sprintf("freshness ×%.2f", f))
 		}
 	}
+	if len(pq.Seq) > 0 && len(pq.Seq) <= 6 && rk.TitlePhraseBonus > 0 {
+		// The title phrase bonus can only lift documents near the top;
+		// looking at the first titlePhraseDocs saves analyzing the rest.
+		sort.SliceStable(docs, func(i, j int) bool { return docs[i].score > docs[j].score })
+		for i, d := range docs {
+			if i >= titlePhraseDocs {
+				break
+			}
+			if first := d.chunks[0]; containsSeq(Analyze(first.title, first.lang), pq.Seq) {
+				d.score *= 1 + rk.TitlePhraseBonus
+				d.explain = append(d.explain, "exact phrase in title")
+			}
+		}
+	}
 	if q.Sort == "date" {
 		sort.SliceStable(docs, func(i, j int) bool {
 			return docs[i].chunks[0].published.After(docs[j].chunks[0].published)
@@ -458,6 +516,8 @@ func groupDocs(cands []*candidate, pq *parsedQuery, q SearchQuery, rk Ranking, n
 	}
 	return docs
 }
+
+const titlePhraseDocs = 50
 
 // freshness is the date factor of a document.
 func freshness(c *candidate, pq *parsedQuery, rk Ranking, now time.Time) float64 {
@@ -629,18 +689,6 @@ func (f Filters) sql(where []string, args []any) ([]string, []any) {
 		args = append(args, fmtTime(f.Before))
 	}
 	return where, args
-}
-
-func uniq(xs []string) []string {
-	seen := map[string]bool{}
-	out := xs[:0:0]
-	for _, x := range xs {
-		if !seen[x] {
-			seen[x] = true
-			out = append(out, x)
-		}
-	}
-	return out
 }
 
 // matched returns the terms that occur in text, analyzed in lang.

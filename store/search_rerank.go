@@ -100,38 +100,116 @@ func (db *DB) rerank(ctx context.Context, pq *parsedQuery, rk Ranking, df map[st
 		d := float64(df[t])
 		idf[t] = math.Log(1 + (float64(fs.n)-d+0.5)/(d+0.5))
 	}
-	k1 := rk.K1
-	for _, c := range top {
+	type rdoc struct {
+		c               *candidate
+		title, kw, body map[string]float64
+		exact           map[string]float64
+		nt, nk, nb      float64
+		bodyTerms       []string
+	}
+	docs2cands := func(ds []*rdoc, f func(*rdoc) (map[string]float64, int)) []qlDoc {
+		out := make([]qlDoc, len(ds))
+		for i, d := range ds {
+			tf, n := f(d)
+			for t, c := range d.title {
+				tf[t] += c
+			}
+			out[i] = qlDoc{c: d.c, tf: tf, n: n}
+		}
+		return out
+	}
+	// Known terms matched exactly, as in the full-text query.
+	useExact := rk.ExactWeight > 0 && pq.liveTerms() <= rk.ExactMaxTerms
+	surface := map[string]string{}
+	for _, t := range pq.Terms {
+		if t.Weight > 0 && t.Source != "feedback" {
+			surface[t.Term] = t.Surface
+		}
+	}
+	count := func(terms []string) map[string]float64 {
+		m := make(map[string]float64, len(terms))
+		for _, t := range terms {
+			m[t]++
+		}
+		return m
+	}
+	docs := make([]*rdoc, len(top))
+	for i, c := range top {
 		title := Analyze(c.title, c.lang)
 		kw := Analyze(strings.Join(parseList(c.headingPath), " ")+" "+strings.Join(parseList(c.cats), " ")+" "+
 			strings.Join(parseList(c.tags), " "), c.lang)
 		body := Analyze(c.text, c.lang)
-		tf := func(terms []string) map[string]float64 {
-			m := map[string]float64{}
-			for _, t := range terms {
-				if weights[t] > 0 {
-					m[t]++
-				}
-			}
-			return m
+		var exact map[string]float64
+		if useExact {
+			exact = count(strings.Fields(exactTerms(c.title+" "+strings.Join(parseList(c.cats), " ")+" "+
+				strings.Join(parseList(c.tags), " "), c.lang)))
 		}
-		tt, tk, tb := tf(title), tf(kw), tf(body)
-		nt := 1 - rk.BTitle + rk.BTitle*float64(len(title))/max(fs.avgTitle, 1)
-		nk := 1 - rk.BBody + rk.BBody*float64(len(kw))/max(fs.avgKeywords, 1)
-		nb := 1 - rk.BBody + rk.BBody*float64(len(body))/max(fs.avgBody, 1)
-		var score float64
+		docs[i] = &rdoc{
+			c: c, title: count(title), kw: count(kw), body: count(body), bodyTerms: body, exact: exact,
+			nt: 1 - rk.BTitle + rk.BTitle*float64(len(title))/max(fs.avgTitle, 1),
+			nk: 1 - rk.BBody + rk.BBody*float64(len(kw))/max(fs.avgKeywords, 1),
+			nb: 1 - rk.BBody + rk.BBody*float64(len(body))/max(fs.avgBody, 1),
+		}
+	}
+	score := func(d *rdoc, weights map[string]float64) float64 {
+		var s float64
 		for t, w := range weights {
-			f := rk.TitleWeight*tt[t]/nt + rk.KeywordWeight*tk[t]/nk + rk.BodyWeight*tb[t]/nb
+			f := rk.TitleWeight*d.title[t]/d.nt + rk.KeywordWeight*d.kw[t]/d.nk + rk.BodyWeight*d.body[t]/d.nb
+			if d.exact != nil && surface[t] != "" {
+				f += rk.ExactWeight * d.exact[surface[t]] / d.nt
+			}
 			if f > 0 {
-				score += w * idf[t] * f * (k1 + 1) / (f + k1)
+				s += w * idf[t] * f * (rk.K1 + 1) / (f + rk.K1)
 			}
 		}
 		if rk.Proximity > 0 && len(pq.Seq) > 1 {
-			score += rk.Proximity * proximity(body, pq.Seq, idf, rk.ProximityWindow)
+			s += rk.Proximity * proximity(d.bodyTerms, pq.Seq, idf, rk.ProximityWindow)
 		}
-		c.score = score
+		if rk.Coord > 0 {
+			var got, all float64
+			for t, w := range weights {
+				all += w * idf[t]
+				if d.title[t]+d.kw[t]+d.body[t] > 0 {
+					got += w * idf[t]
+				}
+			}
+			if all > 0 {
+				s *= math.Pow(got/all, rk.Coord)
+			}
+		}
+		return s
 	}
-	sort.SliceStable(top, func(i, j int) bool { return top[i].score > top[j].score })
+	rescore := func(weights map[string]float64) {
+		for _, d := range docs {
+			d.c.score = score(d, weights)
+		}
+		sort.SliceStable(docs, func(i, j int) bool { return docs[i].c.score > docs[j].c.score })
+	}
+	rescore(weights)
+	if rk.QLMix > 0 {
+		if err := db.fuseQL(ctx, weights, fs, rk, docs2cands(docs, func(d *rdoc) (map[string]float64, int) { return d.body, len(d.bodyTerms) + int(sum(d.title)) })); err != nil {
+			return err
+		}
+		sort.SliceStable(docs, func(i, j int) bool { return docs[i].c.score > docs[j].c.score })
+	}
+	if rk.FeedbackDocs > 0 && rk.FeedbackTerms > 0 && rk.FeedbackLambda > 0 {
+		expanded, err := db.rm3(ctx, weights, idf, fs.n, rk, func(yield func(score float64, body map[string]float64, n int) bool) {
+			for i, d := range docs {
+				if i >= rk.FeedbackDocs || !yield(d.c.score, d.body, len(d.bodyTerms)) {
+					return
+				}
+			}
+		})
+		if err != nil {
+			return err
+		}
+		if expanded != nil {
+			rescore(expanded)
+		}
+	}
+	for i, d := range docs {
+		top[i] = d.c
+	}
 	// Candidates below the rerank depth keep their order, under the
 	// reranked ones.
 	floor := top[len(top)-1].score
@@ -139,6 +217,80 @@ func (db *DB) rerank(ctx context.Context, pq *parsedQuery, rk Ranking, df map[st
 		c.score = floor * math.Pow(0.999, float64(i+1))
 	}
 	return nil
+}
+
+// rm3 mixes the query with a relevance model estimated from the feedback
+// chunks: P(t|R) = Σ_d P(t|d) · score(d)/Σscore. The new weights are
+// (1-λ)·q(t) + λ·P(t|R) over the query terms and the FeedbackTerms best
+// others, scaled so the query's own terms still weigh about 1 each. idf
+// is extended with the new terms.
+func (db *DB) rm3(ctx context.Context, weights, idf map[string]float64, n int, rk Ranking,
+	feedback func(func(float64, map[string]float64, int) bool)) (map[string]float64, error) {
+	var total float64
+	feedback(func(s float64, _ map[string]float64, _ int) bool { total += max(s, 0); return true })
+	if total <= 0 {
+		return nil, nil
+	}
+	rel := map[string]float64{}
+	feedback(func(s float64, body map[string]float64, size int) bool {
+		if size == 0 {
+			return true
+		}
+		for t, c := range body {
+			rel[t] += c / float64(size) * max(s, 0) / total
+		}
+		return true
+	})
+	type tw struct {
+		t string
+		w float64
+	}
+	var cand []tw
+	for t, w := range rel {
+		if _, inQuery := weights[t]; !inQuery && len([]rune(t)) > 2 && !isDigits(t) {
+			cand = append(cand, tw{t, w})
+		}
+	}
+	sort.Slice(cand, func(i, j int) bool {
+		if cand[i].w != cand[j].w {
+			return cand[i].w > cand[j].w
+		}
+		return cand[i].t < cand[j].t
+	})
+	if len(cand) > rk.FeedbackTerms {
+		cand = cand[:rk.FeedbackTerms]
+	}
+	if len(cand) == 0 {
+		return nil, nil
+	}
+	var qsum, rsum float64
+	for t, w := range weights {
+		qsum += w
+		rsum += rel[t]
+	}
+	for _, c := range cand {
+		rsum += c.w
+	}
+	lambda := rk.FeedbackLambda
+	out := map[string]float64{}
+	scale := qsum // keeps the query's own weights near 1
+	for t, w := range weights {
+		out[t] = scale * ((1-lambda)*w/qsum + lambda*rel[t]/rsum)
+	}
+	var keys []string
+	for _, c := range cand {
+		out[c.t] = scale * lambda * c.w / rsum
+		keys = append(keys, c.t)
+	}
+	df, err := db.termDocs(ctx, keys)
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range keys {
+		d := float64(df[t])
+		idf[t] = math.Log(1 + (float64(n)-d+0.5)/(d+0.5))
+	}
+	return out, nil
 }
 
 // proximity scores pairs of distinct query terms that occur within window
@@ -181,4 +333,86 @@ func (db *DB) loadCandidateTexts(ctx context.Context, cands []*candidate) error 
 		docs = append(docs, &docHit{docID: c.docID, chunks: []*candidate{c}})
 	}
 	return db.loadTexts(ctx, docs, 1)
+}
+
+type qlDoc struct {
+	c  *candidate
+	tf map[string]float64
+	n  int
+}
+
+func sum(m map[string]float64) float64 {
+	var s float64
+	for _, v := range m {
+		s += v
+	}
+	return s
+}
+
+// fuseQL mixes the BM25 ranking with a Dirichlet-smoothed query-likelihood
+// ranking of the same chunks by reciprocal rank: score = (1-m)/(60+r_bm25)
+// + m/(60+r_ql). Two lexical models disagree on length and saturation, and
+// their fusion is steadier than either.
+func (db *DB) fuseQL(ctx context.Context, weights map[string]float64, fs fieldStats, rk Ranking, docs []qlDoc) error {
+	var keys []string
+	for t := range weights {
+		keys = append(keys, t)
+	}
+	cf, err := db.termCounts(ctx, keys)
+	if err != nil {
+		return err
+	}
+	total := (fs.avgTitle + fs.avgBody + fs.avgKeywords) * float64(fs.n)
+	if total <= 0 {
+		return nil
+	}
+	mu := rk.QLMu
+	ql := make([]float64, len(docs))
+	for i, d := range docs {
+		for t, w := range weights {
+			p := (float64(cf[t]) + 0.5) / total
+			ql[i] += w * math.Log((d.tf[t]+mu*p)/(float64(d.n)+mu))
+		}
+	}
+	order := make([]int, len(docs))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return ql[order[a]] > ql[order[b]] })
+	qlRank := make([]int, len(docs))
+	for r, i := range order {
+		qlRank[i] = r
+	}
+	// docs arrive sorted by BM25.
+	for i, d := range docs {
+		d.c.score = 100 * ((1-rk.QLMix)/float64(60+i) + rk.QLMix/float64(60+qlRank[i]))
+	}
+	return nil
+}
+
+// termCounts returns each term's number of occurrences in the index.
+func (db *DB) termCounts(ctx context.Context, terms []string) (map[string]int, error) {
+	out := map[string]int{}
+	if len(terms) == 0 {
+		return out, nil
+	}
+	ph := strings.TrimSuffix(strings.Repeat("?,", len(terms)), ",")
+	args := make([]any, len(terms))
+	for i, t := range terms {
+		args[i] = t
+	}
+	rows, err := db.read.QueryContext(ctx, `SELECT term, cnt FROM chunks_vocab WHERE term IN (`+ph+`)`, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var t string
+		var n int
+		if err := rows.Scan(&t, &n); err != nil {
+			return nil, err
+		}
+		out[t] = n
+	}
+	return out, rows.Err()
 }

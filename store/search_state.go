@@ -18,6 +18,7 @@ type searchState struct {
 	vocab    *vocabulary
 	building bool
 	count    int
+	indexOK  bool
 	fields   fieldStats
 	countGen int64
 }
@@ -67,10 +68,22 @@ func (st *searchState) config() (*Synonyms, Ranking) {
 // at most every vocabMaxAge after the index changed: a term added a few
 // seconds ago is not yet a typo target, which is fine.
 type vocabulary struct {
-	gen      int64
-	built    time.Time
-	byLen    map[int][]vocabTerm
+	gen   int64
+	built time.Time
+	// byKey groups the typo targets by length and first rune.
+	byKey    map[vocabKey][]vocabTerm
 	docCount map[string]int
+}
+
+type vocabKey struct {
+	n     int
+	first rune
+}
+
+func (v *vocabulary) add(t vocabTerm) {
+	r, _ := utf8.DecodeRuneInString(t.term)
+	k := vocabKey{utf8.RuneCountInString(t.term), r}
+	v.byKey[k] = append(v.byKey[k], t)
 }
 
 type vocabTerm struct {
@@ -103,18 +116,18 @@ func (db *DB) vocabulary(ctx context.Context) (*vocabulary, error) {
 		return nil, err
 	}
 	defer rows.Close()
-	nv := &vocabulary{gen: gen, built: time.Now(), byLen: map[int][]vocabTerm{}, docCount: map[string]int{}}
+	nv := &vocabulary{gen: gen, built: time.Now(), byKey: map[vocabKey][]vocabTerm{}, docCount: map[string]int{}}
 	for rows.Next() {
 		var t vocabTerm
 		if err := rows.Scan(&t.term, &t.docs); err != nil {
 			return nil, err
 		}
+		nv.docCount[t.term] = t.docs
 		n := utf8.RuneCountInString(t.term)
 		if n < 3 || hasDigit(t.term) || strings.ContainsAny(t.term, "_.") {
 			continue
 		}
-		nv.byLen[n] = append(nv.byLen[n], t)
-		nv.docCount[t.term] = t.docs
+		nv.add(t)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err
@@ -128,10 +141,13 @@ func (db *DB) vocabulary(ctx context.Context) (*vocabulary, error) {
 // correct returns the vocabulary term closest to word: within edit
 // distance 1 for words of 4–5 letters, 2 for longer ones (a transposition
 // counts 1), most frequent first on ties. ok is false when none is close.
+// Candidates share the word's first letter, or have its first two swapped:
+// a wrong first letter is the rarest typo, and the restriction keeps a
+// lookup under a millisecond on a large site's vocabulary.
 func (v *vocabulary) correct(word string) (string, bool) {
 	w := []rune(word)
 	n := len(w)
-	if n < 4 {
+	if n < 4 || n >= 40 {
 		return "", false
 	}
 	k := 1
@@ -140,19 +156,30 @@ func (v *vocabulary) correct(word string) (string, bool) {
 	}
 	best, bestD, bestDocs := "", k+1, 0
 	var buf []rune
+	firsts := []rune{w[0]}
+	if w[1] != w[0] {
+		firsts = append(firsts, w[1])
+	}
 	for l := n - k; l <= n+k; l++ {
-		for _, c := range v.byLen[l] {
-			// Cheap pre-check: typos rarely hit both of the first two
-			// letters.
-			c0, s0 := utf8.DecodeRuneInString(c.term)
-			c1, _ := utf8.DecodeRuneInString(c.term[s0:])
-			if c0 != w[0] && c1 != w[1] && c0 != w[1] && c1 != w[0] {
-				continue
-			}
-			buf = append(buf[:0], []rune(c.term)...)
-			d := osaDistance(w, buf, bestD)
-			if d < bestD || (d == bestD && c.docs > bestDocs) {
-				best, bestD, bestDocs = c.term, d, c.docs
+		for fi, first := range firsts {
+			for _, c := range v.byKey[vocabKey{l, first}] {
+				if fi == 1 {
+					// Only the swap of the first two letters.
+					_, s0 := utf8.DecodeRuneInString(c.term)
+					if c1, _ := utf8.DecodeRuneInString(c.term[s0:]); c1 != w[0] {
+						continue
+					}
+				}
+				var d int
+				if isASCII(c.term) && isASCII(word) {
+					d = osaBytes(word, c.term, bestD)
+				} else {
+					buf = append(buf[:0], []rune(c.term)...)
+					d = osaDistance(w, buf, bestD)
+				}
+				if d < bestD || (d == bestD && c.docs > bestDocs) {
+					best, bestD, bestDocs = c.term, d, c.docs
+				}
 			}
 		}
 	}
@@ -162,13 +189,46 @@ func (v *vocabulary) correct(word string) (string, bool) {
 	return best, true
 }
 
+// osaBytes is osaDistance for ASCII strings.
+func osaBytes(a, b string, limit int) int {
+	if abs(len(a)-len(b)) > limit || len(a) >= 40 || len(b) >= 40 {
+		return limit + 1
+	}
+	var rows [3][41]int
+	prev2, prev, cur := rows[0][:len(b)+1], rows[1][:len(b)+1], rows[2][:len(b)+1]
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		rowMin := cur[0]
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			d := min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				d = min(d, prev2[j-2]+1)
+			}
+			cur[j] = d
+			rowMin = min(rowMin, d)
+		}
+		if rowMin > limit {
+			return limit + 1
+		}
+		prev2, prev, cur = prev, cur, prev2
+	}
+	return prev[len(b)]
+}
+
 // osaDistance is the optimal string alignment distance (Levenshtein plus
 // adjacent transpositions), giving up with limit+1 once it exceeds limit.
 func osaDistance(a, b []rune, limit int) int {
 	if abs(len(a)-len(b)) > limit {
 		return limit + 1
 	}
-	var rows [3][40]int
+	var rows [3][41]int
 	if len(b) >= 40 || len(a) >= 40 {
 		return limit + 1
 	}
@@ -207,10 +267,19 @@ func abs(x int) int {
 }
 
 // termDocs returns how many chunks hold each term (stems and exact
-// surfaces share one vocabulary), and the number of chunks.
+// surfaces share one vocabulary), from the cached vocabulary when it is
+// current, else from the index.
 func (db *DB) termDocs(ctx context.Context, terms []string) (map[string]int, error) {
 	out := map[string]int{}
 	if len(terms) == 0 {
+		return out, nil
+	}
+	if v, err := db.vocabulary(ctx); err == nil && v.gen == indexGen.Load() {
+		for _, t := range terms {
+			if n, ok := v.docCount[t]; ok {
+				out[t] = n
+			}
+		}
 		return out, nil
 	}
 	ph := strings.TrimSuffix(strings.Repeat("?,", len(terms)), ",")
@@ -253,4 +322,23 @@ func (db *DB) chunkCount(ctx context.Context) (int, error) {
 	st.count, st.countGen = n, gen
 	st.mu.Unlock()
 	return n, nil
+}
+
+// ensureIndexOnce runs EnsureIndex on a DB's first search, for callers
+// that did not at start-up.
+func (db *DB) ensureIndexOnce(ctx context.Context) error {
+	st := db.search()
+	st.mu.Lock()
+	ok := st.indexOK
+	st.mu.Unlock()
+	if ok {
+		return nil
+	}
+	if err := db.EnsureIndex(ctx); err != nil {
+		return err
+	}
+	st.mu.Lock()
+	st.indexOK = true
+	st.mu.Unlock()
+	return nil
 }

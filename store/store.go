@@ -54,6 +54,11 @@ func Open(ctx context.Context, path string) (*DB, error) {
 		"busy_timeout(10000)",
 		"foreign_keys(1)",
 		"synchronous(NORMAL)",
+		// Search reads many FTS pages per query: a 64 MiB page cache and
+		// memory-mapped reads cut about a sixth of its CPU (measured by
+		// bench/search latency).
+		"cache_size(-65536)",
+		"mmap_size(268435456)",
 	}
 	q := url.Values{}
 	for _, p := range pragmas {
@@ -88,6 +93,12 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	if err := r.PingContext(ctx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
+	}
+	// A store written by an older analyzer is re-indexed now, at start-up,
+	// rather than by whichever search comes first.
+	if err := db.EnsureIndex(ctx); err != nil {
+		db.Close()
+		return nil, err
 	}
 	return db, nil
 }

@@ -4,10 +4,236 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"runtime/pprof"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/askwp/askwpd/store"
 )
 
+// runLatency builds a synthetic site (Zipf-distributed made-up words,
+// titles, tags, code chunks) and times in-process searches of the kinds a
+// chatbot sends: 1–4 words, some misspelt, some filtered.
 func runLatency(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("latency", flag.ExitOnError)
+	docs := fs.Int("docs", 10000, "documents")
+	perDoc := fs.Int("chunks", 5, "chunks per document")
+	words := fs.Int("words", 120, "words per chunk")
+	queries := fs.Int("queries", 2000, "queries")
+	dir := fs.String("dir", "", "store directory (default: temp)")
+	prof := fs.String("cpuprofile", "", "CPU profile of the query phase")
+	rk := rankingFlags(fs)
+	fs.IntVar(&rk.AllTermsMax, "allmax", rk.AllTermsMax, "AND-first up to this many terms")
 	fs.Parse(args)
-	return fmt.Errorf("not yet")
+
+	if *dir == "" {
+		tmp, err := os.MkdirTemp("", "askwpd-latency-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(tmp)
+		*dir = tmp
+	}
+	db, err := store.Open(ctx, filepath.Join(*dir, "latency.db"))
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	db.SetRanking(*rk)
+
+	rng := rand.New(rand.NewPCG(1, 2))
+	vocab := makeVocab(rng, 40000)
+	zipf := rand.NewZipf(rand.New(rand.NewPCG(3, 4)), 1.1, 2, uint64(len(vocab)-1))
+	word := func() string { return vocab[zipf.Uint64()] }
+	sentence := func(n int) string {
+		var b strings.Builder
+		for i := 0; i < n; i++ {
+			if i > 0 {
+				b.WriteByte(' ')
+			}
+			b.WriteString(word())
+		}
+		return b.String()
+	}
+	// Pages are about something: each draws a share of its words from one
+	// of 500 topics, and queries are words of a topic, as a visitor asks
+	// about what a page covers.
+	topics := make([][]string, 500)
+	for i := range topics {
+		for j := 0; j < 60; j++ {
+			topics[i] = append(topics[i], vocab[200+rng.IntN(len(vocab)-200)])
+		}
+	}
+	topicSentence := func(tp []string, n int) string {
+		var b strings.Builder
+		for i := 0; i < n; i++ {
+			if i > 0 {
+				b.WriteByte(' ')
+			}
+			if rng.IntN(10) < 3 {
+				b.WriteString(tp[rng.IntN(len(tp))])
+			} else {
+				b.WriteString(word())
+			}
+		}
+		return b.String()
+	}
+	langs := []string{"go", "php", "js", "python"}
+	t0 := time.Now()
+	var batch []*store.Document
+	nChunks := 0
+	for i := 0; i < *docs; i++ {
+		tp := topics[rng.IntN(len(topics))]
+		d := &store.Document{
+			URL: fmt.Sprintf("https://site.test/p/%d/", i), PostType: "post", Lang: "en",
+			Title:     topicSentence(tp, 2+rng.IntN(5)),
+			Published: time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(rng.IntN(6*365*24)) * time.Hour),
+			Tags:      []string{word(), word()}, Categories: []string{vocab[rng.IntN(50)]},
+		}
+		var body strings.Builder
+		for c := 0; c < *perDoc; c++ {
+			text := topicSentence(tp, *words-20+rng.IntN(40)) + "."
+			ch := store.Chunk{Ord: c, Type: "prose", HeadingPath: []string{sentence(3)}}
+			if rng.IntN(6) == 0 {
+				ch.Type, ch.CodeLang = "code", langs[rng.IntN(len(langs))]
+				text = "func " + word() + "_" + word() + "() { return " + word() + " }"
+			}
+			start := len([]rune(body.String()))
+			body.WriteString(text + "\n\n")
+			ch.Text, ch.Start, ch.End = text, start, start+len([]rune(text))
+			ch.ContentHash = fmt.Sprintf("%d-%d", i, c)
+			d.Chunks = append(d.Chunks, ch)
+			nChunks++
+		}
+		d.Body, d.Text = body.String(), body.String()
+		d.ContentHash = fmt.Sprint(i)
+		batch = append(batch, d)
+		if len(batch) == 500 {
+			if err := db.PutDocuments(ctx, batch); err != nil {
+				return err
+			}
+			batch = batch[:0]
+		}
+	}
+	if err := db.PutDocuments(ctx, batch); err != nil {
+		return err
+	}
+	fmt.Printf("store: %d documents, %d chunks, indexed in %s\n", *docs, nChunks, time.Since(t0).Round(time.Millisecond))
+
+	type kind struct {
+		name string
+		lat  []time.Duration
+	}
+	kinds := map[string]*kind{}
+	var all []time.Duration
+	typo := func(w string) string {
+		if len(w) < 5 {
+			return w
+		}
+		i := 1 + rng.IntN(len(w)-2)
+		return w[:i] + w[i+1:]
+	}
+	// Warm the caches (vocabulary, statistics) as a running daemon has.
+	if _, err := db.Search(ctx, store.SearchQuery{Text: "warm " + typo(vocab[500])}); err != nil {
+		return err
+	}
+	if *prof != "" {
+		f, err := os.Create(*prof)
+		if err != nil {
+			return err
+		}
+		pprof.StartCPUProfile(f)
+		defer pprof.StopCPUProfile()
+	}
+	var ru0 syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
+	cpu0 := time.Duration(ru0.Utime.Nano() + ru0.Stime.Nano())
+	for i := 0; i < *queries; i++ {
+		n := 1 + rng.IntN(4)
+		var ws []string
+		tp := topics[rng.IntN(len(topics))]
+		for j := 0; j < n; j++ {
+			if rng.IntN(4) == 0 {
+				ws = append(ws, vocab[20+rng.IntN(2000)]) // a common word
+			} else {
+				ws = append(ws, tp[rng.IntN(len(tp))])
+			}
+		}
+		q := store.SearchQuery{Text: strings.Join(ws, " "), Limit: 10}
+		k := "plain"
+		switch i % 10 {
+		case 0:
+			ws[0] = typo(ws[0])
+			q.Text = strings.Join(ws, " ")
+			k = "typo"
+		case 1:
+			q.Filters = store.Filters{ChunkType: "code", CodeLang: langs[rng.IntN(len(langs))]}
+			k = "filtered"
+		case 2:
+			q.Text = "latest " + q.Text
+			k = "temporal"
+		case 3:
+			q.Passages = true
+			k = "passages"
+		}
+		t := time.Now()
+		if _, err := db.Search(ctx, q); err != nil {
+			return err
+		}
+		d := time.Since(t)
+		if kinds[k] == nil {
+			kinds[k] = &kind{name: k}
+		}
+		kinds[k].lat = append(kinds[k].lat, d)
+		all = append(all, d)
+	}
+	report := func(name string, ds []time.Duration) {
+		sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
+		p := func(f float64) string {
+			return fmt.Sprintf("%.2f ms", float64(ds[int(f*float64(len(ds)-1))])/1e6)
+		}
+		fmt.Printf("%-9s n=%-5d p50 %s  p95 %s  p99 %s\n", name, len(ds), p(0.5), p(0.95), p(0.99))
+	}
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	cpu := time.Duration(ru.Utime.Nano()+ru.Stime.Nano()) - cpu0
+	fmt.Printf("cpu per query (mean, all threads): %.2f ms\n", float64(cpu)/1e6/float64(*queries))
+	report("all", all)
+	names := make([]string, 0, len(kinds))
+	for k := range kinds {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		report(k, kinds[k].lat)
+	}
+	return nil
+}
+
+// makeVocab makes n distinct pronounceable words.
+func makeVocab(rng *rand.Rand, n int) []string {
+	cons := []string{"b", "c", "d", "f", "g", "h", "k", "l", "m", "n", "p", "r", "s", "t", "v", "w", "st", "tr", "pl", "ch"}
+	vows := []string{"a", "e", "i", "o", "u", "ai", "ou"}
+	ends := []string{"", "", "s", "ing", "ed", "er", "ion", "ly"}
+	seen := map[string]bool{}
+	var out []string
+	for len(out) < n {
+		var b strings.Builder
+		for s := 0; s < 1+rng.IntN(3); s++ {
+			b.WriteString(cons[rng.IntN(len(cons))])
+			b.WriteString(vows[rng.IntN(len(vows))])
+		}
+		b.WriteString(ends[rng.IntN(len(ends))])
+		w := b.String()
+		if len(w) >= 3 && !seen[w] {
+			seen[w] = true
+			out = append(out, w)
+		}
+	}
+	return out
 }

@@ -27,6 +27,8 @@ func main() {
 	switch os.Args[1] {
 	case "eval":
 		err = runEval(ctx, os.Args[2:])
+	case "calibrate":
+		err = runCalibrate(ctx, os.Args[2:])
 	case "latency":
 		err = runLatency(ctx, os.Args[2:])
 	default:
@@ -47,7 +49,7 @@ func rankingFlags(fs *flag.FlagSet) *store.Ranking {
 	fs.BoolVar(&r.Bigrams, "bigrams", r.Bigrams, "adjacent pair phrases")
 	fs.IntVar(&r.FeedbackDocs, "fbdocs", r.FeedbackDocs, "feedback docs")
 	fs.IntVar(&r.FeedbackTerms, "fbterms", r.FeedbackTerms, "feedback terms")
-	fs.IntVar(&r.FeedbackOrigWeight, "fborig", r.FeedbackOrigWeight, "original term repeats with feedback")
+	fs.Float64Var(&r.FeedbackLambda, "fblambda", r.FeedbackLambda, "feedback weight")
 	fs.Float64Var(&r.SecondChunk, "second", r.SecondChunk, "second chunk share")
 	fs.Float64Var(&r.TitlePhraseBonus, "tpb", r.TitlePhraseBonus, "title phrase bonus")
 	fs.IntVar(&r.RerankDepth, "rerank", r.RerankDepth, "rerank depth")
@@ -56,6 +58,10 @@ func rankingFlags(fs *flag.FlagSet) *store.Ranking {
 	fs.Float64Var(&r.BBody, "bb", r.BBody, "BM25F b for body and keywords")
 	fs.Float64Var(&r.Proximity, "prox", r.Proximity, "proximity weight")
 	fs.IntVar(&r.ProximityWindow, "win", r.ProximityWindow, "proximity window")
+	fs.Float64Var(&r.QLMix, "qlmix", r.QLMix, "query-likelihood fusion share")
+	fs.Float64Var(&r.QLMu, "qlmu", r.QLMu, "query-likelihood Dirichlet mu")
+	fs.Float64Var(&r.Coord, "coord", r.Coord, "coordination exponent")
+	fs.IntVar(&r.ExactMaxTerms, "xmax", r.ExactMaxTerms, "exact column for queries up to this many terms")
 	return &r
 }
 
@@ -67,6 +73,7 @@ func runEval(ctx context.Context, args []string) error {
 	fs.StringVar(&opt.Qrels, "qrels", "", "qrels.tsv")
 	fs.StringVar(&opt.Run, "run", "", "TREC run output")
 	fs.IntVar(&opt.Limit, "limit", 0, "queries")
+	fs.IntVar(&opt.ChunkTokens, "chunk", 0, "chunk target tokens")
 	opt.Ranking = rankingFlags(fs)
 	prof := fs.String("cpuprofile", "", "write a CPU profile")
 	fs.Parse(args)
