@@ -92,6 +92,22 @@ type SearchResponse struct {
 	Confidence float64    `json:"confidence"`
 	Evidence   string     `json:"evidence"` // grounded | thin | none
 	Results    []Evidence `json:"results"`
+	// Expanded lists the pages selective expansion fetched live because
+	// the index answered the query weakly; ExpansionStop says why it
+	// stopped. Both are empty when no expansion ran.
+	Expanded      []Expansion `json:"expanded,omitempty"`
+	ExpansionStop string      `json:"expansion_stop,omitempty"`
+}
+
+// Expansion is one page selective expansion considered and fetched.
+type Expansion struct {
+	URL    string  `json:"url"`
+	Anchor string  `json:"anchor"`
+	Score  float64 `json:"score"`
+	// Status is the crawler's outcome: indexed, unchanged, private, gone,
+	// skipped or error.
+	Status string `json:"status"`
+	Error  string `json:"error,omitempty"`
 }
 
 func rfc3339(t time.Time) string {
@@ -234,4 +250,294 @@ func DecodeArgs(args json.RawMessage, v any) error {
 		return badRequest("arguments must be one JSON object")
 	}
 	return nil
+}
+
+// DocumentArgs are get_document's arguments.
+type DocumentArgs struct {
+	IDOrURL string `json:"id_or_url"`
+	// Mode is markdown (default), text, outline or chunks.
+	Mode     string `json:"mode"`
+	Start    int    `json:"start"`
+	MaxChars int    `json:"max_chars"`
+}
+
+// Document modes and paging limits.
+const (
+	DefaultMaxChars = 8000
+	MaxMaxChars     = 40000
+)
+
+// Validate checks get_document's arguments and fills the defaults.
+func (a *DocumentArgs) Validate() error {
+	a.IDOrURL = strings.TrimSpace(a.IDOrURL)
+	if a.IDOrURL == "" {
+		return badRequest("id_or_url is required")
+	}
+	switch a.Mode {
+	case "":
+		a.Mode = "markdown"
+	case "markdown", "text", "outline", "chunks":
+	default:
+		return badRequest(`mode: want "markdown", "text", "outline" or "chunks"`)
+	}
+	if a.Start < 0 {
+		return badRequest("start: want 0 or more")
+	}
+	switch {
+	case a.MaxChars <= 0:
+		a.MaxChars = DefaultMaxChars
+	case a.MaxChars > MaxMaxChars:
+		a.MaxChars = MaxMaxChars
+	}
+	return nil
+}
+
+// Quality are a document's quality flags.
+type Quality struct {
+	Thin       bool   `json:"thin"`
+	ThinReason string `json:"thin_reason,omitempty"`
+	// Source is how the main content was found (e.g. "selector", "readability").
+	Source    string `json:"source"`
+	FetchedAt string `json:"fetched_at"`
+	// Stale is true when the page changed on the site after it was
+	// fetched, or when it was fetched long ago; fetch_live_url refreshes it.
+	Stale     bool `json:"stale"`
+	WordCount int  `json:"word_count"`
+}
+
+// Segment is a piece of a document in chunks mode. Segments are in order
+// and contiguous: each starts where the previous ended, and their texts
+// joined are the document's text from start to end. Kind is "chunk" for an
+// indexed chunk and "gap" for the (blank) text between two chunks.
+type Segment struct {
+	Kind        string   `json:"kind"`
+	Ord         int      `json:"ord"`
+	Start       int      `json:"start"`
+	End         int      `json:"end"`
+	Text        string   `json:"text"`
+	HeadingPath []string `json:"heading_path,omitempty"`
+	Type        string   `json:"type,omitempty"`
+	CodeLang    string   `json:"code_lang,omitempty"`
+}
+
+// OutlineEntry is one heading of a document.
+type OutlineEntry struct {
+	Level   int    `json:"level"`
+	Heading string `json:"heading"`
+	Start   int    `json:"start"`
+}
+
+// Supporting is a passage from another page, offered when the requested
+// page is thin. It is labeled so that it is never quoted as the requested
+// page's content.
+type Supporting struct {
+	Label       string   `json:"label"`
+	URL         string   `json:"url"`
+	Title       string   `json:"title"`
+	Passage     string   `json:"passage"`
+	Start       int      `json:"start"`
+	End         int      `json:"end"`
+	HeadingPath []string `json:"heading_path"`
+	Score       float64  `json:"score"`
+}
+
+// DocumentResponse is get_document's result.
+type DocumentResponse struct {
+	PostID     int64    `json:"post_id,omitempty"`
+	URL        string   `json:"url"`
+	Title      string   `json:"title"`
+	Type       string   `json:"type"`
+	Published  string   `json:"published"`
+	Modified   string   `json:"modified"`
+	Lang       string   `json:"lang,omitempty"`
+	Author     string   `json:"author,omitempty"`
+	Categories []string `json:"categories,omitempty"`
+	Tags       []string `json:"tags,omitempty"`
+	Mode       string   `json:"mode"`
+	// OffsetsInto names the text that start, end and every offset refer
+	// to: "markdown" (the stored body, in Unicode code points) or "text".
+	OffsetsInto string `json:"offsets_into"`
+	Start       int    `json:"start"`
+	End         int    `json:"end"`
+	TotalChars  int    `json:"total_chars"`
+	// NextStart is where the next page starts; absent on the last page.
+	NextStart *int           `json:"next_start,omitempty"`
+	Content   string         `json:"content,omitempty"`
+	Segments  []Segment      `json:"segments,omitempty"`
+	Outline   []OutlineEntry `json:"outline,omitempty"`
+	Quality   Quality        `json:"quality"`
+	// Evidence is "grounded", or "thin" for a thin page.
+	Evidence   string       `json:"evidence"`
+	Supporting []Supporting `json:"supporting,omitempty"`
+	Hint       string       `json:"hint,omitempty"`
+}
+
+// RecentArgs are get_recent's arguments.
+type RecentArgs struct {
+	Type  string `json:"type"`
+	Limit int    `json:"limit"`
+}
+
+// Validate checks get_recent's arguments and fills the defaults.
+func (a *RecentArgs) Validate() error {
+	a.Type = strings.TrimSpace(a.Type)
+	if a.Type == "" {
+		a.Type = "post"
+	}
+	if len(a.Type) > 40 || strings.Trim(a.Type, "abcdefghijklmnopqrstuvwxyz0123456789_-") != "" {
+		return badRequest("type: want a post type such as post, page or any")
+	}
+	switch {
+	case a.Limit <= 0:
+		a.Limit = 5
+	case a.Limit > maxLimit:
+		a.Limit = maxLimit
+	}
+	return nil
+}
+
+// RecentItem is one of get_recent's entries.
+type RecentItem struct {
+	URL        string   `json:"url"`
+	Title      string   `json:"title"`
+	Type       string   `json:"type"`
+	Published  string   `json:"published"`
+	Modified   string   `json:"modified"`
+	Excerpt    string   `json:"excerpt"`
+	Categories []string `json:"categories,omitempty"`
+	Thin       bool     `json:"thin"`
+	Hint       string   `json:"hint"`
+}
+
+// RecentResponse is get_recent's result.
+type RecentResponse struct {
+	Type     string       `json:"type"`
+	Evidence string       `json:"evidence"`
+	Results  []RecentItem `json:"results"`
+}
+
+// InDocumentArgs are search_in_document's arguments.
+type InDocumentArgs struct {
+	IDOrURL string `json:"id_or_url"`
+	Query   string `json:"query"`
+	Limit   int    `json:"limit"`
+}
+
+// Validate checks search_in_document's arguments.
+func (a *InDocumentArgs) Validate() error {
+	a.IDOrURL, a.Query = strings.TrimSpace(a.IDOrURL), strings.TrimSpace(a.Query)
+	if a.IDOrURL == "" {
+		return badRequest("id_or_url is required")
+	}
+	if a.Query == "" {
+		return badRequest("query is required")
+	}
+	if !utf8.ValidString(a.Query) {
+		return badRequest("query is not valid UTF-8")
+	}
+	if utf8.RuneCountInString(a.Query) > maxQueryRunes {
+		a.Query = string([]rune(a.Query)[:maxQueryRunes])
+	}
+	switch {
+	case a.Limit <= 0:
+		a.Limit = 5
+	case a.Limit > maxLimit:
+		a.Limit = maxLimit
+	}
+	return nil
+}
+
+// DocPassage is a passage of search_in_document.
+type DocPassage struct {
+	Passage      string   `json:"passage"`
+	Start        int      `json:"start"`
+	End          int      `json:"end"`
+	HeadingPath  []string `json:"heading_path"`
+	ChunkType    string   `json:"chunk_type"`
+	CodeLang     string   `json:"code_lang,omitempty"`
+	Score        float64  `json:"score"`
+	MatchedTerms []string `json:"matched_terms"`
+	Snippet      string   `json:"snippet"`
+}
+
+// InDocumentResponse is search_in_document's result.
+type InDocumentResponse struct {
+	URL      string       `json:"url"`
+	Title    string       `json:"title"`
+	Query    string       `json:"query"`
+	Terms    []string     `json:"terms"`
+	Evidence string       `json:"evidence"`
+	Results  []DocPassage `json:"results"`
+	Hint     string       `json:"hint,omitempty"`
+}
+
+// LiveArgs are fetch_live_url's arguments.
+type LiveArgs struct {
+	URL      string `json:"url"`
+	MaxChars int    `json:"max_chars"`
+}
+
+// ToolError is a failure reported inside a tool's result, for failures
+// that are facts about the world (a page is gone) rather than mistakes in
+// the call. Code is one of not_found, forbidden, timeout, too_large,
+// not_html, login_wall, private, off_origin, server_error, redirects,
+// not_content, bad_url, other.
+type ToolError struct {
+	Code       string `json:"code"`
+	Message    string `json:"message"`
+	HTTPStatus int    `json:"http_status,omitempty"`
+}
+
+// LiveResponse is fetch_live_url's result.
+type LiveResponse struct {
+	OK  bool   `json:"ok"`
+	URL string `json:"url"`
+	// Status is the crawler's outcome: indexed (new or changed),
+	// unchanged, or the error's kind.
+	Status   string            `json:"status"`
+	Error    *ToolError        `json:"error,omitempty"`
+	Document *DocumentResponse `json:"document,omitempty"`
+}
+
+// QuoteArgs are verify_quote's arguments.
+type QuoteArgs struct {
+	URL   string `json:"url"`
+	Quote string `json:"quote"`
+}
+
+// Validate checks verify_quote's arguments.
+func (a *QuoteArgs) Validate() error {
+	a.URL = strings.TrimSpace(a.URL)
+	if a.URL == "" {
+		return badRequest("url is required")
+	}
+	if strings.TrimSpace(a.Quote) == "" {
+		return badRequest("quote is required")
+	}
+	if !utf8.ValidString(a.Quote) {
+		return badRequest("quote is not valid UTF-8")
+	}
+	if utf8.RuneCountInString(a.Quote) > 20000 {
+		return badRequest("quote: at most 20000 characters")
+	}
+	return nil
+}
+
+// QuoteResponse is verify_quote's result.
+type QuoteResponse struct {
+	Found bool `json:"found"`
+	// Status is "found", "not_found", or "not_indexed" when the URL is
+	// not a stored page.
+	Status string `json:"status"`
+	URL    string `json:"url"`
+	// Start and End are code point offsets into the stored Markdown body;
+	// Text is the stored text there, which may differ from the quote in
+	// whitespace, quote marks or emphasis when Match is "normalized".
+	Start       int    `json:"start"`
+	End         int    `json:"end"`
+	Match       string `json:"match,omitempty"`
+	Text        string `json:"text,omitempty"`
+	Occurrences int    `json:"occurrences"`
+	// Starts lists where each occurrence starts, when there are several.
+	Starts []int `json:"starts,omitempty"`
 }

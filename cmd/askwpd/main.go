@@ -26,6 +26,7 @@ Usage:
   askwpd search  [flags] [--json] QUERY
   askwpd extract [--url URL] FILE|-   print the extraction of one HTML page as JSON
   askwpd eval    --corpus F --queries F [--qrels F] [--run F]
+  askwpd mcp     --stdio [flags]      serve the tools over MCP on standard input/output
   askwpd doctor  [flags]              check config, database, site, store
   askwpd version
 
@@ -92,6 +93,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return cmdEval(ctx, rest, stdout, stderr)
 	case "doctor":
 		return cmdDoctor(ctx, rest, stdout, stderr)
+	case "mcp":
+		return cmdMCP(ctx, rest, os.Stdin, os.Stdout, stderr)
 	case "version", "--version":
 		fmt.Fprintln(stdout, "askwpd", daemon.Version)
 		return nil

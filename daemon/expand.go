@@ -1,0 +1,295 @@
+package daemon
+
+import (
+	"context"
+	"net/url"
+	"path"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/askwp/askwpd/api"
+	"github.com/askwp/askwpd/extract"
+	"github.com/askwp/askwpd/store"
+)
+
+// Selective expansion (WebRAG's targeted expansion): when the index
+// answers a query weakly, the not-yet-indexed links of the best pages are
+// scored against the query by anchor text and URL path; the best few are
+// fetched live through the crawler's own path and the search runs again.
+// It stops on the page or time budget, when no candidate is left, when a
+// round brings no improvement, or once the evidence is good enough.
+const (
+	expandMinConfidence = 0.5
+	expandFromDocs      = 5
+	expandPerRound      = 3
+	expandRounds        = 2
+	expandBudget        = 8 * time.Second
+)
+
+// needsExpansion is the trigger: weak or no evidence.
+func needsExpansion(r *api.SearchResponse) bool {
+	if len(r.Terms) == 0 {
+		return false
+	}
+	return r.Evidence != "grounded" || r.Confidence < expandMinConfidence
+}
+
+// linkCandidate is a link scored against the query.
+type linkCandidate struct {
+	url, anchor string
+	score       float64
+}
+
+func (d *Daemon) expand(ctx context.Context, q store.SearchQuery, r *store.SearchResult, resp *api.SearchResponse) (*api.SearchResponse, error) {
+	bctx, cancel := context.WithTimeout(ctx, expandBudget)
+	defer cancel()
+	lang := q.Lang
+	if lang == "" {
+		lang = q.Filters.Lang
+	}
+	want := map[string]bool{}
+	for _, t := range store.Analyze(q.Text, lang) {
+		want[t] = true
+	}
+	var (
+		done     []api.Expansion
+		tried    = map[string]bool{}
+		best     = resp
+		bestHits = r.Hits
+		stop     = "rounds"
+	)
+rounds:
+	for round := 0; round < expandRounds; round++ {
+		var docIDs []int64
+		seen := map[int64]bool{}
+		for _, h := range bestHits {
+			if !seen[h.DocID] && len(docIDs) < expandFromDocs {
+				seen[h.DocID] = true
+				docIDs = append(docIDs, h.DocID)
+			}
+		}
+		cands, err := d.scoreLinks(bctx, docIDs, want, lang, tried)
+		if err != nil {
+			if bctx.Err() != nil {
+				stop = "time"
+				break
+			}
+			return nil, err
+		}
+		if len(cands) == 0 {
+			stop = "no_candidates"
+			break
+		}
+		fetched := 0
+		for _, c := range cands[:min(len(cands), expandPerRound)] {
+			if bctx.Err() != nil {
+				stop = "time"
+				break rounds
+			}
+			tried[c.url] = true
+			e := api.Expansion{URL: c.url, Anchor: c.anchor, Score: round3(c.score)}
+			e.Status, e.Error = d.fetchAndIndex(bctx, c.url, "expansion")
+			done = append(done, e)
+			if e.Status == "indexed" || e.Status == "unchanged" {
+				fetched++
+			}
+		}
+		if fetched == 0 {
+			stop = "nothing_indexed"
+			continue
+		}
+		r2, err := d.Store.Search(ctx, q)
+		if err != nil {
+			return nil, err
+		}
+		next := api.NewSearchResponse(q.Text, r2)
+		if next.Confidence <= best.Confidence && len(next.Results) <= len(best.Results) && next.Evidence == best.Evidence {
+			stop = "no_improvement"
+			break
+		}
+		best, bestHits = next, r2.Hits
+		if !needsExpansion(best) {
+			stop = "enough_evidence"
+			break
+		}
+		if bctx.Err() != nil {
+			stop = "time"
+			break
+		}
+	}
+	best.Expanded, best.ExpansionStop = done, stop
+	if best.Expanded == nil {
+		best.Expanded = []api.Expansion{}
+	}
+	return best, nil
+}
+
+// scoreLinks returns the untried, not-indexed, same-origin links of the
+// documents that share words with the query, best first.
+func (d *Daemon) scoreLinks(ctx context.Context, docIDs []int64, want map[string]bool, lang string, tried map[string]bool) ([]linkCandidate, error) {
+	if len(want) == 0 || len(docIDs) == 0 {
+		return nil, nil
+	}
+	links, err := d.Store.UnindexedLinks(ctx, docIDs)
+	if err != nil {
+		return nil, err
+	}
+	byURL := map[string]*linkCandidate{}
+	var out []*linkCandidate
+	for _, l := range links {
+		if tried[l.URL] || !d.expandable(l.URL) {
+			continue
+		}
+		s := 2*overlap(store.Analyze(l.Text, lang), want) + overlap(store.Analyze(pathWords(l.URL), lang), want)
+		if s == 0 {
+			continue
+		}
+		s /= float64(len(want))
+		if c := byURL[l.URL]; c != nil {
+			if s > c.score {
+				c.score, c.anchor = s, l.Text
+			}
+			continue
+		}
+		c := &linkCandidate{url: l.URL, anchor: l.Text, score: s}
+		byURL[l.URL] = c
+		out = append(out, c)
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].score > out[j].score })
+	res := make([]linkCandidate, 0, len(out))
+	for _, c := range out {
+		// The frontier remembers pages that are private, gone or not
+		// content, and failures still backing off: fetching them again
+		// would not help.
+		if st, err := d.Store.FindURL(ctx, c.url); err == nil {
+			switch {
+			case st.Status == "private", st.Status == "gone", st.Status == "skipped":
+				continue
+			case st.Status == "error" && st.NextTry.After(d.Store.Now()):
+				continue
+			}
+		}
+		res = append(res, *c)
+	}
+	return res, nil
+}
+
+// overlap counts the distinct wanted terms among terms.
+func overlap(terms []string, want map[string]bool) float64 {
+	seen := map[string]bool{}
+	n := 0.0
+	for _, t := range terms {
+		if want[t] && !seen[t] {
+			seen[t] = true
+			n++
+		}
+	}
+	return n
+}
+
+// pathWords turns a URL's path into words: /2026/05/token-bucket/ →
+// "2026 05 token bucket".
+func pathWords(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return ""
+	}
+	return strings.NewReplacer("/", " ", "-", " ", "_", " ", ".", " ").Replace(u.Path)
+}
+
+// expandable filters links to pages worth fetching: this origin, not the
+// admin or login, not feeds, files or listings.
+func (d *Daemon) expandable(raw string) bool {
+	u, err := url.Parse(raw)
+	if err != nil || !d.Site.Origin.Same(u) || isLoginURL(u) {
+		return false
+	}
+	p := strings.ToLower(u.Path)
+	if strings.HasPrefix(p, "/wp-json") || strings.HasPrefix(p, "/wp-content") || strings.HasPrefix(p, "/wp-includes") ||
+		strings.Contains(p, "/feed") || strings.HasSuffix(p, ".xml") || strings.HasSuffix(p, ".php") && !strings.HasSuffix(p, "/index.php") {
+		return false
+	}
+	switch path.Ext(p) {
+	case "", ".html", ".htm":
+	default:
+		return false
+	}
+	qv := u.Query()
+	for _, k := range []string{"s", "replytocom", "feed", "cat", "tag", "author", "paged"} {
+		if qv.Has(k) {
+			return false
+		}
+	}
+	for _, seg := range []string{"/category/", "/tag/", "/author/", "/page/"} {
+		if strings.Contains(p, seg) {
+			return false
+		}
+	}
+	return p != "/" || u.RawQuery != ""
+}
+
+// fetchAndIndex fetches one page live and indexes it through the crawler's
+// own per-URL path (private-content guard included), recording the fetch
+// in the frontier as a crawl would. It returns the outcome's status and,
+// on failure, the error class.
+func (d *Daemon) fetchAndIndex(ctx context.Context, u, via string) (status, class string) {
+	out, rec := d.liveIndex(ctx, u, via)
+	class = rec.ErrorClass
+	if out.err != nil && class == "" {
+		class = ErrorClass(out.err)
+	}
+	return out.status, class
+}
+
+// liveIndex is fetchAndIndex with the crawler's outcome.
+func (d *Daemon) liveIndex(ctx context.Context, u, via string) (outcome, store.URLResult) {
+	if err := d.Limiter.Wait(ctx); err != nil {
+		return outcome{status: "error", err: err}, store.URLResult{Status: "error", ErrorClass: "timeout"}
+	}
+	out, rec := d.indexURL(ctx, u, Conditional{}, []string{via}, nil)
+	wctx := context.WithoutCancel(ctx)
+	// Running out of the expansion's time is not the page's fault.
+	if out.status != "error" || ctx.Err() == nil {
+		if err := d.Store.RecordFetch(wctx, u, rec); err != nil {
+			d.Log.Error("Unable to record fetch", "url", u, "error", err)
+		}
+		if out.url != "" && out.url != u {
+			rec2 := rec
+			rec2.Status = out.status
+			_ = d.Store.RecordFetch(wctx, out.url, rec2)
+		}
+	}
+	outcomeLabel := out.status
+	if out.status == "error" {
+		outcomeLabel = "error_" + rec.ErrorClass
+	}
+	d.obs().observeLiveFetch(via, outcomeLabel)
+	return out, rec
+}
+
+// saveLinks stores a freshly indexed page's same-origin links, for
+// selective expansion. A failure costs only expansion candidates.
+func (d *Daemon) saveLinks(ctx context.Context, docID int64, self string, links []extract.Link) {
+	out := make([]store.Link, 0, len(links))
+	for _, l := range links {
+		c := Canonical(l.URL)
+		if c == "" || c == self {
+			continue
+		}
+		u, err := url.Parse(c)
+		if err != nil || !d.Site.Origin.Same(u) {
+			continue
+		}
+		text := strings.Join(strings.Fields(l.Text), " ")
+		if r := []rune(text); len(r) > 200 {
+			text = string(r[:200])
+		}
+		out = append(out, store.Link{URL: c, Text: text})
+	}
+	if err := d.Store.PutLinks(ctx, docID, out); err != nil {
+		d.Log.Warn("Unable to store links", "url", self, "error", err)
+	}
+}
+
+func round3(x float64) float64 { return float64(int64(x*1000+0.5)) / 1000 }

@@ -1,0 +1,95 @@
+package daemon
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/url"
+	"strings"
+
+	"github.com/askwp/askwpd/api"
+)
+
+func (d *Daemon) toolFetchLiveURL(ctx context.Context, raw json.RawMessage, c *toolCall) (any, error) {
+	var a api.LiveArgs
+	if err := api.DecodeArgs(raw, &a); err != nil {
+		return nil, err
+	}
+	a.URL = strings.TrimSpace(a.URL)
+	if a.URL == "" {
+		return nil, &api.Error{Status: 400, Code: "invalid", Message: "url is required"}
+	}
+	c.url, c.liveFetch = a.URL, true
+	resp := &api.LiveResponse{URL: a.URL}
+	fail := func(code, msg string, status int) (*api.LiveResponse, error) {
+		resp.OK, resp.Status = false, code
+		resp.Error = &api.ToolError{Code: code, Message: msg, HTTPStatus: status}
+		c.extra = append(c.extra, "status", code)
+		return resp, nil
+	}
+	raw0 := a.URL
+	if strings.HasPrefix(raw0, "/") && !strings.HasPrefix(raw0, "//") {
+		raw0 = d.Site.URL + raw0
+	}
+	u, err := url.Parse(raw0)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		d.obs().observeLiveFetch("tool", "error_bad_url")
+		return fail("bad_url", "not an absolute http(s) URL of this site ("+d.Site.URL+")", 0)
+	}
+	if !d.Site.Origin.Same(u) {
+		d.obs().observeLiveFetch("tool", "error_off_origin")
+		return fail("off_origin", "refused: only pages of this site ("+d.Site.URL+") can be fetched", 0)
+	}
+	canon := Canonical(u.String())
+	resp.URL = canon
+	out, rec := d.liveIndex(ctx, canon, "live")
+	switch out.status {
+	case "indexed", "unchanged":
+		final := out.url
+		if final == "" {
+			final = canon
+		}
+		doc, err := d.Store.FindDocument(ctx, final, false)
+		if err != nil {
+			return nil, err
+		}
+		args := api.DocumentArgs{IDOrURL: final, Mode: "markdown", MaxChars: a.MaxChars}
+		if err := args.Validate(); err != nil {
+			return nil, err
+		}
+		if resp.Document, err = d.documentResponse(ctx, doc, args); err != nil {
+			return nil, err
+		}
+		resp.OK, resp.Status, resp.URL = true, out.status, doc.URL
+		c.url = doc.URL
+		c.extra = append(c.extra, "status", out.status)
+		return resp, nil
+	case "private":
+		return fail("private", "the page is not public (password-protected, private or unpublished); nothing was indexed", rec.HTTPStatus)
+	case "skipped":
+		if rec.ErrorClass == "not_html" {
+			return fail("not_html", "the URL is not an HTML page", rec.HTTPStatus)
+		}
+		return fail("not_content", "the URL is a listing (archive, category, search), not a page of content", rec.HTTPStatus)
+	}
+	if errors.Is(out.err, context.DeadlineExceeded) && rec.ErrorClass == "" {
+		rec.ErrorClass = "timeout"
+	}
+	code := rec.ErrorClass
+	msg := map[string]string{
+		"not_found":    "the page does not exist (404/410); it was removed from the index if it was there",
+		"login_wall":   "the page requires a login (it redirects to wp-login.php): it is private and was not indexed",
+		"forbidden":    "the site refused access to the page (401/403)",
+		"timeout":      "the page took too long to load",
+		"not_html":     "the URL is not an HTML page",
+		"server_error": "the site answered with a server error (5xx)",
+		"redirects":    "too many redirects",
+		"off_origin":   "refused: the page redirects to another site",
+		"too_large":    "the page is larger than the fetch limit",
+		"extract":      "no readable content could be extracted",
+	}[code]
+	if msg == "" {
+		code, msg = "other", "the page could not be fetched"
+	}
+	return fail(code, msg, rec.HTTPStatus)
+}

@@ -1,0 +1,50 @@
+package sitemap
+
+import (
+	"context"
+	"io"
+	"strings"
+	"testing"
+)
+
+// FuzzWalk feeds arbitrary bytes as a sitemap. Property: the walk ends,
+// never panics, reads each file once, and returns no more entries than
+// the limits allow, each with a non-empty URL.
+func FuzzWalk(f *testing.F) {
+	f.Add(`<urlset><url><loc>http://x.test/a/</loc><lastmod>2026-01-02</lastmod></url></urlset>`)
+	f.Add(`<sitemapindex><sitemap><loc>root</loc></sitemap><sitemap><loc>child</loc></sitemap></sitemapindex>`)
+	f.Add(gz(`<urlset><url><loc>http://x.test/z/</loc></url></urlset>`))
+	f.Add("\x1f\x8b\x08\x00garbage")
+	f.Add(`<?xml version="1.0" encoding="ISO-8859-1"?><urlset><url><loc>http://x.test/é</loc></url></urlset>`)
+	f.Add(`<html><body>not a sitemap</body></html>`)
+	f.Fuzz(func(t *testing.T, body string) {
+		reads := map[string]int{}
+		fetch := func(ctx context.Context, u string) (io.ReadCloser, error) {
+			reads[u]++
+			// Every URL serves the same body: an index that names other
+			// files makes a self-similar tree, or a cycle.
+			return io.NopCloser(strings.NewReader(body)), nil
+		}
+		opt := Options{MaxDepth: 3, MaxSitemaps: 20, MaxURLs: 500, MaxBytes: 1 << 20}
+		res, _ := Walk(context.Background(), fetch, []string{"root"}, opt)
+		if res == nil {
+			t.Fatal("nil result")
+		}
+		for u, n := range reads {
+			if n > 1 {
+				t.Fatalf("read %q %d times", u, n)
+			}
+		}
+		if len(reads) > opt.MaxSitemaps {
+			t.Fatalf("read %d files, limit %d", len(reads), opt.MaxSitemaps)
+		}
+		if len(res.Entries) > opt.MaxURLs {
+			t.Fatalf("%d entries, limit %d", len(res.Entries), opt.MaxURLs)
+		}
+		for _, e := range res.Entries {
+			if e.URL == "" {
+				t.Fatal("entry with empty URL")
+			}
+		}
+	})
+}

@@ -1,0 +1,299 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+)
+
+// Read helpers for the tool contract: one document's passages, its links,
+// the frontier's counts and the index's history.
+
+// FindDocumentByID returns the document with the store's own id.
+func (db *DB) FindDocumentByID(ctx context.Context, id int64, withChunks bool) (*Document, error) {
+	row := db.read.QueryRowContext(ctx, `SELECT `+docColumns+` FROM documents WHERE id = ?`, id)
+	d, err := scanDocument(row)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, ErrNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: find document %d: %w", id, err)
+	}
+	if withChunks {
+		if d.Chunks, err = db.documentChunks(ctx, d.ID); err != nil {
+			return nil, err
+		}
+	}
+	return d, nil
+}
+
+// DocPassage is a chunk of one document that matched a query.
+type DocPassage struct {
+	ChunkID      int64    `json:"chunk_id"`
+	Ord          int      `json:"ord"`
+	Start        int      `json:"start"`
+	End          int      `json:"end"`
+	Text         string   `json:"text"`
+	HeadingPath  []string `json:"heading_path"`
+	Type         string   `json:"type"`
+	CodeLang     string   `json:"code_lang,omitempty"`
+	Score        float64  `json:"score"`
+	MatchedTerms []string `json:"matched_terms"`
+	Snippet      string   `json:"snippet"`
+}
+
+// SearchDocument ranks the chunks of one document for a query, best
+// first, with BM25 over the chunk's own words and headings (the title is
+// the same for every chunk of a document, so it cannot tell them apart).
+// It returns the analyzed query terms too; no passages and no error means
+// no query word occurs in the document.
+func (db *DB) SearchDocument(ctx context.Context, docID int64, text, lang string, limit int) ([]DocPassage, []string, error) {
+	if limit <= 0 {
+		limit = 5
+	}
+	var terms, parts []string
+	seen := map[string]bool{}
+	for _, t := range AnalyzeTokens(text, lang) {
+		if seen[t.Term] || len(terms) >= maxQueryTerms {
+			continue
+		}
+		seen[t.Term] = true
+		terms = append(terms, t.Term)
+		parts = append(parts, `{keywords body}: `+ftsString(t.Term))
+	}
+	if len(parts) == 0 {
+		return nil, terms, nil
+	}
+	rows, err := db.read.QueryContext(ctx, `
+		SELECT c.id, c.ord, c.start, c.end, c.text, c.heading_path, c.type, c.code_lang,
+			bm25(chunks_fts, 0, 1, 1, 0) AS score
+		FROM chunks_fts
+		JOIN chunks c ON c.id = chunks_fts.rowid
+		WHERE chunks_fts MATCH ? AND c.doc_id = ?
+		ORDER BY score, c.ord
+		LIMIT ?`, strings.Join(parts, " OR "), docID, limit)
+	if err != nil {
+		return nil, terms, fmt.Errorf("store: search document %d: %w", docID, err)
+	}
+	defer rows.Close()
+	var out []DocPassage
+	for rows.Next() {
+		var p DocPassage
+		var hp string
+		if err := rows.Scan(&p.ChunkID, &p.Ord, &p.Start, &p.End, &p.Text, &hp, &p.Type, &p.CodeLang, &p.Score); err != nil {
+			return nil, terms, fmt.Errorf("store: search document %d: %w", docID, err)
+		}
+		p.Score = round3(-p.Score)
+		p.HeadingPath = parseList(hp)
+		if p.HeadingPath == nil {
+			p.HeadingPath = []string{}
+		}
+		p.MatchedTerms, p.Snippet = evidence(terms, strings.Join(p.HeadingPath, " "), p.Text, lang, 240)
+		out = append(out, p)
+	}
+	return out, terms, rows.Err()
+}
+
+// Link is an outgoing link of a stored page.
+type Link struct {
+	URL  string `json:"url"`
+	Text string `json:"text"`
+}
+
+// PutLinks replaces the stored outgoing links of a document.
+func (db *DB) PutLinks(ctx context.Context, docID int64, links []Link) error {
+	tx, err := db.write.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("store: put links: %w", err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, `DELETE FROM links WHERE doc_id = ?`, docID); err != nil {
+		return fmt.Errorf("store: put links: %w", err)
+	}
+	ins, err := tx.PrepareContext(ctx, `INSERT INTO links (doc_id, url, text) VALUES (?, ?, ?)
+		ON CONFLICT(doc_id, url) DO UPDATE SET text = CASE WHEN length(excluded.text) > length(links.text) THEN excluded.text ELSE links.text END`)
+	if err != nil {
+		return fmt.Errorf("store: put links: %w", err)
+	}
+	defer ins.Close()
+	for _, l := range links {
+		if l.URL == "" {
+			continue
+		}
+		if _, err := ins.ExecContext(ctx, docID, l.URL, l.Text); err != nil {
+			return fmt.Errorf("store: put links: %w", err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("store: put links: %w", err)
+	}
+	return nil
+}
+
+// LinkCandidate is a link from a stored page to a page not in the index.
+type LinkCandidate struct {
+	FromDocID int64
+	URL       string
+	Text      string
+}
+
+// UnindexedLinks returns the links of the given documents whose target
+// is not a stored document, in the order of docIDs.
+func (db *DB) UnindexedLinks(ctx context.Context, docIDs []int64) ([]LinkCandidate, error) {
+	var out []LinkCandidate
+	for _, id := range docIDs {
+		rows, err := db.read.QueryContext(ctx, `
+			SELECT l.url, l.text FROM links l
+			WHERE l.doc_id = ? AND NOT EXISTS (SELECT 1 FROM documents d WHERE d.url = l.url)
+			ORDER BY l.rowid`, id)
+		if err != nil {
+			return nil, fmt.Errorf("store: unindexed links: %w", err)
+		}
+		for rows.Next() {
+			c := LinkCandidate{FromDocID: id}
+			if err := rows.Scan(&c.URL, &c.Text); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("store: unindexed links: %w", err)
+			}
+			out = append(out, c)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, fmt.Errorf("store: unindexed links: %w", err)
+		}
+	}
+	return out, nil
+}
+
+// FrontierCounts are the crawl frontier's rows by status and the rows in
+// error by class.
+type FrontierCounts struct {
+	ByStatus      map[string]int `json:"by_status"`
+	ErrorsByClass map[string]int `json:"errors_by_class"`
+}
+
+// CountURLs counts the frontier.
+func (db *DB) CountURLs(ctx context.Context) (FrontierCounts, error) {
+	fc := FrontierCounts{ByStatus: map[string]int{}, ErrorsByClass: map[string]int{}}
+	for _, q := range []struct {
+		sql string
+		m   map[string]int
+	}{
+		{`SELECT status, count(*) FROM urls GROUP BY status`, fc.ByStatus},
+		{`SELECT error_class, count(*) FROM urls WHERE error_class != '' GROUP BY error_class`, fc.ErrorsByClass},
+	} {
+		rows, err := db.read.QueryContext(ctx, q.sql)
+		if err != nil {
+			return fc, fmt.Errorf("store: count urls: %w", err)
+		}
+		for rows.Next() {
+			var k string
+			var n int
+			if err := rows.Scan(&k, &n); err != nil {
+				rows.Close()
+				return fc, fmt.Errorf("store: count urls: %w", err)
+			}
+			q.m[k] = n
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return fc, fmt.Errorf("store: count urls: %w", err)
+		}
+	}
+	return fc, nil
+}
+
+// AgeBucket counts documents fetched within an age.
+type AgeBucket struct {
+	Label     string `json:"label"`
+	Documents int    `json:"documents"`
+}
+
+// FetchAges groups documents by how long ago they were fetched.
+func (db *DB) FetchAges(ctx context.Context) ([]AgeBucket, error) {
+	now := db.Now()
+	bounds := []struct {
+		label string
+		age   time.Duration
+	}{{"< 1 h", time.Hour}, {"< 1 day", 24 * time.Hour}, {"< 1 week", 7 * 24 * time.Hour}, {"< 30 days", 30 * 24 * time.Hour}}
+	out := make([]AgeBucket, 0, len(bounds)+1)
+	prev := fmtTime(now.Add(time.Minute))
+	for _, b := range bounds {
+		cut := fmtTime(now.Add(-b.age))
+		var n int
+		if err := db.read.QueryRowContext(ctx, `SELECT count(*) FROM documents WHERE fetched_at >= ? AND fetched_at < ?`, cut, prev).
+			Scan(&n); err != nil {
+			return nil, fmt.Errorf("store: fetch ages: %w", err)
+		}
+		out = append(out, AgeBucket{Label: b.label, Documents: n})
+		prev = cut
+	}
+	var n int
+	if err := db.read.QueryRowContext(ctx, `SELECT count(*) FROM documents WHERE fetched_at < ?`, prev).Scan(&n); err != nil {
+		return nil, fmt.Errorf("store: fetch ages: %w", err)
+	}
+	return append(out, AgeBucket{Label: "older", Documents: n}), nil
+}
+
+// StatsSample is the index's size and freshness at one time.
+type StatsSample struct {
+	At         time.Time `json:"at"`
+	Documents  int       `json:"documents"`
+	Chunks     int       `json:"chunks"`
+	Thin       int       `json:"thin"`
+	LagSeconds int64     `json:"lag_seconds"`
+}
+
+// AddStatsSample records a sample and keeps the newest keep samples.
+func (db *DB) AddStatsSample(ctx context.Context, s StatsSample, keep int) error {
+	_, err := db.write.ExecContext(ctx, `
+		INSERT INTO stats_samples (at, documents, chunks, thin, lag_seconds) VALUES (?, ?, ?, ?, ?)
+		ON CONFLICT(at) DO UPDATE SET documents = excluded.documents, chunks = excluded.chunks,
+			thin = excluded.thin, lag_seconds = excluded.lag_seconds`,
+		fmtTime(s.At), s.Documents, s.Chunks, s.Thin, s.LagSeconds)
+	if err != nil {
+		return fmt.Errorf("store: add stats sample: %w", err)
+	}
+	if _, err := db.write.ExecContext(ctx, `
+		DELETE FROM stats_samples WHERE at NOT IN (SELECT at FROM stats_samples ORDER BY at DESC LIMIT ?)`, keep); err != nil {
+		return fmt.Errorf("store: add stats sample: %w", err)
+	}
+	return nil
+}
+
+// StatsSamples returns the newest samples, oldest first.
+func (db *DB) StatsSamples(ctx context.Context, limit int) ([]StatsSample, error) {
+	rows, err := db.read.QueryContext(ctx, `
+		SELECT at, documents, chunks, thin, lag_seconds FROM
+			(SELECT * FROM stats_samples ORDER BY at DESC LIMIT ?) ORDER BY at`, limit)
+	if err != nil {
+		return nil, fmt.Errorf("store: stats samples: %w", err)
+	}
+	defer rows.Close()
+	var out []StatsSample
+	for rows.Next() {
+		var s StatsSample
+		var at string
+		if err := rows.Scan(&at, &s.Documents, &s.Chunks, &s.Thin, &s.LagSeconds); err != nil {
+			return nil, fmt.Errorf("store: stats samples: %w", err)
+		}
+		s.At = parseTime(at)
+		out = append(out, s)
+	}
+	return out, rows.Err()
+}
+
+// Size is the store's size on disk in bytes, WAL included.
+func (db *DB) Size() int64 {
+	var n int64
+	for _, p := range []string{db.Path, db.Path + "-wal"} {
+		if fi, err := os.Stat(p); err == nil {
+			n += fi.Size()
+		}
+	}
+	return n
+}

@@ -1,0 +1,81 @@
+package store
+
+import (
+	"context"
+	"testing"
+	"time"
+)
+
+func TestDB_ToolHelpers(t *testing.T) {
+	db := openTest(t)
+	ctx := context.Background()
+	a := testDoc("https://site.test/a/", "Roasting guide", "Roast the beans until first crack.\n\nCool them quickly on a tray.")
+	b := testDoc("https://site.test/b/", "Grinders", "Burr grinders keep their retention low.")
+	for _, d := range []*Document{a, b} {
+		if _, err := db.PutDocument(ctx, d); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	ps, terms, err := db.SearchDocument(ctx, a.ID, "cool tray", "en", 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(terms) != 2 || len(ps) == 0 {
+		t.Fatalf("SearchDocument = %+v, terms %v", ps, terms)
+	}
+	for _, p := range ps {
+		if string([]rune(a.Body)[p.Start:p.End]) != p.Text || len(p.MatchedTerms) == 0 {
+			t.Errorf("passage %+v is not verbatim at its offsets or matched nothing", p)
+		}
+	}
+	if ps, _, _ := db.SearchDocument(ctx, b.ID, "cool tray", "en", 5); len(ps) != 0 {
+		t.Errorf("SearchDocument found another document's words: %+v", ps)
+	}
+
+	if err := db.PutLinks(ctx, a.ID, []Link{{URL: b.URL, Text: "grinders"}, {URL: "https://site.test/c/", Text: "cupping"},
+		{URL: "https://site.test/c/", Text: "cupping notes"}}); err != nil {
+		t.Fatal(err)
+	}
+	cands, err := db.UnindexedLinks(ctx, []int64{a.ID, b.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cands) != 1 || cands[0].URL != "https://site.test/c/" || cands[0].Text != "cupping notes" {
+		t.Errorf("UnindexedLinks = %+v, want the one link to a page not indexed, with its longest anchor", cands)
+	}
+	if _, err := db.DeleteDocument(ctx, a.URL); err != nil {
+		t.Fatal(err)
+	}
+	if cands, _ := db.UnindexedLinks(ctx, []int64{a.ID}); len(cands) != 0 {
+		t.Errorf("links outlived their document: %+v", cands)
+	}
+
+	for i := 0; i < 5; i++ {
+		s := StatsSample{At: time.Date(2026, 1, 1, i, 0, 0, 0, time.UTC), Documents: i}
+		if err := db.AddStatsSample(ctx, s, 3); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ss, err := db.StatsSamples(ctx, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ss) != 3 || ss[0].Documents != 2 || ss[2].Documents != 4 {
+		t.Errorf("StatsSamples = %+v, want the newest 3, oldest first", ss)
+	}
+	ages, err := db.FetchAges(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, a := range ages {
+		n += a.Documents
+	}
+	if n != 1 {
+		t.Errorf("FetchAges counts %d documents, want 1: %+v", n, ages)
+	}
+	if db.Size() <= 0 {
+		t.Error("Size is 0")
+	}
+}
