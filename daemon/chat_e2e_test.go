@@ -1,0 +1,572 @@
+package daemon
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/askwp/askwpd/api"
+	"github.com/askwp/askwpd/internal/wptest"
+	"github.com/askwp/askwpd/store"
+)
+
+// The spec's §7 quality gates, end to end: the real test WordPress,
+// indexed by the real daemon from wp_root alone, and the chat loop driven
+// by a scripted provider speaking each provider's wire protocol. With
+// ASKWPD_TEST_OPENAI_KEY or ASKWPD_TEST_ANTHROPIC_KEY set, each gate also
+// runs against the real provider, checking outcomes only.
+
+var (
+	chatSiteOnce sync.Once
+	chatSiteD    *Daemon
+	chatSiteErr  error
+	chatSiteLogs = &syncBuffer{}
+)
+
+// chatSite is one daemon over the indexed test site, opened as a site
+// owner would: wp_root and nothing else set up for retrieval.
+func chatSite(t *testing.T) (*Daemon, *wptest.Site) {
+	t.Helper()
+	site := wptest.Get(t)
+	site.Lock(t)
+	chatSiteOnce.Do(func() {
+		cfg := DefaultConfig()
+		cfg.WPRoot = site.Root()
+		dir, err := os.MkdirTemp("", "askwpd-chat-test-")
+		if err != nil {
+			chatSiteErr = err
+			return
+		}
+		cfg.StateDir = dir
+		cfg.Listen = "127.0.0.1:0"
+		cfg.Crawl.RatePerSec = 200
+		cfg.Schedule.Disabled = true
+		d, err := Open(context.Background(), cfg, slog.New(slog.NewJSONHandler(chatSiteLogs, nil)))
+		if err != nil {
+			chatSiteErr = err
+			return
+		}
+		if _, err := d.Index(context.Background(), IndexOptions{Full: true}); err != nil {
+			chatSiteErr = err
+			return
+		}
+		chatSiteD = d
+	})
+	if chatSiteErr != nil {
+		t.Fatal(chatSiteErr)
+	}
+	chatSiteD.ChatOpts = ChatOptions{RetryBase: time.Millisecond}
+	return chatSiteD, site
+}
+
+// TestChatGates runs the gates under one hold of the site lock: they read
+// WordPress's exact content, and one test changes its options.
+func TestChatGates(t *testing.T) {
+	d, site := chatSite(t)
+	for _, g := range []struct {
+		name string
+		fn   func(*testing.T, *Daemon, *wptest.Site)
+	}{
+		{"1_FreshSiteWorks", gate1FreshSiteWorks},
+		{"2_MostRecentPost", gate2MostRecentPost},
+		{"3_SpecificPost", gate3SpecificPost},
+		{"4_ThinPage", gate4ThinPage},
+		{"5_NoPasteRequests", gate5NoPasteRequests},
+		{"6_FabricatedQuoteIsCorrected", gate6FabricatedQuoteIsCorrected},
+		{"ProviderFromWPOptions", providerFromWPOptions},
+	} {
+		t.Run(g.name, func(t *testing.T) { g.fn(t, d, site) })
+	}
+}
+
+// gateProvider is one way of answering: scripted in a protocol, or real.
+type gateProvider struct {
+	name string
+	kind string
+	real ProviderConfig // set for a real provider
+}
+
+func gateProviders() []gateProvider {
+	ps := []gateProvider{{name: "scripted-openai", kind: "openai"}, {name: "scripted-anthropic", kind: "anthropic"}}
+	if k := os.Getenv("ASKWPD_TEST_OPENAI_KEY"); k != "" {
+		ps = append(ps, gateProvider{name: "real-openai", real: ProviderConfig{Kind: "openai", APIKey: k, Model: os.Getenv("ASKWPD_TEST_OPENAI_MODEL")}})
+	}
+	if k := os.Getenv("ASKWPD_TEST_ANTHROPIC_KEY"); k != "" {
+		ps = append(ps, gateProvider{name: "real-anthropic", real: ProviderConfig{Kind: "anthropic", APIKey: k, Model: os.Getenv("ASKWPD_TEST_ANTHROPIC_MODEL")}})
+	}
+	return ps
+}
+
+// runGate asks the question with each provider; steps script the fake
+// ones, check judges every outcome.
+// The caller holds the site lock (chatSite); subtests must not take it
+// again, since flock locks conflict within one process too.
+func runGate(t *testing.T, d *Daemon, req api.ChatRequest, steps []step, check func(t *testing.T, d *Daemon, resp *api.ChatResponse, events []api.ChatEvent)) {
+	for _, gp := range gateProviders() {
+		t.Run(gp.name, func(t *testing.T) {
+			var p *scripted
+			if gp.real.Kind != "" {
+				d.Config.Provider = gp.real
+			} else {
+				p = newScripted(t, gp.kind, steps...)
+				d.Config.Provider = p.config()
+			}
+			t.Cleanup(func() { d.Config.Provider = ProviderConfig{} })
+			var events []api.ChatEvent
+			resp, err := d.Chat(context.Background(), req, func(ev api.ChatEvent) { events = append(events, ev) })
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("reply: %s\nsources: %+v\nevidence: %s", resp.Reply, resp.Sources, resp.Evidence)
+			if p != nil && len(p.seen()) != len(steps) {
+				t.Errorf("model calls = %d, want %d", len(p.seen()), len(steps))
+			}
+			if resp.Degraded != "" {
+				t.Fatalf("degraded reply: %s", resp.Degraded)
+			}
+			if d.asksToPaste(resp.Reply, req.Messages[len(req.Messages)-1].Content) {
+				t.Errorf("the reply asks to paste site content: %q", resp.Reply)
+			}
+			assertVerbatim(t, d, resp)
+			check(t, d, resp, events)
+		})
+	}
+}
+
+// assertVerbatim checks every source independently of the chat code: the
+// quote is the stored body at its offsets, and a tool retrieved the page.
+func assertVerbatim(t *testing.T, d *Daemon, resp *api.ChatResponse) {
+	t.Helper()
+	for _, s := range resp.Sources {
+		doc, err := d.Store.FindDocument(context.Background(), s.URL, false)
+		if err != nil {
+			t.Errorf("source %s: %v", s.URL, err)
+			continue
+		}
+		body := []rune(doc.Body)
+		if s.Start < 0 || s.End > len(body) || s.Start >= s.End || string(body[s.Start:s.End]) != s.Quote {
+			t.Errorf("source %s: quote %q is not the body at %d:%d", s.URL, s.Quote, s.Start, s.End)
+		}
+		args, _ := json.Marshal(api.QuoteArgs{URL: s.URL, Quote: s.Quote})
+		res, err := d.CallTool(context.Background(), "verify_quote", args)
+		if err != nil {
+			t.Errorf("verify_quote %s: %v", s.URL, err)
+		} else if b, _ := json.Marshal(res); !strings.Contains(string(b), `"found":true`) {
+			t.Errorf("verify_quote does not find %q on %s: %s", s.Quote, s.URL, b)
+		}
+	}
+	if resp.Evidence == "grounded" && len(resp.Sources) == 0 {
+		t.Errorf("a grounded answer without sources")
+	}
+}
+
+var reResult = regexp.MustCompile(`(?s)<result url="([^"]+)" title="([^"]*)"[^>]*>\n(.*?)\n</result>`)
+
+type promptResult struct{ URL, Title, Text string }
+
+func promptResults(system string) []promptResult {
+	var out []promptResult
+	for _, m := range reResult.FindAllStringSubmatch(system, -1) {
+		out = append(out, promptResult{m[1], m[2], m[3]})
+	}
+	return out
+}
+
+// plainSentence is a sentence of Markdown with at least n words and no
+// markup, for a script to quote.
+func plainSentence(md string, n int) string {
+	for _, line := range strings.Split(md, "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.ContainsAny(line[:1], "#|>-*`![0123456789") || strings.ContainsAny(line, "*_`[]|") {
+			continue
+		}
+		for _, s := range regexp.MustCompile(`[^.!?]+[.!?]`).FindAllString(line, -1) {
+			s = strings.TrimSpace(s)
+			if len(strings.Fields(s)) >= n && !strings.ContainsAny(s, `"“”`) {
+				return s
+			}
+		}
+	}
+	return ""
+}
+
+// publicPosts are WordPress's public posts, newest first.
+func publicPosts(t *testing.T, site *wptest.Site) []struct{ Title, URL, Published string } {
+	var out []struct{ Title, URL, Published string }
+	for _, p := range site.Truth(t).Public {
+		if p.Type == "post" {
+			out = append(out, struct{ Title, URL, Published string }{p.Title, Canonical(p.URL), p.Published})
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		a, _ := time.Parse(time.RFC3339, out[i].Published)
+		b, _ := time.Parse(time.RFC3339, out[j].Published)
+		return a.After(b)
+	})
+	if len(out) == 0 {
+		t.Fatal("the test site has no public posts")
+	}
+	return out
+}
+
+func autoCalled(resp *api.ChatResponse, name string) bool {
+	for _, c := range resp.ToolCalls {
+		if c.Auto && c.Name == name && c.OK {
+			return true
+		}
+	}
+	return false
+}
+
+func modelCalled(resp *api.ChatResponse, name string) bool {
+	for _, c := range resp.ToolCalls {
+		if !c.Auto && c.Name == name && c.OK {
+			return true
+		}
+	}
+	return false
+}
+
+// Gate 1: a fresh site works with no retrieval setup: the first question
+// about its content is answered from its pages, with sources.
+func gate1FreshSiteWorks(t *testing.T, d *Daemon, site *wptest.Site) {
+	posts := publicPosts(t, site)
+	post := posts[len(posts)-1]
+	q := fmt.Sprintf("Do you have anything on %s?", strings.ToLower(post.Title))
+	var quoted string
+	runGate(t, d, ask(q), []step{func(t *testing.T, r *seenRequest) turn {
+		res := promptResults(r.System)
+		if len(res) == 0 {
+			t.Fatalf("no evidence in the context for %q:\n%s", q, r.System)
+		}
+		found := false
+		for _, e := range res {
+			if e.URL == post.URL {
+				found = true
+				quoted = plainSentence(e.Text, 5)
+			}
+		}
+		if !found {
+			t.Fatalf("the context's evidence misses %s: %+v", post.URL, res)
+		}
+		for _, rule := range []string{"Answer from evidence", "Never ask the user to paste", "never present an inference", "Be brief"} {
+			if !strings.Contains(strings.ToLower(r.System), strings.ToLower(rule)) {
+				t.Errorf("system prompt lacks the rule %q", rule)
+			}
+		}
+		text := fmt.Sprintf("Yes: the post %s covers it.", post.Title)
+		if quoted != "" {
+			text += fmt.Sprintf(" It says: %q", quoted)
+		}
+		return turn{Text: text}
+	}}, func(t *testing.T, d *Daemon, resp *api.ChatResponse, _ []api.ChatEvent) {
+		if resp.Evidence != "grounded" {
+			t.Errorf("evidence = %s, want grounded", resp.Evidence)
+		}
+		if !hasSource(resp, post.URL) {
+			t.Errorf("sources miss %s", post.URL)
+		}
+		if !autoCalled(resp, "search_site") {
+			t.Errorf("the context builder did not search: %+v", resp.ToolCalls)
+		}
+	})
+}
+
+func hasSource(resp *api.ChatResponse, u string) bool {
+	for _, s := range resp.Sources {
+		if s.URL == u {
+			return true
+		}
+	}
+	return false
+}
+
+// Gate 2: "What is the most recent blog post?" gets the real newest post's
+// URL and date into the sources.
+func gate2MostRecentPost(t *testing.T, d *Daemon, site *wptest.Site) {
+	newest := publicPosts(t, site)[0]
+	wantDate, _ := time.Parse(time.RFC3339, newest.Published)
+	runGate(t, d, ask("What is the most recent blog post?"), []step{
+		func(t *testing.T, r *seenRequest) turn {
+			if !strings.Contains(r.System, "<recent>") {
+				t.Errorf("a temporal question without recent posts in the context")
+			}
+			return turn{Calls: []scriptCall{{"get_recent", `{"type": "post", "limit": 1}`}}}
+		},
+		func(t *testing.T, r *seenRequest) turn {
+			res := r.lastResults()
+			if len(res) != 1 || res[0].IsError {
+				t.Fatalf("get_recent result: %+v", res)
+			}
+			var rr api.RecentResponse
+			if err := json.Unmarshal([]byte(res[0].Text), &rr); err != nil || len(rr.Results) != 1 {
+				t.Fatalf("get_recent result %s: %v", res[0].Text, err)
+			}
+			top := rr.Results[0]
+			if top.URL != newest.URL {
+				t.Errorf("get_recent gave %s, WordPress's newest is %s", top.URL, newest.URL)
+			}
+			return turn{Text: fmt.Sprintf("The most recent post is %s, published on %s.", top.Title, top.Published[:10])}
+		},
+	}, func(t *testing.T, d *Daemon, resp *api.ChatResponse, _ []api.ChatEvent) {
+		var src *api.ChatSource
+		for i := range resp.Sources {
+			if resp.Sources[i].URL == newest.URL {
+				src = &resp.Sources[i]
+			}
+		}
+		if src == nil {
+			t.Fatalf("sources %+v miss the newest post %s", resp.Sources, newest.URL)
+		}
+		got, err := time.Parse(time.RFC3339, src.Published)
+		if err != nil || !got.Equal(wantDate) {
+			t.Errorf("source published %q, WordPress says %s", src.Published, newest.Published)
+		}
+		if !strings.Contains(resp.Reply, wantDate.UTC().Format("2006-01-02")) && !strings.Contains(resp.Reply, newest.Title) {
+			t.Errorf("the reply names neither the newest post nor its date: %q", resp.Reply)
+		}
+	})
+}
+
+// Gate 3: a question about a specific post uses evidence from that post.
+func gate3SpecificPost(t *testing.T, d *Daemon, site *wptest.Site) {
+	posts := publicPosts(t, site)
+	post := posts[len(posts)/2]
+	doc, err := d.Store.FindDocument(context.Background(), post.URL, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := plainSentence(doc.Body, 6)
+	if want == "" {
+		t.Fatalf("post %s has no plain sentence to quote", post.URL)
+	}
+	q := fmt.Sprintf("What does the post about %s say?", strings.ToLower(post.Title))
+	runGate(t, d, ask(q), []step{
+		callTool("search_site", fmt.Sprintf(`{"query": %q}`, post.Title)),
+		func(t *testing.T, r *seenRequest) turn {
+			var sr api.SearchResponse
+			if err := json.Unmarshal([]byte(r.lastResults()[0].Text), &sr); err != nil || len(sr.Results) == 0 {
+				t.Fatalf("search_site result: %v", err)
+			}
+			if sr.Results[0].URL != post.URL {
+				t.Errorf("search_site's top result %s, want %s", sr.Results[0].URL, post.URL)
+			}
+			return turn{Calls: []scriptCall{{"get_document", fmt.Sprintf(`{"id_or_url": %q}`, sr.Results[0].URL)}}}
+		},
+		func(t *testing.T, r *seenRequest) turn {
+			var dr api.DocumentResponse
+			if err := json.Unmarshal([]byte(r.lastResults()[0].Text), &dr); err != nil {
+				t.Fatalf("get_document result: %v", err)
+			}
+			if !strings.Contains(dr.Content, want) {
+				t.Errorf("get_document's content lacks %q", want)
+			}
+			return turn{Text: fmt.Sprintf("The post %s explains it. In its words: “%s”", dr.Title, want)}
+		},
+	}, func(t *testing.T, d *Daemon, resp *api.ChatResponse, _ []api.ChatEvent) {
+		if resp.Evidence != "grounded" {
+			t.Errorf("evidence %s, want grounded", resp.Evidence)
+		}
+		if !hasSource(resp, post.URL) {
+			t.Fatalf("sources %+v miss %s", resp.Sources, post.URL)
+		}
+	})
+	// The scripted run quotes exactly; check that quote became the source.
+	d.Config.Provider = ProviderConfig{}
+	p := newScripted(t, "openai", callTool("get_document", fmt.Sprintf(`{"id_or_url": %q}`, post.URL)),
+		say(fmt.Sprintf("It says “%s”", want)))
+	d.Config.Provider = p.config()
+	defer func() { d.Config.Provider = ProviderConfig{} }()
+	resp, err := d.Chat(context.Background(), ask(q), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.Sources) == 0 || resp.Sources[0].URL != post.URL || resp.Sources[0].Quote != want {
+		t.Errorf("first source %+v, want the quoted sentence of %s", resp.Sources, post.URL)
+	}
+	if !modelCalled(resp, "get_document") {
+		t.Errorf("tool calls %+v", resp.ToolCalls)
+	}
+}
+
+// Gate 4: a thin page does not dead-end: related pages and recent posts
+// are searched first, and the answer is a labeled inference.
+func gate4ThinPage(t *testing.T, d *Daemon, site *wptest.Site) {
+	docs, err := d.Store.ListDocuments(context.Background(), store.DocumentFilter{PostType: "any"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var thin *store.Document
+	for _, doc := range docs {
+		if doc.Thin {
+			thin = doc
+			break
+		}
+	}
+	if thin == nil {
+		t.Fatal("the test site has no thin page")
+	}
+	req := ask("What is this page about?")
+	req.PageURL, req.PageTitle = thin.URL, thin.Title
+	runGate(t, d, req, []step{func(t *testing.T, r *seenRequest) turn {
+		for _, want := range []string{`thin="true"`, thin.URL, "<recent>", `"Inference:"`} {
+			if !strings.Contains(r.System, want) {
+				t.Errorf("context lacks %s", want)
+			}
+		}
+		return turn{Text: fmt.Sprintf("The page %s has almost no content yet. Inference: it is a placeholder for something the site will describe later; the newest posts may say more.", thin.Title)}
+	}}, func(t *testing.T, d *Daemon, resp *api.ChatResponse, _ []api.ChatEvent) {
+		if !strings.Contains(resp.Reply, "Inference:") {
+			t.Errorf("the reply has no labeled inference: %q", resp.Reply)
+		}
+		if !autoCalled(resp, "get_recent") || !autoCalled(resp, "search_site") {
+			t.Errorf("the thin page did not trigger related searches: %+v", resp.ToolCalls)
+		}
+		if resp.Evidence == "none" {
+			t.Errorf("evidence none after searching related pages")
+		}
+	})
+}
+
+// Gate 5: no reply asks to paste content the tools can fetch. The scripted
+// model tries; the validator catches it and the model is corrected.
+func gate5NoPasteRequests(t *testing.T, d *Daemon, site *wptest.Site) {
+	var page struct{ Title, URL string }
+	for _, p := range site.Truth(t).Public {
+		if p.Type == "page" {
+			if doc, err := d.Store.FindDocument(context.Background(), Canonical(p.URL), false); err == nil && !doc.Thin {
+				page.Title, page.URL = p.Title, Canonical(p.URL)
+				break
+			}
+		}
+	}
+	if page.URL == "" {
+		t.Fatal("no non-thin page on the test site")
+	}
+	q := "Can you summarize " + page.URL + " for me?"
+	runGate(t, d, ask(q), []step{
+		say("I can't open links. Could you paste the text of " + page.URL + " here?"),
+		func(t *testing.T, r *seenRequest) turn {
+			if !strings.Contains(r.lastUser(), "[askwpd check]") || !strings.Contains(r.lastUser(), "get_document") {
+				t.Errorf("no correction after a paste request; last user message: %q", r.lastUser())
+			}
+			if r.ToolChoiceNone {
+				t.Errorf("tools are forbidden for the corrected reply")
+			}
+			return turn{Calls: []scriptCall{{"get_document", fmt.Sprintf(`{"id_or_url": %q}`, page.URL)}}}
+		},
+		func(t *testing.T, r *seenRequest) turn {
+			var dr api.DocumentResponse
+			json.Unmarshal([]byte(r.lastResults()[0].Text), &dr)
+			return turn{Text: fmt.Sprintf("The page %s says: “%s”", dr.Title, plainSentence(dr.Content, 5))}
+		},
+	}, func(t *testing.T, d *Daemon, resp *api.ChatResponse, events []api.ChatEvent) {
+		if !hasSource(resp, page.URL) {
+			t.Errorf("sources %+v miss %s", resp.Sources, page.URL)
+		}
+		reset := false
+		for _, ev := range events {
+			if st, ok := ev.Data.(api.ChatStatus); ok && st.Reset {
+				reset = true
+			}
+		}
+		if !reset {
+			t.Errorf("no reset event before the corrected reply")
+		}
+	})
+
+	// A model that insists is scrubbed: the user never sees the request.
+	p := newScripted(t, "anthropic",
+		say("Please paste the content of "+page.URL+" and I will summarize it."),
+		say("Sorry. I cannot access the page. Please copy and paste it here."))
+	d.Config.Provider = p.config()
+	defer func() { d.Config.Provider = ProviderConfig{} }()
+	resp, err := d.Chat(context.Background(), ask(q), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.asksToPaste(resp.Reply, q) || resp.Reply == "" {
+		t.Errorf("insisting model's reply not scrubbed: %q", resp.Reply)
+	}
+}
+
+// Gate 6 runs inside every gate (assertVerbatim): sources come with a
+// grounded answer, each quote is the stored text at its offsets, and
+// verify_quote agrees. This test adds the case of a fabricated quote.
+func gate6FabricatedQuoteIsCorrected(t *testing.T, d *Daemon, site *wptest.Site) {
+	post := publicPosts(t, site)[0]
+	p := newScripted(t, "openai",
+		say(fmt.Sprintf("The post %s says “we never measured anything at all in this workshop”.", post.Title)),
+		func(t *testing.T, r *seenRequest) turn {
+			if !strings.Contains(r.lastUser(), "do not appear on any page") {
+				t.Errorf("no correction for a fabricated quote: %q", r.lastUser())
+			}
+			return turn{Text: fmt.Sprintf("The post %s is the newest on the site.", post.Title)}
+		})
+	d.Config.Provider = p.config()
+	defer func() { d.Config.Provider = ProviderConfig{} }()
+	resp, err := d.Chat(context.Background(), ask("What is the latest post about?"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(resp.Reply, "never measured") {
+		t.Errorf("fabricated quote survived: %q", resp.Reply)
+	}
+	assertVerbatim(t, d, resp)
+	if len(p.seen()) != 2 {
+		t.Errorf("model calls %d, want 2", len(p.seen()))
+	}
+}
+
+// AskWP's own options in wp_options configure the provider when askwpd
+// has none: here Ollama, at the scripted server's address.
+func providerFromWPOptions(t *testing.T, d *Daemon, site *wptest.Site) {
+	p := newScripted(t, "openai", func(t *testing.T, r *seenRequest) turn {
+		if r.Model != "llama3.2" {
+			t.Errorf("model %q, want llama3.2 from askwp_model", r.Model)
+		}
+		if !strings.Contains(r.System, "Always end with a haiku about bread") {
+			t.Errorf("askwp_system_instructions missing from the system prompt")
+		}
+		return turn{Text: "Hello from Ollama."}
+	})
+	set := map[string]string{
+		"askwp_llm_provider":        "ollama",
+		"askwp_ollama_endpoint":     p.srv.URL,
+		"askwp_model":               "llama3.2",
+		"askwp_system_instructions": "Always end with a haiku about bread.",
+	}
+	var php strings.Builder
+	for k, v := range set {
+		fmt.Fprintf(&php, "update_option(%q, %q);", k, v)
+	}
+	site.PHP(t, php.String())
+	t.Cleanup(func() {
+		var del strings.Builder
+		for k := range set {
+			fmt.Fprintf(&del, "delete_option(%q);", k)
+		}
+		site.PHP(t, del.String())
+		wpProviderCache.Delete(d)
+	})
+	wpProviderCache.Delete(d)
+	d.Config.Provider = ProviderConfig{}
+	resp, err := d.Chat(context.Background(), ask("hi"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Reply != "Hello from Ollama." || !strings.HasPrefix(resp.Provider, "openai-compatible/") {
+		t.Errorf("reply %q provider %q", resp.Reply, resp.Provider)
+	}
+	if len(p.seen()) != 1 || p.seen()[0].Path != "/v1/chat/completions" {
+		t.Errorf("requests %d", len(p.seen()))
+	}
+}
