@@ -1,6 +1,7 @@
-# shellcheck shell=bash
+# shellcheck shell=bash disable=SC2034
 # Shared helpers for scripts/wp-up.sh and scripts/wp-down.sh.
 # Sourced, not executed. Expects `set -euo pipefail` in the caller.
+# (SC2034 off: the settings here are used by the scripts that source this file.)
 
 # ---------------------------------------------------------------------------
 # Paths and fixed settings (override with the ASKWPD_* variables)
@@ -31,7 +32,7 @@ WP_TABLE_PREFIX=wp_
 
 WP_PREFERRED_PORT="${ASKWPD_WP_PORT:-8089}"
 WP_SITE_TITLE="Askwpd Demo"
-WP_ADMIN_USER=admin
+WP_ADMIN_USER="admin"
 WP_ADMIN_EMAIL=admin@example.com
 
 ASKWPD_LOCK_FILE="${ASKWPD_WP_LOCK:-${TMPDIR:-/tmp}/askwpd-wp-up.lock}"
@@ -47,6 +48,17 @@ die()  { printf '[wp] ERROR: %s\n' "$*" >&2; exit 1; }
 take_lock() {
   exec 9>"$ASKWPD_LOCK_FILE"
   if ! flock -w 900 9; then die "could not take the lock $ASKWPD_LOCK_FILE within 900 s"; fi
+}
+
+# The Go integration tests (internal/wptest) hold $STATE_DIR/test.lock while they change the
+# site or compare an index with it: take it before changing content or stopping the server.
+take_test_lock() {
+  mkdir -p "$STATE_DIR"
+  exec 8>>"$STATE_DIR/test.lock"
+  if ! flock -n 8; then
+    log "waiting for tests holding $STATE_DIR/test.lock"
+    flock -w 900 8 || die "tests held $STATE_DIR/test.lock for 900 s"
+  fi
 }
 
 # ---------------------------------------------------------------------------
@@ -137,6 +149,8 @@ ensure_mariadb() {
     die "something listens on 127.0.0.1:$WP_DB_PORT but root cannot log in (set ASKWPD_DB_ROOT_PASSWORD)"
   fi
   ensure_packages mariadb-server mariadb-client
+  # The package's postinst may have started it already.
+  if tcp_open "$WP_DB_PORT" && detect_db_root; then return 0; fi
   start_mariadb
 }
 
@@ -172,6 +186,29 @@ create_db_and_user() {
     echo "FLUSH PRIVILEGES;"
   } | "${DB_ROOT[@]}" || die "could not create the database or user"
   db_user_probe "$pw" >/dev/null || die "user $WP_DB_USER still cannot log in to $WP_DB_NAME"
+}
+
+# Prints a fingerprint of everything seed.php and install.php manage (seeded posts, pages,
+# menu items and their terms, categories, the options, the two users, the rewrite rules), in
+# one query. wp-up.sh skips the PHP step when it matches the one from the last run.
+db_seed_fingerprint() {
+  local pw="$1" p="$WP_TABLE_PREFIX"
+  MYSQL_PWD="$pw" mariadb --protocol=tcp -h127.0.0.1 -P"$WP_DB_PORT" -u"$WP_DB_USER" "$WP_DB_NAME" -Nse "
+    SELECT CONCAT_WS(':',
+      (SELECT CONCAT(COUNT(*), '-', COALESCE(SUM(CRC32(CONCAT_WS('|', p.ID, p.post_type, p.post_status, p.post_modified_gmt,
+          p.post_password, p.post_name, p.post_parent, p.menu_order))), 0))
+         FROM ${p}posts p JOIN ${p}postmeta m ON m.post_id = p.ID AND m.meta_key IN ('_askwpd_seed', '_askwpd_seed_menu')),
+      (SELECT CONCAT(COUNT(*), '-', COALESCE(SUM(CRC32(CONCAT_WS('|', tr.object_id, tr.term_taxonomy_id))), 0))
+         FROM ${p}term_relationships tr JOIN ${p}postmeta m ON m.post_id = tr.object_id AND m.meta_key IN ('_askwpd_seed', '_askwpd_seed_menu')),
+      (SELECT CONCAT(COUNT(*), '-', COALESCE(SUM(CRC32(CONCAT_WS('|', t.term_id, t.slug, t.name, tt.parent, tt.description))), 0))
+         FROM ${p}terms t JOIN ${p}term_taxonomy tt ON tt.term_id = t.term_id WHERE tt.taxonomy IN ('category', 'nav_menu')),
+      (SELECT COALESCE(SUM(CRC32(CONCAT_WS('|', option_name, option_value))), 0) FROM ${p}options
+         WHERE option_name IN ('home', 'siteurl', 'blogname', 'blogdescription', 'blog_public', 'permalink_structure',
+           'stylesheet', 'template', 'admin_email', 'category_base', 'tag_base', 'wp_page_for_privacy_policy')),
+      (SELECT COALESCE(SUM(CRC32(CONCAT_WS('|', ID, user_login, user_pass, display_name))), 0) FROM ${p}users
+         WHERE user_login IN ('admin', 'mara')),
+      (SELECT COUNT(*) FROM ${p}options WHERE option_name = 'rewrite_rules' AND option_value LIKE '%wp-sitemap%'))
+  " 2>/dev/null </dev/null
 }
 
 # ---------------------------------------------------------------------------

@@ -3,7 +3,14 @@
  * Installs WordPress without a browser and converges the site options. Idempotent.
  *
  *   php install.php --url=http://127.0.0.1:8089 [--title=..] [--tagline=..] [--admin-user=admin]
- *                   [--admin-password=..] [--admin-email=..] [--theme=twentytwentythree]
+ *                   [--admin-password=.. or env ASKWPD_ADMIN_PASSWORD] [--admin-email=..]
+ *                   [--theme=twentytwentythree]
+ *                   [--fresh] [--seed [--manifest=FILE]]
+ *
+ * --fresh: the site may not be installed yet (wp-up.sh checked the tables): load WordPress
+ *          with WP_INSTALLING, which it needs before it is installed, and install it.
+ * --seed:  then run seed.php in this same process (saves a WordPress boot on re-runs; not
+ *          with --fresh, because WP_INSTALLING skips the theme's functions.php and plugins).
  *
  * Every run: home/siteurl = --url (the port may change between runs), pretty permalinks,
  * search engines allowed (the core sitemap needs blog_public=1), the theme active, the admin
@@ -16,7 +23,11 @@ if (PHP_SAPI !== 'cli') {
 
 $opts = getopt('', array(
     'url:', 'title::', 'tagline::', 'admin-user::', 'admin-password::', 'admin-email::', 'theme::',
+    'fresh', 'seed', 'manifest::',
 ));
+$askwpd_fresh = isset($opts['fresh']);
+$askwpd_seed = isset($opts['seed']) && !$askwpd_fresh;
+$askwpd_manifest = $opts['manifest'] ?? '';
 $askwpd_url = rtrim($opts['url'] ?? (getenv('SITE_URL') ?: ''), '/');
 if (!preg_match('#^https?://[^/]+$#', $askwpd_url)) {
     fwrite(STDERR, "install.php: --url=http://HOST:PORT is required\n");
@@ -25,7 +36,7 @@ if (!preg_match('#^https?://[^/]+$#', $askwpd_url)) {
 $askwpd_title = $opts['title'] ?? 'Askwpd Demo';
 $askwpd_tagline = $opts['tagline'] ?? 'Field notes on coffee, self-hosting and small tools';
 $askwpd_admin = $opts['admin-user'] ?? 'admin';
-$askwpd_admin_pw = $opts['admin-password'] ?? '';
+$askwpd_admin_pw = $opts['admin-password'] ?? (getenv('ASKWPD_ADMIN_PASSWORD') ?: ''); // env keeps it out of ps
 $askwpd_admin_email = $opts['admin-email'] ?? 'admin@example.com';
 $askwpd_theme = $opts['theme'] ?? 'twentytwentythree';
 const ASKWPD_PERMALINKS = '/%year%/%monthnum%/%day%/%postname%/';
@@ -41,7 +52,9 @@ $_SERVER['SERVER_PROTOCOL'] = 'HTTP/1.1';
 $_SERVER['REMOTE_ADDR'] = '127.0.0.1';
 
 // Loading WordPress before it is installed would redirect to wp-admin/install.php.
-define('WP_INSTALLING', true);
+if ($askwpd_fresh) {
+    define('WP_INSTALLING', true);
+}
 
 // No mail server: skip the "your new site" mail (pluggable, checked with function_exists).
 function wp_new_blog_notification($blog_title, $blog_url, $user_id, $password) {
@@ -119,4 +132,8 @@ if ($askwpd_admin_pw !== '' && !wp_check_password($askwpd_admin_pw, $askwpd_user
 }
 if ($askwpd_user->display_name !== 'Jonas Berger') {
     wp_update_user(array('ID' => $askwpd_user->ID, 'display_name' => 'Jonas Berger', 'first_name' => 'Jonas', 'last_name' => 'Berger', 'nickname' => 'jonas'));
+}
+
+if ($askwpd_seed) {
+    require __DIR__ . '/seed.php'; // global scope; it sees $askwpd_url and $askwpd_manifest
 }

@@ -10,31 +10,36 @@
  * The manifest lists every seeded item (id, type, status, url, marker words) for tests.
  *
  * Non-public items carry a unique marker word in title and body (SECRETDRAFT, ...) so tests
- * can grep for leaks. For the password-protected items WordPress itself shows the title
- * ("Protected: ...") on public pages; the body, with its marker, must never leak.
+ * can grep for leaks, and the body alone also carries <MARKER>BODY (SECRETDRAFTBODY, ...).
+ * For the password-protected items WordPress itself shows the title ("Protected: ...") on
+ * public pages, in feeds, the REST API and the core sitemap; the body must never leak.
  */
 
 if (PHP_SAPI !== 'cli') {
     exit(1);
 }
-$opts = getopt('', array('url:', 'manifest::'));
-$askwpd_url = rtrim($opts['url'] ?? (getenv('SITE_URL') ?: ''), '/');
-if (!preg_match('#^https?://[^/]+$#', $askwpd_url)) {
-    fwrite(STDERR, "seed.php: --url=http://HOST:PORT is required\n");
-    exit(2);
+if (!defined('ABSPATH')) {
+    // Run on its own (install.php --seed includes it with WordPress already loaded).
+    $opts = getopt('', array('url:', 'manifest::'));
+    $askwpd_url = rtrim($opts['url'] ?? (getenv('SITE_URL') ?: ''), '/');
+    if (!preg_match('#^https?://[^/]+$#', $askwpd_url)) {
+        fwrite(STDERR, "seed.php: --url=http://HOST:PORT is required\n");
+        exit(2);
+    }
+    $askwpd_manifest = $opts['manifest'] ?? '';
+
+    // Debian's wp-config.php picks /etc/wordpress/config-<HTTP_HOST without port>.php.
+    $askwpd_u = parse_url($askwpd_url);
+    $_SERVER['HTTP_HOST'] = $askwpd_u['host'] . (isset($askwpd_u['port']) ? ':' . $askwpd_u['port'] : '');
+    $_SERVER['SERVER_NAME'] = $askwpd_u['host'];
+    $_SERVER['SERVER_PORT'] = (string) ($askwpd_u['port'] ?? 80);
+    $_SERVER['REQUEST_URI'] = '/';
+    $_SERVER['REQUEST_METHOD'] = 'GET';
+    $_SERVER['SERVER_PROTOCOL'] = 'HTTP/1.1';
+    $_SERVER['REMOTE_ADDR'] = '127.0.0.1';
+
+    require rtrim(getenv('WP_ROOT') ?: '/usr/share/wordpress', '/') . '/wp-load.php';
 }
-$askwpd_manifest = $opts['manifest'] ?? '';
-
-$askwpd_u = parse_url($askwpd_url);
-$_SERVER['HTTP_HOST'] = $askwpd_u['host'] . (isset($askwpd_u['port']) ? ':' . $askwpd_u['port'] : '');
-$_SERVER['SERVER_NAME'] = $askwpd_u['host'];
-$_SERVER['SERVER_PORT'] = (string) ($askwpd_u['port'] ?? 80);
-$_SERVER['REQUEST_URI'] = '/';
-$_SERVER['REQUEST_METHOD'] = 'GET';
-$_SERVER['SERVER_PROTOCOL'] = 'HTTP/1.1';
-$_SERVER['REMOTE_ADDR'] = '127.0.0.1';
-
-require rtrim(getenv('WP_ROOT') ?: '/usr/share/wordpress', '/') . '/wp-load.php';
 require_once ABSPATH . 'wp-admin/includes/post.php';
 require_once ABSPATH . 'wp-admin/includes/nav-menu.php';
 require_once ABSPATH . 'wp-admin/includes/taxonomy.php';
@@ -802,7 +807,7 @@ foreach ($SECRETS as $s) {
     $days = $s['days'] ?? 20;
     $spec = array(
         'key' => $s['key'], 'type' => $s['type'], 'status' => $s['status'], 'title' => $s['title'],
-        'content' => b_p($s['body']) . b_p('This text must never appear on a public page: ' . $s['marker'] . '.'),
+        'content' => b_p($s['body']) . b_p('This text must never appear on a public page: ' . $s['marker'] . 'BODY.'),
         'excerpt' => $s['marker'] . ' excerpt.', 'author' => $askwpd_admin->ID,
         'password' => $s['password'] ?? '',
         'date_gmt' => gmdate('Y-m-d H:i:s', $askwpd_now - $days * 86400),
@@ -920,6 +925,8 @@ if ($askwpd_manifest !== '') {
             'public' => $public,
             'password' => $p->post_password !== '' ? $p->post_password : null,
             'marker' => $markers[$spec['key']]['marker'] ?? null,
+            // Only in the body; WordPress itself shows titles of password-protected items.
+            'body_marker' => isset($markers[$spec['key']]) ? $markers[$spec['key']]['marker'] . 'BODY' : null,
             'title' => $p->post_title,
             'slug' => $p->post_name,
             'parent' => (int) $p->post_parent,
@@ -955,5 +962,10 @@ if ($askwpd_manifest !== '') {
         rename($askwpd_manifest . '.tmp', $askwpd_manifest);
     }
 }
+
+// For wp-up.sh's check: the first seeded post's permalink and its title as the theme prints it.
+$askwpd_first = get_post($askwpd_ids[$POSTS[0]['key']]);
+echo 'VERIFY_URL=', get_permalink($askwpd_first), "\n";
+echo 'VERIFY_TEXT=', esc_html(get_the_title($askwpd_first)), "\n";
 
 askwpd_log($askwpd_changed ? "$askwpd_changed change(s)" : 'nothing to change');
