@@ -175,6 +175,10 @@ type Status struct {
 	Crawling  bool              `json:"crawling"`
 	Database  string            `json:"database"`
 	Extra     map[string]any    `json:"extra,omitempty"`
+	// Observability is retrieval quality, latency and index health (metrics.go).
+	Observability *Observability `json:"observability,omitempty"`
+	// Freshness is the event queue, frontier and schedule (events.go).
+	Freshness *Freshness `json:"freshness,omitempty"`
 }
 
 func (s *Server) handleStatus(c echo.Context) error {

@@ -257,6 +257,9 @@ func (c *Config) Validate() error {
 	if c.Crawl.MaxBytes < 1024 {
 		return fmt.Errorf("config: crawl.max_bytes %d is too small", c.Crawl.MaxBytes)
 	}
+	if err := ValidateSchedule(c.Schedule); err != nil {
+		return err
+	}
 	return nil
 }
 

@@ -50,7 +50,19 @@ type Daemon struct {
 	// crawlMu keeps two index passes from overlapping.
 	crawlMu sync.Mutex
 
+	// life is cancelled when Serve shuts down; work started by a request
+	// but meant to outlive it (an admin reindex) runs under it.
+	lifeMu sync.Mutex
+	life   context.Context
+
 	startedAt time.Time
+
+	tools toolRuntime // metrics and state of the tool calls (tools*.go)
+
+	crawl crawlState // frontier, events and schedule state (crawl.go, events.go, schedule.go)
+
+	// Chat tunes the /v1/chat agent loop (chat.go); zero values are defaults.
+	ChatOpts ChatOptions
 }
 
 // Open resolves the configuration against the WordPress install, opens
@@ -123,6 +135,14 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Daemon, error) {
 		return nil, fmt.Errorf("%w (check state_dir %s is writable)", err, cfg.StateDir)
 	}
 	d.Store = st
+	if path := cfg.Search.Synonyms; path != "" {
+		syn, err := store.LoadSynonyms(path)
+		if err != nil {
+			d.Close()
+			return nil, fmt.Errorf("config: search.synonyms: %w", err)
+		}
+		st.SetSynonyms(syn)
+	}
 	if d.Site.Name != "" {
 		_ = st.SetMeta(ctx, "site_name", d.Site.Name)
 		_ = st.SetMeta(ctx, "site_tagline", d.Site.Tagline)
@@ -139,6 +159,17 @@ func (d *Daemon) CheckSite(ctx context.Context) error {
 		return fmt.Errorf("site %s does not answer (is WordPress running? is site_url right?): %w", d.Site.URL, err)
 	}
 	return nil
+}
+
+// lifetime returns the serving lifetime's context, or, outside Serve, a
+// context detached from the caller's.
+func (d *Daemon) lifetime(ctx context.Context) context.Context {
+	d.lifeMu.Lock()
+	defer d.lifeMu.Unlock()
+	if d.life != nil {
+		return d.life
+	}
+	return context.WithoutCancel(ctx)
 }
 
 func (d *Daemon) closeWP() {

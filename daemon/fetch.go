@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"net/url"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Fetch errors, classified so the crawler and fetch_live_url can act on
@@ -245,7 +247,7 @@ func (f *Fetcher) Get(ctx context.Context, rawURL string, cond Conditional) (*Pa
 		return p, fmt.Errorf("fetch %s: read body: %w", u, err)
 	}
 	if int64(len(body)) > f.MaxBytes {
-		body, p.Truncated = body[:f.MaxBytes], true
+		body, p.Truncated = cutClean(body[:f.MaxBytes]), true
 	}
 	p.Body = body
 	p.Elapsed = time.Since(start)
@@ -287,4 +289,18 @@ func (f *Fetcher) Open(ctx context.Context, rawURL string) (io.ReadCloser, error
 		return nil, fmt.Errorf("fetch %s: status %d", u, resp.StatusCode)
 	}
 	return resp.Body, nil
+}
+
+// cutClean shortens a body cut at the size cap back to the end of the
+// last tag or line, so the parser never sees half a tag or half a
+// character.
+func cutClean(b []byte) []byte {
+	floor := max(0, len(b)-64<<10)
+	if i := bytes.LastIndexAny(b[floor:], ">\n"); i >= 0 {
+		return b[:floor+i+1]
+	}
+	for len(b) > 0 && !utf8.Valid(b[len(b)-min(len(b), 4):]) {
+		b = b[:len(b)-1]
+	}
+	return b
 }

@@ -4,19 +4,17 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"html"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/sourcegraph/conc/pool"
 
 	"github.com/askwp/askwpd/extract"
-	"github.com/askwp/askwpd/sitemap"
 	"github.com/askwp/askwpd/store"
 	"github.com/askwp/askwpd/wp"
 )
@@ -27,230 +25,393 @@ var ErrCrawlRunning = errors.New("an index pass is already running")
 
 // IndexOptions steer one pass.
 type IndexOptions struct {
-	// Full re-fetches every page without conditional requests, and removes
-	// indexed pages that discovery no longer finds.
+	// Full re-fetches every page without conditional requests, oldest
+	// first within the budget, and removes indexed pages that discovery no
+	// longer finds.
 	Full bool
+	// Incremental fetches only what changed: posts the database says were
+	// modified since the last pass, sitemap entries with a newer lastmod,
+	// URLs never fetched, and failed URLs whose retry time has come.
+	Incremental bool
 	// Kind labels the pass in the run history ("index", "incremental", …).
 	Kind string
 	// Progress, when set, is called after each page.
 	Progress func(done, total int)
 }
 
-// target is a URL to fetch and what discovery knows about it.
-type target struct {
-	url     string
-	sources []string
-	postID  int64
-	lastmod time.Time
-}
-
 // Index discovers the site's public pages, fetches them within the crawl
-// budget and indexes what changed.
+// budget and indexes what changed. A pass that was interrupted (killed,
+// or its context cancelled) is resumed first: its frontier is in the
+// store, so pages it already fetched are not fetched again.
 func (d *Daemon) Index(ctx context.Context, opt IndexOptions) (*store.Run, error) {
 	if !d.crawlMu.TryLock() {
 		return nil, ErrCrawlRunning
 	}
 	defer d.crawlMu.Unlock()
+	d.crawlInit()
 	if opt.Kind == "" {
 		opt.Kind = "index"
+		if opt.Incremental {
+			opt.Kind = "incremental"
+		}
 	}
-	runID, err := d.Store.StartRun(ctx, opt.Kind)
-	if err != nil {
+	started := d.Store.Now()
+	run, ropt, discoveryOK, err := d.Store.ResumableRun(ctx)
+	resumed := err == nil
+	switch {
+	case resumed:
+		d.Log.Info("Resuming an interrupted pass", "run_id", run.ID, "kind", run.Kind)
+		opt.Full, opt.Incremental, opt.Kind = ropt.Full, ropt.Incremental, run.Kind
+		if err := d.Store.MarkResumed(ctx, run.ID); err != nil {
+			return nil, err
+		}
+	case errors.Is(err, store.ErrNotFound):
+		id, err := d.Store.StartRunWith(ctx, opt.Kind, store.RunOptions{Full: opt.Full, Incremental: opt.Incremental})
+		if err != nil {
+			return nil, err
+		}
+		run = &store.Run{ID: id, Kind: opt.Kind, StartedAt: started}
+	default:
 		return nil, err
 	}
-	run := &store.Run{ID: runID, Kind: opt.Kind}
-	err = d.index(ctx, run, opt)
+	ps := &passState{run: run, opt: opt, seenPost: map[int64]bool{}, seenURL: map[string]bool{}}
+	err = d.pass(ctx, ps, resumed, discoveryOK)
 	if err != nil {
 		run.Error = err.Error()
 	}
-	// The run record is written even when the pass was cancelled.
+	// The run record is written even when the pass was cancelled; its
+	// frontier stays for the next start to resume.
 	if ferr := d.Store.FinishRun(context.WithoutCancel(ctx), run); ferr != nil && err == nil {
 		err = ferr
 	}
-	d.Log.Info("Index pass finished", "kind", opt.Kind, "discovered", run.Discovered, "fetched", run.Fetched,
-		"indexed", run.Indexed, "unchanged", run.Unchanged, "removed", run.Removed, "errors", run.Errors, "error", run.Error)
+	d.Log.Info("Index pass finished", "kind", opt.Kind, "run_id", run.ID, "resumed", resumed, "discovered", run.Discovered,
+		"fetched", run.Fetched, "indexed", run.Indexed, "unchanged", run.Unchanged, "removed", run.Removed,
+		"errors", run.Errors, "error", run.Error)
 	return run, err
 }
 
-func (d *Daemon) index(ctx context.Context, run *store.Run, opt IndexOptions) error {
-	targets, public, discoveryOK, err := d.discover(ctx, run.ID)
-	if err != nil {
-		return err
-	}
-	run.Discovered = len(targets)
-
-	var (
-		done     atomic.Int64
-		budget   = int64(d.Config.Crawl.Budget)
-		fetched  atomic.Int64
-		mu       sync.Mutex
-		seenPost = map[int64]bool{}
-		seenURL  = map[string]bool{}
-	)
-	total := len(targets)
-	crawl := func(ts []*target) {
-		p := pool.New().WithMaxGoroutines(d.Config.Crawl.Concurrency).WithContext(ctx)
-		for _, t := range ts {
-			if ctx.Err() != nil || fetched.Load() >= budget {
-				break
-			}
-			fetched.Add(1)
-			p.Go(func(ctx context.Context) error {
-				out := d.indexTarget(ctx, t, public, opt.Full)
-				mu.Lock()
-				switch out.status {
-				case "indexed":
-					run.Indexed++
-				case "unchanged":
-					run.Unchanged++
-				case "gone", "private":
-					if out.removed {
-						run.Removed++
-					}
-				}
-				if out.err != nil && out.status == "error" {
-					run.Errors++
-				}
-				if out.postID > 0 {
-					seenPost[out.postID] = true
-				}
-				if out.url != "" {
-					seenURL[out.url] = true
-				}
-				seenURL[t.url] = true
-				mu.Unlock()
-				if opt.Progress != nil {
-					opt.Progress(int(done.Add(1)), total)
-				}
-				return nil
-			})
-		}
-		_ = p.Wait()
-	}
-
-	// Sitemap and other URL-first targets go first: they tell us which
-	// post IDs they cover, so posts need no extra fetch of /?p=ID.
-	var byURL, byID []*target
-	for _, t := range targets {
-		if t.url != "" {
-			byURL = append(byURL, t)
-		} else {
-			byID = append(byID, t)
-		}
-	}
-	crawl(byURL)
-	var rest []*target
-	for _, t := range byID {
-		if !seenPost[t.postID] {
-			rest = append(rest, t)
-		}
-	}
-	total = len(byURL) + len(rest)
-	run.Discovered = total
-	for _, t := range rest {
-		t.url = d.postURL(t.postID, public[t.postID])
-	}
-	crawl(rest)
-	run.Fetched = int(fetched.Load())
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-
-	// Reconcile: pages no longer discovered, or whose post is no longer
-	// public, leave the index. Only after a complete discovery and a pass
-	// that fetched everything, or an incomplete source would empty it.
-	if discoveryOK && fetched.Load() < budget {
-		urls, err := d.Store.DocumentURLs(ctx)
+func (d *Daemon) pass(ctx context.Context, ps *passState, resumed, discoveryOK bool) error {
+	run, opt := ps.run, ps.opt
+	d.loadConventions(ctx)
+	if resumed {
+		prog, err := d.Store.Progress(ctx, run.ID)
 		if err != nil {
 			return err
 		}
-		for u, postID := range urls {
-			if seenURL[u] {
-				continue
-			}
-			if postID > 0 && public != nil && public[postID] != nil {
-				continue
-			}
-			if ok, err := d.Store.DeleteDocument(ctx, u); err != nil {
+		ps.fetched, ps.seenPost, ps.seenURL = prog.Fetched, prog.Posts, prog.URLs
+		// A resumed incremental pass looks posts up one by one: the whole
+		// public set would make it re-fetch every post not yet seen.
+		if d.WP != nil && !opt.Incremental {
+			types := d.knownTypes(ctx)
+			posts, err := d.WP.Posts(ctx, wp.PostFilter{Types: types, Light: true})
+			if err != nil {
 				return err
-			} else if ok {
-				run.Removed++
-				d.Log.Info("Removed page no longer discovered", "url", u, "post_id", postID)
 			}
+			ps.public, ps.publicComplete = postMap(posts), !opt.Incremental
+		}
+	} else {
+		items, public, ok, err := d.discover(ctx, opt)
+		if err != nil {
+			return err
+		}
+		discoveryOK = ok
+		ps.public, ps.publicComplete = public, public != nil && !opt.Incremental
+		if err := d.Store.DropFrontier(ctx, run.ID); err != nil {
+			return err
+		}
+		if err := d.Store.Enqueue(ctx, run.ID, items); err != nil {
+			return err
+		}
+		run.Discovered = len(items)
+		if err := d.Store.SetDiscovery(ctx, run.ID, len(items), ok); err != nil {
+			return err
+		}
+	}
+	rows, err := d.Store.Frontier(ctx, run.ID)
+	if err != nil {
+		return err
+	}
+	if opt.Full {
+		sortOldestFirst(rows)
+	}
+	q := newQueue(rows)
+	if ps.public != nil {
+		q.refill = func() []*store.URLState { return d.missingPosts(ctx, ps) }
+	}
+	budget := d.Config.Crawl.Budget
+	if budget <= 0 {
+		budget = int(^uint(0) >> 1)
+	}
+	var exhausted atomic.Bool
+
+	// Concurrency fetchers keep that many requests at the site; half as
+	// many processors extract and store behind them (a page's processing
+	// takes a small part of its render time), and the hand-off holds no
+	// buffer, so few pages are in memory at once.
+	results := make(chan fetched)
+	nproc := max(1, (d.Config.Crawl.Concurrency+1)/2)
+	procs := pool.New().WithMaxGoroutines(nproc)
+	for range nproc {
+		procs.Go(func() {
+			for f := range results {
+				d.crawlOne(ctx, ps, q, f)
+				q.done(f.t)
+				ps.mu.Lock()
+				ps.done++
+				done := ps.done
+				ps.mu.Unlock()
+				if opt.Progress != nil {
+					opt.Progress(done, q.size())
+				}
+			}
+		})
+	}
+	p := pool.New().WithMaxGoroutines(d.Config.Crawl.Concurrency)
+	for range d.Config.Crawl.Concurrency {
+		p.Go(func() {
+			for {
+				t := q.next()
+				if t == nil {
+					return
+				}
+				if ctx.Err() != nil {
+					// Release the others waiting on this item's class.
+					q.stop()
+					q.done(t)
+					return
+				}
+				ps.mu.Lock()
+				// Covered already: its post was fetched at its permalink, or
+				// another row's redirect landed on it.
+				skip := t.PostID > 0 && postIDURL(t.URL) && ps.seenPost[t.PostID] || ps.seenURL[t.URL]
+				over := !skip && ps.fetched >= budget
+				if !skip && !over {
+					ps.fetched++
+				}
+				ps.mu.Unlock()
+				switch {
+				case over:
+					exhausted.Store(true)
+					q.stop()
+					q.done(t)
+				case skip:
+					// No write: a resumed pass skips it the same way, and the
+					// end of the pass clears the frontier.
+					q.done(t)
+				default:
+					results <- d.crawlFetch(ctx, ps, t)
+				}
+			}
+		})
+	}
+	p.Wait()
+	close(results)
+	procs.Wait()
+	run.Discovered = max(run.Discovered, q.size())
+	run.Fetched = ps.fetched
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	// A pass that ran to its end (or its budget) leaves no frontier: only
+	// an interrupted one is resumed.
+	if err := d.Store.DropFrontier(ctx, 0); err != nil {
+		return err
+	}
+	if opt.Incremental {
+		return d.Store.SetMeta(ctx, "last_incremental", d.Store.Now().Format(time.RFC3339))
+	}
+	return d.reconcile(ctx, ps, discoveryOK && !exhausted.Load())
+}
+
+// missingPosts puts in the frontier, as /?p=ID, the public posts the URL
+// sources did not cover.
+func (d *Daemon) missingPosts(ctx context.Context, ps *passState) []*store.URLState {
+	ps.mu.Lock()
+	var ids []int64
+	for id := range ps.public {
+		if !ps.seenPost[id] {
+			ids = append(ids, id)
+		}
+	}
+	ps.mu.Unlock()
+	if len(ids) == 0 || ctx.Err() != nil {
+		return nil
+	}
+	slices.Sort(ids)
+	items := make([]store.FrontierItem, len(ids))
+	rows := make([]*store.URLState, len(ids))
+	for i, id := range ids {
+		p := ps.public[id]
+		items[i] = store.FrontierItem{URL: d.postURL(id, p), Sources: []string{srcDB}, PostID: id, LastMod: p.Modified, Priority: prioPost}
+		rows[i] = &store.URLState{URL: items[i].URL, Sources: items[i].Sources, PostID: id, Priority: prioPost,
+			RunID: ps.run.ID, Queued: true}
+	}
+	if err := d.Store.Enqueue(ctx, ps.run.ID, items); err != nil {
+		d.Log.Error("Unable to extend the frontier", "error", err)
+		return nil
+	}
+	return rows
+}
+
+// reconcile removes indexed pages whose post is no longer public, and,
+// after a complete discovery and a pass that fetched all of it, pages
+// that discovery no longer finds. An incomplete source would otherwise
+// empty the index.
+func (d *Daemon) reconcile(ctx context.Context, ps *passState, complete bool) error {
+	urls, err := d.Store.DocumentURLs(ctx)
+	if err != nil {
+		return err
+	}
+	for u, postID := range urls {
+		var why string
+		switch {
+		case ps.seenURL[u]:
+			continue
+		case postID > 0 && ps.publicComplete && ps.public[postID] == nil:
+			why = "post no longer public"
+		case !complete:
+			continue
+		case postID > 0 && ps.public != nil && ps.public[postID] != nil:
+			continue
+		default:
+			why = "no longer discovered"
+		}
+		if ok, err := d.Store.DeleteDocument(ctx, u); err != nil {
+			return err
+		} else if ok {
+			ps.run.Removed++
+			d.Log.Info("Removed page", "url", u, "post_id", postID, "reason", why)
 		}
 	}
 	return nil
 }
 
-// discover merges the sitemap and the database into one target list.
-// public maps post IDs to published, password-free posts (nil without a
-// database). ok is false when a source failed, so nothing may be removed
-// on its evidence.
-func (d *Daemon) discover(ctx context.Context, runID int64) (targets []*target, public map[int64]*wp.Post, ok bool, err error) {
-	ok = true
-	byURL := map[string]*target{}
-	add := func(u, source string, lastmod time.Time) {
-		c := Canonical(u)
-		if c == "" {
-			return
-		}
-		pu, perr := parseURL(c)
-		if perr != nil || !d.Site.Origin.Same(pu) {
-			d.Log.Warn("Skipped off-origin URL from discovery", "url", u, "source", source)
-			return
-		}
-		t := byURL[c]
-		if t == nil {
-			t = &target{url: c}
-			byURL[c] = t
-			targets = append(targets, t)
-		}
-		if !contains(t.sources, source) {
-			t.sources = append(t.sources, source)
-		}
-		if lastmod.After(t.lastmod) {
-			t.lastmod = lastmod
-		}
-	}
-
-	roots := []string{d.Site.URL + "/wp-sitemap.xml"}
-	res, err := sitemap.Walk(ctx, d.Fetcher.Open, roots, sitemap.Options{
-		Skip: func(u string) bool { return !d.Config.Crawl.IndexArchives && archiveSitemap(u) },
-	})
-	if err != nil {
-		return nil, nil, false, err
-	}
-	for _, e := range res.Entries {
-		add(e.URL, "sitemap", e.LastMod)
-	}
-	if len(res.Errors) > 0 {
-		d.Log.Warn("Sitemap errors", "errors", fmt.Sprint(res.Errors))
-		if len(res.Sitemaps) == 0 && d.WP == nil {
-			ok = false
-		}
-	}
-
-	if d.WP != nil {
-		posts, err := d.WP.Posts(ctx, wp.PostFilter{})
-		if err != nil {
-			return nil, nil, false, err
-		}
-		public = make(map[int64]*wp.Post, len(posts))
-		for _, p := range posts {
-			public[p.ID] = p
-			targets = append(targets, &target{postID: p.ID, sources: []string{"db"}, lastmod: p.Modified})
-		}
-	}
-	for _, t := range targets {
-		if t.url == "" {
-			continue
-		}
-		if err := d.Store.DiscoverURL(ctx, runID, t.url, t.sources, t.postID, t.lastmod); err != nil {
-			return nil, nil, false, err
-		}
-	}
-	return targets, public, ok, nil
+// fetched is a frontier URL's response, handed from a fetcher to a
+// processor.
+type fetched struct {
+	t    *store.URLState
+	page *Page
+	err  error
 }
+
+// crawlFetch GETs one frontier URL. Fetchers only fetch, so the site's PHP
+// workers always have the crawl's requests in flight while processors
+// extract and store what came back.
+func (d *Daemon) crawlFetch(ctx context.Context, ps *passState, t *store.URLState) fetched {
+	if err := d.Limiter.Wait(ctx); err != nil {
+		return fetched{t: t, err: err}
+	}
+	var cond Conditional
+	if !ps.opt.Full && t.Status != "error" {
+		cond = Conditional{ETag: t.ETag, LastModified: t.LastModified}
+	}
+	page, err := d.Fetcher.Get(ctx, t.URL, cond)
+	return fetched{t: t, page: page, err: err}
+}
+
+// crawlOne processes one fetched frontier URL and records the outcome,
+// taking it out of the frontier in the same write.
+func (d *Daemon) crawlOne(ctx context.Context, ps *passState, q *queue, f fetched) {
+	t := f.t
+	if f.err != nil && ctx.Err() != nil {
+		return // shutting down cut the fetch: it stays queued
+	}
+	// A page already fetched is finished even when the pass is stopping,
+	// so a restart does not fetch it again.
+	ctx = context.WithoutCancel(ctx)
+	out, rec := d.afterFetch(ctx, t.URL, f.page, f.err, t.Sources, ps.public)
+	if out.status == "error" && ctx.Err() != nil {
+		return // shutting down: not the page's fault, and it stays queued
+	}
+	if rec.ErrorClass != "" && !rec.Retry.IsZero() {
+		rec.Retry = d.Store.Now().Add(backoff(t.Attempts + 1))
+	}
+	rec.Run = ps.run.ID
+	if out.url != "" && out.url != t.URL {
+		rec2 := rec
+		rec2.Status = out.status
+		if err := d.Store.RecordFetch(ctx, out.url, rec2); err != nil {
+			d.Log.Error("Unable to record fetch", "url", out.url, "error", err)
+		}
+	}
+	if err := d.Store.RecordFetch(ctx, t.URL, rec); err != nil {
+		d.Log.Error("Unable to record fetch", "url", t.URL, "error", err)
+	}
+
+	ps.mu.Lock()
+	switch out.status {
+	case "indexed":
+		ps.run.Indexed++
+	case "unchanged":
+		ps.run.Unchanged++
+	case "gone", "private":
+		if out.removed {
+			ps.run.Removed++
+		}
+	case "error":
+		ps.run.Errors++
+	}
+	ps.mu.Unlock()
+	ps.markSeen(t.URL, 0)
+	if out.status == "indexed" || out.status == "unchanged" || out.status == "duplicate" {
+		id := out.postID
+		if id == 0 && !postIDURL(t.URL) {
+			id = t.PostID
+		}
+		ps.markSeen(out.url, id)
+	}
+
+	// A known permalink that stopped answering may have moved: ask
+	// WordPress where the post is now.
+	if out.status == "gone" && t.PostID > 0 && !postIDURL(t.URL) && ps.public != nil && ps.public[t.PostID] != nil {
+		d.enqueue(ctx, ps, q, store.FrontierItem{URL: d.postURL(t.PostID, ps.public[t.PostID]), Sources: t.Sources,
+			PostID: t.PostID, Priority: prioPost})
+	}
+	// Listing pages are read for links, a bounded number of hops deep.
+	if out.listing && t.Depth < maxLinkDepth {
+		var items []store.FrontierItem
+		for _, l := range out.links {
+			c := d.resolve(l.URL)
+			if c == "" || !crawlable(c) {
+				continue
+			}
+			src := "link"
+			if t.Depth == 0 && d.isHome(t.URL) {
+				src = "home"
+			}
+			items = append(items, store.FrontierItem{URL: c, Sources: []string{src}, Priority: prioLink, Depth: t.Depth + 1})
+		}
+		d.enqueue(ctx, ps, q, items...)
+	}
+}
+
+// enqueue adds URLs found during a pass to its frontier, in the store
+// first so a restart still knows them.
+func (d *Daemon) enqueue(ctx context.Context, ps *passState, q *queue, items ...store.FrontierItem) {
+	var fresh []store.FrontierItem
+	ps.mu.Lock()
+	for _, it := range items {
+		if !ps.seenURL[it.URL] {
+			fresh = append(fresh, it)
+		}
+	}
+	ps.mu.Unlock()
+	if len(fresh) == 0 {
+		return
+	}
+	if err := d.Store.Enqueue(ctx, ps.run.ID, fresh); err != nil {
+		d.Log.Error("Unable to extend the frontier", "error", err)
+		return
+	}
+	rows := make([]*store.URLState, len(fresh))
+	for i, it := range fresh {
+		rows[i] = &store.URLState{URL: it.URL, Sources: it.Sources, PostID: it.PostID, Priority: it.Priority, Depth: it.Depth,
+			RunID: ps.run.ID, Queued: true}
+	}
+	q.push(rows...)
+}
+
+func (d *Daemon) isHome(u string) bool { return u == d.canon(d.Site.URL+"/") }
 
 // postURL is the address WordPress redirects to a post's permalink.
 func (d *Daemon) postURL(id int64, p *wp.Post) string {
@@ -261,49 +422,35 @@ func (d *Daemon) postURL(id int64, p *wp.Post) string {
 }
 
 type outcome struct {
-	status  string // indexed, unchanged, gone, private, skipped, error
+	status  string // indexed, unchanged, duplicate, gone, private, skipped, error
 	url     string // canonical URL of the indexed page
 	postID  int64
 	removed bool
 	err     error
+	// listing is true for a page that lists others (home, archives): not
+	// indexed by default, but read for links.
+	listing bool
+	links   []extract.Link
 }
 
-// indexTarget fetches, extracts and stores one page.
-func (d *Daemon) indexTarget(ctx context.Context, t *target, public map[int64]*wp.Post, full bool) outcome {
-	if err := d.Limiter.Wait(ctx); err != nil {
-		return outcome{status: "error", err: err}
-	}
-	var cond Conditional
-	if !full {
-		if st, err := d.Store.FindURL(ctx, t.url); err == nil && st.Status != "error" {
-			cond = Conditional{ETag: st.ETag, LastModified: st.LastModified}
-		}
-	}
-	out, rec := d.indexURL(ctx, t.url, cond, t.sources, public)
-	if out.status == "error" && ctx.Err() != nil {
-		return out // shutting down: not the page's fault
-	}
-	if err := d.Store.RecordFetch(ctx, t.url, rec); err != nil {
-		d.Log.Error("Unable to record fetch", "url", t.url, "error", err)
-	}
-	if out.url != "" && out.url != t.url {
-		rec.Status = out.status
-		_ = d.Store.RecordFetch(ctx, out.url, rec)
-	}
-	return out
-}
-
-// loginMarkers show a page that WordPress rendered for a visitor who must
-// log in or type a password: never public content.
+// passwordForm marks a page that WordPress rendered for a visitor who
+// must type a password: never public content.
 var (
 	passwordForm = []byte(`post-password-form`)
 	bodyClassRe  = regexp.MustCompile(`<body[^>]*class="([^"]*)"`)
 )
 
 // indexURL does the work of one page and says what happened, both for the
-// run counters and the frontier row.
+// run counters and the frontier row. public, when not nil, holds posts the
+// database already confirmed public; any other post is looked up.
 func (d *Daemon) indexURL(ctx context.Context, u string, cond Conditional, sources []string, public map[int64]*wp.Post) (outcome, store.URLResult) {
 	page, err := d.Fetcher.Get(ctx, u, cond)
+	return d.afterFetch(ctx, u, page, err, sources, public)
+}
+
+// afterFetch is everything after the GET: the error's consequences, or
+// extracting and storing the page.
+func (d *Daemon) afterFetch(ctx context.Context, u string, page *Page, err error, sources []string, public map[int64]*wp.Post) (outcome, store.URLResult) {
 	if err != nil {
 		rec := store.URLResult{Status: "error", Error: err.Error(), ErrorClass: ErrorClass(err)}
 		if page != nil {
@@ -312,7 +459,7 @@ func (d *Daemon) indexURL(ctx context.Context, u string, cond Conditional, sourc
 		switch {
 		case errors.Is(err, ErrGone), errors.Is(err, ErrLoginWall):
 			rec.Status = "gone"
-			removed, derr := d.Store.DeleteDocument(ctx, u)
+			removed, derr := d.Store.DeleteDocument(ctx, d.canon(u))
 			if derr != nil {
 				return outcome{status: "error", err: derr}, rec
 			}
@@ -334,7 +481,19 @@ func (d *Daemon) indexURL(ctx context.Context, u string, cond Conditional, sourc
 		rec.Status = "unchanged"
 		return outcome{status: "unchanged", url: u}, rec
 	}
-	final := Canonical(page.URL)
+	return d.indexPage(ctx, page, sources, public, rec)
+}
+
+// IndexPage extracts, checks and stores one fetched page, as a crawl
+// does after the fetch, and returns what happened (indexed, unchanged,
+// duplicate, private, skipped). The benchmarks time it on its own.
+func (d *Daemon) IndexPage(ctx context.Context, page *Page, public map[int64]*wp.Post) (string, error) {
+	out, _ := d.indexPage(ctx, page, []string{"bench"}, public, store.URLResult{HTTPStatus: page.Status})
+	return out.status, out.err
+}
+
+func (d *Daemon) indexPage(ctx context.Context, page *Page, sources []string, public map[int64]*wp.Post, rec store.URLResult) (outcome, store.URLResult) {
+	final := d.canon(page.URL)
 
 	res, err := extract.Extract(ctx, bytes.NewReader(page.Body), extract.Options{URL: page.URL, SiteName: d.Site.Name})
 	if err != nil {
@@ -342,6 +501,11 @@ func (d *Daemon) indexURL(ctx context.Context, u string, cond Conditional, sourc
 		return outcome{status: "error", err: err}, rec
 	}
 	rec.PostID = res.PostID
+	// The site's own rel=canonical names the page, when it stays on the
+	// origin.
+	if c := d.resolve(res.CanonicalURL); c != "" && res.CanonicalURL != "" {
+		final = c
+	}
 
 	// Private content never enters the index: a password form, or a post
 	// the database says is not public, removes the page instead.
@@ -369,26 +533,60 @@ func (d *Daemon) indexURL(ctx context.Context, u string, cond Conditional, sourc
 		}
 		return outcome{status: "private", removed: removed, postID: res.PostID}, rec
 	}
+	listing := isArchive(page.Body) || d.isHome(final)
 	if res.PostID == 0 && !d.Config.Crawl.IndexArchives && isArchive(page.Body) {
 		rec.Status = "skipped"
-		return outcome{status: "skipped", url: final}, rec
+		return outcome{status: "skipped", url: final, listing: true, links: res.Links}, rec
 	}
 
+	// The same content under a second URL is indexed once. A post seen
+	// under a new address has moved: the new address wins.
+	if other, otherPost, err := d.Store.DocumentByHash(ctx, res.ContentHash, final); err == nil {
+		if res.PostID == 0 && otherPost == 0 {
+			rec.Status = "duplicate"
+			return outcome{status: "duplicate", url: other, listing: listing, links: res.Links}, rec
+		}
+	}
+
+	if post != nil && public[post.ID] != nil && !contains(sources, srcDB) {
+		sources = append(slices.Clone(sources), srcDB)
+	}
 	doc := documentFrom(res, post, final, sources, d.Store.Now())
 	pr, err := d.Store.PutDocument(ctx, doc)
 	if err != nil {
 		rec.Status, rec.Error, rec.ErrorClass = "error", err.Error(), "store"
 		return outcome{status: "error", err: err}, rec
 	}
+	d.saveLinks(ctx, pr.ID, final, res.Links)
+	if res.PostID > 0 {
+		d.dropMovedCopies(ctx, res.PostID, final)
+	}
 	rec.Status = "indexed"
 	if pr.Unchanged {
 		rec.Status = "unchanged"
 	}
-	return outcome{status: rec.Status, url: final, postID: res.PostID}, rec
+	return outcome{status: rec.Status, url: final, postID: res.PostID, listing: listing, links: res.Links}, rec
+}
+
+// dropMovedCopies removes a post's pages at other addresses (an old slug
+// or permalink structure), keeping its own sub-pages (page/2/).
+func (d *Daemon) dropMovedCopies(ctx context.Context, postID int64, keep string) {
+	urls, err := d.Store.PostDocuments(ctx, postID)
+	if err != nil {
+		return
+	}
+	for _, u := range urls {
+		if u == keep || strings.HasPrefix(u, strings.TrimSuffix(keep, "/")+"/") {
+			continue
+		}
+		if ok, err := d.Store.DeleteDocument(ctx, u); err == nil && ok {
+			d.Log.Info("Removed page", "url", u, "post_id", postID, "reason", "post moved to "+keep)
+		}
+	}
 }
 
 func (d *Daemon) lookupPost(ctx context.Context, id int64) (*wp.Post, error) {
-	posts, err := d.WP.Posts(ctx, wp.PostFilter{IDs: []int64{id}})
+	posts, err := d.WP.Posts(ctx, wp.PostFilter{IDs: []int64{id}, Light: true})
 	if err != nil {
 		return nil, err
 	}
@@ -465,8 +663,9 @@ func StoreChunks(cs []extract.Chunk) []store.Chunk {
 	return out
 }
 
+// backoff is the wait before the attempt-th retry of a failing URL.
 func backoff(attempt int) time.Duration {
-	d := time.Minute << min(attempt, 8)
+	d := time.Minute << min(max(attempt, 1), 9)
 	return min(d, 6*time.Hour)
 }
 
@@ -477,4 +676,12 @@ func contains(xs []string, x string) bool {
 		}
 	}
 	return false
+}
+
+func postMap(posts []*wp.Post) map[int64]*wp.Post {
+	m := make(map[int64]*wp.Post, len(posts))
+	for _, p := range posts {
+		m[p.ID] = p
+	}
+	return m
 }

@@ -146,6 +146,30 @@ func TestIndex_RealWordPress(t *testing.T) {
 	if run2.Indexed != 0 || run2.Removed != 0 {
 		t.Errorf("second pass re-indexed %d and removed %d pages; want 0 and 0", run2.Indexed, run2.Removed)
 	}
+
+	// Every indexed page records the sources that found it.
+	for u := range got {
+		st, err := d.Store.FindURL(ctx, u)
+		if err != nil {
+			t.Errorf("%s has no frontier row: %v", u, err)
+			continue
+		}
+		if len(st.Sources) == 0 || st.PostID == 0 && u != Canonical(truth.Home) {
+			t.Errorf("%s: sources %v, post %d; want sources and a post ID", u, st.Sources, st.PostID)
+		}
+	}
+	// An incremental pass with nothing modified fetches nothing, and no
+	// pass leaves a frontier behind.
+	run3, err := d.Index(ctx, IndexOptions{Incremental: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run3.Fetched != 0 || run3.Removed != 0 {
+		t.Errorf("incremental pass with no changes fetched %d and removed %d; want 0 and 0", run3.Fetched, run3.Removed)
+	}
+	if n, err := d.Store.FrontierPending(ctx); err != nil || n != 0 {
+		t.Errorf("frontier left after the passes: %d (%v)", n, err)
+	}
 }
 
 func countChunks(t *testing.T, db *sql.DB, marker string) int {

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	sddaemon "github.com/coreos/go-systemd/v22/daemon"
-	"github.com/robfig/cron/v3"
 
 	"github.com/askwp/askwpd/api"
 	"github.com/askwp/askwpd/store"
@@ -55,6 +54,12 @@ func (d *Daemon) Status(ctx context.Context) (*api.Status, error) {
 			st.Database = "unreachable: " + err.Error()
 		}
 	}
+	if err := d.fillStatus(ctx, st); err != nil {
+		return nil, err
+	}
+	if st.Freshness, err = d.freshness(ctx); err != nil {
+		return nil, err
+	}
 	return st, nil
 }
 
@@ -89,7 +94,11 @@ func (d *Daemon) Serve(ctx context.Context) error {
 
 	bg, cancelBG := context.WithCancel(ctx)
 	defer cancelBG()
+	d.lifeMu.Lock()
+	d.life = bg
+	d.lifeMu.Unlock()
 	sched := d.schedule(bg)
+	stopEvents := d.StartEvents(bg)
 
 	if _, err := sddaemon.SdNotify(false, sddaemon.SdNotifyReady); err != nil {
 		d.Log.Warn("Unable to notify systemd", "error", err)
@@ -113,6 +122,7 @@ func (d *Daemon) Serve(ctx context.Context) error {
 	_, _ = sddaemon.SdNotify(false, sddaemon.SdNotifyStopping)
 	stopWatchdog()
 	cancelBG()
+	stopEvents()
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
 	if sched != nil {
@@ -134,34 +144,6 @@ func (d *Daemon) runPass(ctx context.Context, opt IndexOptions) {
 	if _, err := d.Index(ctx, opt); err != nil && !errors.Is(err, ErrCrawlRunning) && ctx.Err() == nil {
 		d.Log.Error("Index pass failed", "kind", opt.Kind, "error", err)
 	}
-}
-
-// schedule starts the cron jobs. Recover sits inside SkipIfStillRunning:
-// the other order leaves a job that once panicked locked forever.
-func (d *Daemon) schedule(ctx context.Context) *cron.Cron {
-	if d.Config.Schedule.Disabled {
-		return nil
-	}
-	logger := cron.PrintfLogger(slogPrintf{d})
-	c := cron.New(cron.WithChain(cron.SkipIfStillRunning(logger), cron.Recover(logger)))
-	add := func(spec, kind string, full bool) {
-		if spec == "" {
-			return
-		}
-		if _, err := c.AddFunc(spec, func() { d.runPass(ctx, IndexOptions{Kind: kind, Full: full}) }); err != nil {
-			d.Log.Error("Bad schedule; job disabled", "kind", kind, "spec", spec, "error", err)
-		}
-	}
-	add(d.Config.Schedule.Incremental, "incremental", false)
-	add(d.Config.Schedule.Nightly, "nightly", true)
-	c.Start()
-	return c
-}
-
-type slogPrintf struct{ d *Daemon }
-
-func (l slogPrintf) Printf(format string, args ...any) {
-	l.d.Log.Info("cron: " + fmt.Sprintf(format, args...))
 }
 
 // watchdog pings systemd at half the WatchdogSec interval when set.

@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"net/url"
+	"path"
 	"sort"
 	"strings"
 )
@@ -79,3 +80,96 @@ func archiveSitemap(u string) bool {
 }
 
 func parseURL(s string) (*url.URL, error) { return url.Parse(s) }
+
+// canon is Canonical plus the site's own conventions: the trailing slash
+// its permalink structure uses, applied to extensionless paths.
+func (d *Daemon) canon(raw string) string {
+	c := Canonical(raw)
+	if c == "" {
+		return ""
+	}
+	slash := d.crawl.trailingSlash.Load()
+	if slash == 0 {
+		return c
+	}
+	u, err := url.Parse(c)
+	if err != nil || u.RawQuery != "" || u.Path == "/" || !d.Site.Origin.Same(u) {
+		return c
+	}
+	last := u.Path[strings.LastIndexByte(strings.TrimSuffix(u.Path, "/"), '/')+1:]
+	if strings.Contains(last, ".") {
+		return c
+	}
+	switch {
+	case slash > 0 && !strings.HasSuffix(u.Path, "/"):
+		u.Path += "/"
+	case slash < 0 && strings.HasSuffix(u.Path, "/"):
+		u.Path = strings.TrimSuffix(u.Path, "/")
+	default:
+		return c
+	}
+	u.RawPath = ""
+	return u.String()
+}
+
+// resolve makes a link from the site absolute and canonical, or returns
+// "" when it leaves the origin.
+func (d *Daemon) resolve(raw string) string {
+	base, err := url.Parse(d.Site.URL + "/")
+	if err != nil {
+		return ""
+	}
+	ref, err := url.Parse(strings.TrimSpace(raw))
+	if err != nil {
+		return ""
+	}
+	c := d.canon(base.ResolveReference(ref).String())
+	if c == "" {
+		return ""
+	}
+	u, err := url.Parse(c)
+	if err != nil || !d.Site.Origin.Same(u) {
+		return ""
+	}
+	return c
+}
+
+// crawlable reports whether a same-origin link may be a page worth a
+// fetch: not the admin, the REST API, feeds, assets or a search.
+func crawlable(c string) bool {
+	u, err := url.Parse(c)
+	if err != nil || isLoginURL(u) {
+		return false
+	}
+	p := strings.ToLower(u.Path)
+	for _, pre := range []string{"/wp-json", "/wp-content/", "/wp-includes/", "/xmlrpc.php", "/wp-cron.php", "/wp-comments-post.php"} {
+		if strings.HasPrefix(p, pre) {
+			return false
+		}
+	}
+	if strings.HasSuffix(p, "/feed/") || strings.HasSuffix(p, "/feed") || strings.HasSuffix(p, "/embed/") || strings.HasSuffix(p, "/trackback/") {
+		return false
+	}
+	switch path.Ext(p) {
+	case "", ".html", ".htm", ".php":
+	default:
+		return false
+	}
+	q := u.Query()
+	for _, k := range []string{"s", "replytocom", "feed", "share", "action", "preview", "customize_changeset_uuid", "rest_route"} {
+		if q.Has(k) {
+			return false
+		}
+	}
+	return true
+}
+
+// postIDURL reports whether u is a /?p=ID or /?page_id=ID address.
+func postIDURL(u string) bool {
+	pu, err := url.Parse(u)
+	if err != nil || (pu.Path != "/" && pu.Path != "") {
+		return false
+	}
+	q := pu.Query()
+	return len(q) == 1 && (q.Has("p") || q.Has("page_id"))
+}

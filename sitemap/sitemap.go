@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 	"time"
 
 	parser "github.com/oxffaa/gopher-parse-sitemap"
@@ -40,6 +41,8 @@ type Options struct {
 	// Skip, when set, is asked about every nested sitemap URL before it is
 	// fetched; returning true skips it (e.g. the users sitemap).
 	Skip func(sitemapURL string) bool
+	// Concurrency is how many files are fetched at once; default 4.
+	Concurrency int
 }
 
 func (o *Options) defaults() {
@@ -54,6 +57,9 @@ func (o *Options) defaults() {
 	}
 	if o.MaxBytes <= 0 {
 		o.MaxBytes = 50 << 20
+	}
+	if o.Concurrency <= 0 {
+		o.Concurrency = 4
 	}
 }
 
@@ -70,52 +76,76 @@ type Result struct {
 // nor sitemapindex.
 var ErrNotSitemap = errors.New("sitemap: not a sitemap")
 
-// Walk reads the sitemaps at roots and every index they nest, depth-first,
-// each file once.
+// Walk reads the sitemaps at roots and every index they nest, level by
+// level, each file once. Files of one level are fetched Concurrency at a
+// time; their entries are taken in the order the indexes list them.
 func Walk(ctx context.Context, fetch Fetch, roots []string, opt Options) (*Result, error) {
 	opt.defaults()
 	res := &Result{}
 	seen := map[string]bool{}
 	urls := map[string]bool{}
-	var walk func(u string, depth int)
-	walk = func(u string, depth int) {
-		if seen[u] || len(res.Sitemaps) >= opt.MaxSitemaps || ctx.Err() != nil {
-			return
-		}
-		seen[u] = true
-		kind, entries, children, err := read(ctx, fetch, u, opt.MaxBytes)
-		if err != nil {
-			res.Errors = append(res.Errors, fmt.Errorf("sitemap %s: %w", u, err))
-			return
-		}
-		res.Sitemaps = append(res.Sitemaps, u)
-		if kind == "urlset" {
-			for _, e := range entries {
-				if len(res.Entries) >= opt.MaxURLs {
-					return
-				}
-				if e.URL == "" || urls[e.URL] {
-					continue
-				}
-				urls[e.URL] = true
-				e.Sitemap = u
-				res.Entries = append(res.Entries, e)
+	level := roots
+	for depth := 0; len(level) > 0 && ctx.Err() == nil; depth++ {
+		var todo []string
+		for _, u := range level {
+			if !seen[u] && len(res.Sitemaps)+len(todo) < opt.MaxSitemaps {
+				seen[u] = true
+				todo = append(todo, u)
 			}
-			return
 		}
-		if depth >= opt.MaxDepth {
-			res.Errors = append(res.Errors, fmt.Errorf("sitemap %s: nested deeper than %d levels, not followed", u, opt.MaxDepth))
-			return
+		type file struct {
+			kind     string
+			entries  []Entry
+			children []string
+			err      error
 		}
-		for _, c := range children {
-			if opt.Skip != nil && opt.Skip(c) {
+		files := make([]file, len(todo))
+		sem := make(chan struct{}, opt.Concurrency)
+		var wg sync.WaitGroup
+		for i, u := range todo {
+			wg.Add(1)
+			sem <- struct{}{}
+			go func() {
+				defer func() { <-sem; wg.Done() }()
+				f := &files[i]
+				f.kind, f.entries, f.children, f.err = read(ctx, fetch, u, opt.MaxBytes)
+			}()
+		}
+		wg.Wait()
+		var next []string
+		for i, f := range files {
+			u := todo[i]
+			if f.err != nil {
+				res.Errors = append(res.Errors, fmt.Errorf("sitemap %s: %w", u, f.err))
 				continue
 			}
-			walk(c, depth+1)
+			res.Sitemaps = append(res.Sitemaps, u)
+			if f.kind == "urlset" {
+				for _, e := range f.entries {
+					if len(res.Entries) >= opt.MaxURLs {
+						break
+					}
+					if e.URL == "" || urls[e.URL] {
+						continue
+					}
+					urls[e.URL] = true
+					e.Sitemap = u
+					res.Entries = append(res.Entries, e)
+				}
+				continue
+			}
+			if depth >= opt.MaxDepth {
+				res.Errors = append(res.Errors, fmt.Errorf("sitemap %s: nested deeper than %d levels, not followed", u, opt.MaxDepth))
+				continue
+			}
+			for _, c := range f.children {
+				if opt.Skip != nil && opt.Skip(c) {
+					continue
+				}
+				next = append(next, c)
+			}
 		}
-	}
-	for _, r := range roots {
-		walk(r, 0)
+		level = next
 	}
 	if err := ctx.Err(); err != nil {
 		return res, err

@@ -54,11 +54,9 @@ func Open(ctx context.Context, path string) (*DB, error) {
 		"busy_timeout(10000)",
 		"foreign_keys(1)",
 		"synchronous(NORMAL)",
-		// Search reads many FTS pages per query: a 64 MiB page cache and
-		// memory-mapped reads cut about a sixth of its CPU (measured by
-		// bench/search latency).
-		"cache_size(-65536)",
-		"mmap_size(268435456)",
+		// No larger page cache or mmap: 64 MiB per connection plus a
+		// 256 MiB map cut search CPU by a sixth, but took a 10k-page crawl
+		// from 73 MB to 605 MB RSS, on a host whose PHP needs the memory.
 	}
 	q := url.Values{}
 	for _, p := range pragmas {

@@ -119,6 +119,9 @@ type PostFilter struct {
 	// telling an event's post is gone).
 	AnyStatus bool
 	Limit     int
+	// Light leaves Content and Excerpt empty: a whole site's posts held
+	// for discovery would otherwise cost their full text in memory.
+	Light bool
 }
 
 const postCols = `p.ID, p.post_type, p.post_status, p.post_name, p.post_title, p.post_content, p.post_excerpt,
@@ -155,7 +158,11 @@ func (w *DB) Posts(ctx context.Context, f PostFilter) ([]*Post, error) {
 		where = append(where, `p.post_modified_gmt >= ?`)
 		args = append(args, f.ModifiedSince.UTC().Format("2006-01-02 15:04:05"))
 	}
-	q := `SELECT ` + postCols + ` FROM ` + w.t("posts") + ` p LEFT JOIN ` + w.t("users") + ` u ON u.ID = p.post_author
+	cols := postCols
+	if f.Light {
+		cols = strings.Replace(cols, `p.post_content, p.post_excerpt`, `'', ''`, 1)
+	}
+	q := `SELECT ` + cols + ` FROM ` + w.t("posts") + ` p LEFT JOIN ` + w.t("users") + ` u ON u.ID = p.post_author
 		WHERE ` + strings.Join(where, " AND ") + ` ORDER BY p.post_modified_gmt DESC, p.ID DESC`
 	if f.Limit > 0 {
 		q += fmt.Sprintf(` LIMIT %d`, f.Limit)

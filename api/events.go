@@ -1,0 +1,169 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/askwp/askwpd/store"
+)
+
+// Webhook signing: X-Askwpd-Signature is "sha256=" + hex(HMAC-SHA256(secret,
+// timestamp + "." + raw body)), and X-Askwpd-Timestamp the Unix seconds it
+// was signed at. api/testdata/webhook-vector.json is the shared test vector.
+const (
+	HeaderTimestamp = "X-Askwpd-Timestamp"
+	HeaderSignature = "X-Askwpd-Signature"
+	// WebhookSkew is how far a signed timestamp may be from now.
+	WebhookSkew = 5 * time.Minute
+	// maxEventBody caps a webhook body.
+	maxEventBody = 1 << 20
+	maxEvents    = 500
+)
+
+// EventReceiver is the backend capability behind POST /v1/events.
+type EventReceiver interface {
+	// WebhookSecret is the shared HMAC secret.
+	WebhookSecret() ([]byte, error)
+	// ReceiveEvents stores verified events durably and returns how many
+	// were accepted. It returns store.ErrDuplicateEvent, storing nothing,
+	// when an event id was seen before.
+	ReceiveEvents(ctx context.Context, evs []*store.Event) (int, error)
+}
+
+// Freshness is the event queue, crawl frontier and schedule state shown in
+// /v1/status.
+type Freshness struct {
+	PendingEvents      int       `json:"pending_events"`
+	FailedEvents       int       `json:"failed_events"`
+	OldestPendingEvent time.Time `json:"oldest_pending_event,omitzero"`
+	LastEventApplied   time.Time `json:"last_event_applied,omitzero"`
+	// LastEventLagMS is how long the last applied event took from receipt
+	// to applied, in milliseconds.
+	LastEventLagMS  int64     `json:"last_event_lag_ms"`
+	FrontierPending int       `json:"frontier_pending"`
+	RecrawlPending  string    `json:"recrawl_pending,omitempty"`
+	NextIncremental time.Time `json:"next_incremental,omitzero"`
+	NextNightly     time.Time `json:"next_nightly,omitzero"`
+}
+
+func (s *Server) registerEventRoutes(e *echo.Echo) {
+	r, ok := s.b.(EventReceiver)
+	if !ok {
+		return
+	}
+	e.POST("/v1/events", func(c echo.Context) error { return s.handleEvents(c, r) })
+}
+
+// Sign computes the signature header value for body at timestamp ts.
+func Sign(secret []byte, ts string, body []byte) string {
+	m := hmac.New(sha256.New, secret)
+	m.Write([]byte(ts))
+	m.Write([]byte{'.'})
+	m.Write(body)
+	return "sha256=" + hex.EncodeToString(m.Sum(nil))
+}
+
+// VerifySignature checks a signature header in constant time.
+func VerifySignature(secret []byte, ts string, body []byte, sig string) bool {
+	want := Sign(secret, ts, body)
+	return hmac.Equal([]byte(strings.TrimSpace(sig)), []byte(want))
+}
+
+type eventsRequest struct {
+	Events []json.RawMessage `json:"events"`
+}
+
+type eventJSON struct {
+	ID       string  `json:"id"`
+	Type     string  `json:"type"`
+	PostID   int64   `json:"post_id"`
+	PostIDs  []int64 `json:"post_ids"`
+	PostType string  `json:"post_type"`
+	Status   string  `json:"status"`
+	URL      string  `json:"url"`
+}
+
+func unauthorized(msg string) *Error { return &Error{Status: 401, Code: "unauthorized", Message: msg} }
+
+// handleEvents verifies, parses and durably stores a batch of events, and
+// only then answers 202: an accepted event survives a crash.
+func (s *Server) handleEvents(c echo.Context, r EventReceiver) error {
+	req := c.Request()
+	body, err := io.ReadAll(io.LimitReader(req.Body, maxEventBody+1))
+	if err != nil {
+		return badRequest("unreadable body")
+	}
+	if len(body) > maxEventBody {
+		return &Error{Status: http.StatusRequestEntityTooLarge, Code: "too_large", Message: "body larger than 1 MiB"}
+	}
+	secret, err := r.WebhookSecret()
+	if err != nil {
+		return err
+	}
+	ts := strings.TrimSpace(req.Header.Get(HeaderTimestamp))
+	if ts == "" || !VerifySignature(secret, ts, body, req.Header.Get(HeaderSignature)) {
+		return unauthorized("bad signature")
+	}
+	sec, err := strconv.ParseInt(ts, 10, 64)
+	if err != nil {
+		return unauthorized("bad timestamp")
+	}
+	sent := time.Unix(sec, 0)
+	if d := time.Since(sent); d > WebhookSkew || d < -WebhookSkew {
+		return unauthorized("timestamp outside the allowed window")
+	}
+
+	var er eventsRequest
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if err := dec.Decode(&er); err != nil {
+		return badRequest("body is not JSON: {\"events\": [...]}")
+	}
+	if len(er.Events) == 0 {
+		return badRequest("no events")
+	}
+	if len(er.Events) > maxEvents {
+		return &Error{Status: http.StatusRequestEntityTooLarge, Code: "too_large", Message: "too many events in one batch"}
+	}
+	evs := make([]*store.Event, 0, len(er.Events))
+	ids := map[string]bool{}
+	for i, raw := range er.Events {
+		var ej eventJSON
+		if err := json.Unmarshal(raw, &ej); err != nil {
+			return badRequest("event " + strconv.Itoa(i) + " is not a JSON object")
+		}
+		if ej.ID == "" || len(ej.ID) > 200 {
+			return badRequest("event " + strconv.Itoa(i) + ": id is required (at most 200 characters)")
+		}
+		if !store.KnownEventType(ej.Type) {
+			return badRequest("event " + strconv.Itoa(i) + ": unknown type " + strconv.Quote(ej.Type))
+		}
+		if ids[ej.ID] {
+			return unauthorized("replayed event id")
+		}
+		ids[ej.ID] = true
+		evs = append(evs, &store.Event{
+			EventID: ej.ID, Type: ej.Type, PostID: ej.PostID, PostIDs: ej.PostIDs, PostType: ej.PostType,
+			Status: ej.Status, URL: ej.URL, Payload: raw, SentAt: sent,
+		})
+	}
+	n, err := r.ReceiveEvents(req.Context(), evs)
+	if errors.Is(err, store.ErrDuplicateEvent) {
+		return unauthorized("replayed event id")
+	}
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusAccepted, map[string]int{"accepted": n})
+}

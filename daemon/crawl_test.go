@@ -1,0 +1,648 @@
+package daemon
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/askwp/askwpd/internal/wptest"
+	"github.com/askwp/askwpd/store"
+)
+
+// countingListener counts accepted connections.
+type countingListener struct {
+	net.Listener
+	n atomic.Int64
+}
+
+func (l *countingListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err == nil {
+		l.n.Add(1)
+	}
+	return c, err
+}
+
+func listen(t *testing.T) *countingListener {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &countingListener{Listener: ln}
+}
+
+// TestFetch_NeverLeavesOrigin redirects to another host, another port and
+// another scheme, directly and after same-origin hops, and counts the
+// connections every other listener receives: none.
+func TestFetch_NeverLeavesOrigin(t *testing.T) {
+	originLn, otherLn, tlsLn := listen(t), listen(t), listen(t)
+	var otherHits atomic.Int64
+	other := &httptest.Server{Listener: otherLn, Config: &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		otherHits.Add(1)
+		w.Header().Set("Content-Type", "text/html")
+		io.WriteString(w, "<html><body>elsewhere</body></html>")
+	})}}
+	other.Start()
+	defer other.Close()
+	tlsSrv := &httptest.Server{Listener: tlsLn, Config: &http.Server{Handler: other.Config.Handler}}
+	tlsSrv.StartTLS()
+	defer tlsSrv.Close()
+
+	originPort := originLn.Addr().(*net.TCPAddr).Port
+	otherPort := otherLn.Addr().(*net.TCPAddr).Port
+	tlsPort := tlsLn.Addr().(*net.TCPAddr).Port
+	targets := map[string]string{
+		"another host":             fmt.Sprintf("http://localhost:%d/x", originPort),
+		"another port":             fmt.Sprintf("http://127.0.0.1:%d/x", otherPort),
+		"another host and port":    fmt.Sprintf("http://localhost:%d/x", otherPort),
+		"another scheme":           fmt.Sprintf("https://127.0.0.1:%d/x", originPort),
+		"another scheme and port":  fmt.Sprintf("https://127.0.0.1:%d/x", tlsPort),
+		"userinfo trick":           fmt.Sprintf("http://127.0.0.1:%d@localhost:%d/x", originPort, otherPort),
+		"protocol-relative":        fmt.Sprintf("//localhost:%d/x", otherPort),
+		"an IPv6 loopback address": fmt.Sprintf("http://[::1]:%d/x", originPort),
+	}
+	var originHits atomic.Int64
+	origin := &httptest.Server{Listener: originLn, Config: &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		originHits.Add(1)
+		switch {
+		case strings.HasPrefix(r.URL.Path, "/to/"):
+			name := strings.TrimPrefix(r.URL.Path, "/to/")
+			http.Redirect(w, r, targets[name], http.StatusFound)
+		case strings.HasPrefix(r.URL.Path, "/hop/"):
+			// Two same-origin hops, then off-origin.
+			var n int
+			var name string
+			fmt.Sscanf(strings.TrimPrefix(r.URL.Path, "/hop/"), "%d", &n)
+			name = r.URL.Query().Get("to")
+			if n < 2 {
+				http.Redirect(w, r, fmt.Sprintf("/hop/%d?to=%s", n+1, strings.ReplaceAll(name, " ", "+")), http.StatusMovedPermanently)
+				return
+			}
+			http.Redirect(w, r, targets[name], http.StatusFound)
+		case strings.HasPrefix(r.URL.Path, "/loop/"):
+			var n int
+			fmt.Sscanf(strings.TrimPrefix(r.URL.Path, "/loop/"), "%d", &n)
+			http.Redirect(w, r, fmt.Sprintf("/loop/%d", n+1), http.StatusFound)
+		default:
+			w.Header().Set("Content-Type", "text/html")
+			io.WriteString(w, "<html><body>home</body></html>")
+		}
+	})}}
+	origin.Config.SetKeepAlivesEnabled(false)
+	origin.Start()
+	defer origin.Close()
+
+	o, err := ParseOrigin(origin.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := &syncBuffer{}
+	f := NewFetcher(o, 5*time.Second, 1<<20, "askwpd-test", slog.New(slog.NewTextHandler(logs, nil)))
+	f.Client.Transport.(*http.Transport).TLSClientConfig = &tls.Config{InsecureSkipVerify: true} // would a TLS dial succeed, it would be counted
+	ctx := context.Background()
+
+	for name := range targets {
+		for _, path := range []string{"/to/" + name, "/hop/0?to=" + strings.ReplaceAll(name, " ", "+")} {
+			before := originLn.n.Load()
+			hitsBefore := originHits.Load()
+			_, err := f.Get(ctx, origin.URL+path, Conditional{})
+			if !errors.Is(err, ErrOffOrigin) {
+				t.Errorf("%s via %s: err = %v, want ErrOffOrigin", name, path, err)
+			}
+			// Every connection the origin saw carried one of our own
+			// same-origin requests: no TLS dial, no other-host dial.
+			if conns, hits := originLn.n.Load()-before, originHits.Load()-hitsBefore; conns != hits {
+				t.Errorf("%s via %s: origin saw %d connections for %d requests", name, path, conns, hits)
+			}
+		}
+	}
+	if n := otherLn.n.Load() + tlsLn.n.Load(); n != 0 {
+		t.Errorf("other listeners saw %d connections, want 0", n)
+	}
+	if n := otherHits.Load(); n != 0 {
+		t.Errorf("other servers answered %d requests", n)
+	}
+	if !strings.Contains(logs.String(), "Refused off-origin redirect") {
+		t.Error("refusals are not logged")
+	}
+	// Direct requests off-origin are refused before any dial, too.
+	for name, u := range targets {
+		if _, err := f.Get(ctx, u, Conditional{}); !errors.Is(err, ErrOffOrigin) && !strings.HasPrefix(u, "//") {
+			t.Errorf("direct %s: err = %v, want ErrOffOrigin", name, err)
+		}
+		if _, err := f.Open(ctx, u); err == nil {
+			t.Errorf("Open %s succeeded", name)
+		}
+	}
+	if n := otherLn.n.Load() + tlsLn.n.Load(); n != 0 {
+		t.Errorf("other listeners saw %d connections after direct requests", n)
+	}
+	// More than five hops, all same-origin: refused as a loop.
+	if _, err := f.Get(ctx, origin.URL+"/loop/0", Conditional{}); !errors.Is(err, ErrRedirects) {
+		t.Errorf("redirect loop: err = %v, want ErrRedirects", err)
+	}
+}
+
+// TestFetch_Limits checks the body cap, the error classes and the
+// retry decision a crawl makes from them.
+func TestFetch_Limits(t *testing.T) {
+	big := strings.Repeat("<p>"+strings.Repeat("é", 40)+"</p>\n", 200_000)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/big":
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			io.WriteString(w, "<html><body>"+big+"</body></html>")
+		case "/404":
+			http.NotFound(w, r)
+		case "/410":
+			w.WriteHeader(410)
+		case "/403":
+			w.WriteHeader(403)
+		case "/500":
+			w.WriteHeader(503)
+		case "/slow":
+			time.Sleep(1500 * time.Millisecond)
+		case "/pdf":
+			w.Header().Set("Content-Type", "application/pdf")
+			io.WriteString(w, "%PDF-1.4")
+		case "/etag":
+			if r.Header.Get("If-None-Match") == `"v1"` {
+				w.WriteHeader(304)
+				return
+			}
+			w.Header().Set("ETag", `"v1"`)
+			w.Header().Set("Content-Type", "text/html")
+			io.WriteString(w, "<html><body>tagged</body></html>")
+		}
+	}))
+	defer srv.Close()
+	o, _ := ParseOrigin(srv.URL)
+	f := NewFetcher(o, 20*time.Second, 5<<20, "askwpd-test", slog.New(slog.NewTextHandler(io.Discard, nil)))
+	short := NewFetcher(o, 500*time.Millisecond, 5<<20, "askwpd-test", slog.New(slog.NewTextHandler(io.Discard, nil)))
+	ctx := context.Background()
+
+	p, err := f.Get(ctx, srv.URL+"/big", Conditional{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !p.Truncated || len(p.Body) > 5<<20 || len(p.Body) < 5<<20-64<<10 {
+		t.Errorf("big page: truncated=%v len=%d, want cut just under 5 MiB", p.Truncated, len(p.Body))
+	}
+	if !strings.HasSuffix(string(p.Body), ">") && !strings.HasSuffix(string(p.Body), "\n") {
+		t.Errorf("big page cut mid-tag: ...%q", p.Body[len(p.Body)-20:])
+	}
+	for path, want := range map[string]string{"/404": "not_found", "/410": "not_found", "/403": "forbidden",
+		"/500": "server_error", "/slow": "timeout", "/pdf": "not_html"} {
+		ff := f
+		if path == "/slow" {
+			ff = short
+		}
+		_, err := ff.Get(ctx, srv.URL+path, Conditional{})
+		if got := ErrorClass(err); got != want {
+			t.Errorf("%s: class %q (%v), want %q", path, got, err, want)
+		}
+	}
+	p, err = f.Get(ctx, srv.URL+"/etag", Conditional{})
+	if err != nil || p.ETag != `"v1"` {
+		t.Fatalf("etag: %+v %v", p, err)
+	}
+	p, err = f.Get(ctx, srv.URL+"/etag", Conditional{ETag: p.ETag})
+	if err != nil || !p.NotModified {
+		t.Fatalf("conditional GET: %+v %v, want 304", p, err)
+	}
+	if b1, b2 := backoff(1), backoff(2); b1 <= 0 || b2 <= b1 || backoff(30) > 6*time.Hour {
+		t.Errorf("backoff: %v %v %v", b1, b2, backoff(30))
+	}
+}
+
+func TestCanon(t *testing.T) {
+	d := &Daemon{}
+	d.Site.URL = "http://example.org"
+	d.Site.Origin, _ = ParseOrigin(d.Site.URL)
+	d.crawl.trailingSlash.Store(1)
+	for in, want := range map[string]string{
+		"HTTP://Example.ORG:80/a/b?utm_source=x&fbclid=1#top": "http://example.org/a/b/",
+		"http://example.org/a/b/?gclid=2":                     "http://example.org/a/b/",
+		"http://example.org/file.pdf":                         "http://example.org/file.pdf",
+		"http://example.org/?p=12&utm_medium=mail":            "http://example.org/?p=12",
+		"http://example.org":                                  "http://example.org/",
+		"http://example.org/a?b=1":                            "http://example.org/a?b=1",
+	} {
+		if got := d.canon(in); got != want {
+			t.Errorf("canon(%q) = %q, want %q", in, got, want)
+		}
+	}
+	d.crawl.trailingSlash.Store(-1)
+	if got := d.canon("http://example.org/a/b/"); got != "http://example.org/a/b" {
+		t.Errorf("no-slash convention: %q", got)
+	}
+	if got := d.resolve("/x/"); got != "http://example.org/x" {
+		t.Errorf("resolve = %q", got)
+	}
+	if got := d.resolve("https://example.org/x"); got != "" {
+		t.Errorf("resolve of another scheme = %q, want refused", got)
+	}
+}
+
+// withoutSitemap switches WordPress's sitemap off through an mu-plugin for
+// the rest of the test.
+func withoutSitemap(t *testing.T, site *wptest.Site) {
+	t.Helper()
+	dir := filepath.Join(site.Env["WP_CONTENT_DIR"], "mu-plugins")
+	created := false
+	if _, err := os.Stat(dir); err != nil {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		created = true
+	}
+	file := filepath.Join(dir, "askwpd-test-no-sitemap.php")
+	if err := os.WriteFile(file, []byte("<?php\nadd_filter('wp_sitemaps_enabled', '__return_false');\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		os.Remove(file)
+		if created {
+			os.Remove(dir) // only when empty
+		}
+	})
+	resp, err := http.Get(site.URL() + "/wp-sitemap.xml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 404 {
+		t.Fatalf("wp-sitemap.xml answers %d with the sitemap switched off", resp.StatusCode)
+	}
+}
+
+// TestDiscover_WithoutSitemap is discovery's acceptance: with WordPress's
+// sitemap switched off, the database, menus, home page and feed still
+// find every public URL, and each URL records its sources.
+func TestDiscover_WithoutSitemap(t *testing.T) {
+	site := wptest.Get(t)
+	site.Lock(t)
+	withoutSitemap(t, site)
+	ctx := context.Background()
+	d := openTestDaemon(t, site, nil)
+	run, err := d.Index(ctx, IndexOptions{Full: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	truth := site.Truth(t)
+	want := map[string]bool{}
+	for _, p := range truth.Public {
+		want[Canonical(p.URL)] = true
+	}
+	got, err := d.Store.DocumentURLs(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var missing, extra []string
+	for u := range want {
+		if _, ok := got[u]; !ok {
+			missing = append(missing, u)
+		}
+	}
+	for u := range got {
+		if !want[u] {
+			extra = append(extra, u)
+		}
+	}
+	sort.Strings(missing)
+	sort.Strings(extra)
+	if len(missing) > 0 || len(extra) > 0 {
+		t.Errorf("without a sitemap, indexed URLs differ from WordPress's public URLs:\nmissing: %v\nextra: %v", missing, extra)
+	}
+	rows, err := d.Store.ListURLs(ctx, store.URLFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bySource := map[string]int{}
+	for _, r := range rows {
+		for _, s := range r.Sources {
+			bySource[s]++
+		}
+		if contains(r.Sources, srcSitemap) {
+			t.Errorf("%s has source sitemap with the sitemap off", r.URL)
+		}
+	}
+	t.Logf("run %+v; URLs by source: %v", *run, bySource)
+	for _, s := range []string{srcDB, srcHome, srcMenu, srcFeed} {
+		if bySource[s] == 0 {
+			t.Errorf("no URL found through %s", s)
+		}
+	}
+	// Menu entries pointing at public pages are recorded as such.
+	menu, err := d.WP.MenuLinks(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(menu) == 0 {
+		t.Fatal("the seeded site has no menu links")
+	}
+}
+
+// TestCrawl_ResumeAfterKill kills a crawling askwpd process mid-pass and
+// starts another on the same state: it resumes the same pass, fetches
+// none of the pages the first one finished, ends with exactly the public
+// pages, and applies the event the first process accepted.
+func TestCrawl_ResumeAfterKill(t *testing.T) {
+	if os.Getenv("ASKWPD_CRAWL_CHILD") != "" {
+		t.Skip("child process")
+	}
+	site := wptest.Get(t)
+	site.Lock(t)
+	ctx := context.Background()
+	state := t.TempDir()
+
+	w := "zq" + fmt.Sprint(time.Now().UnixNano()%1e9) + "kil"
+	out := site.PHP(t, `$id = wp_insert_post(array('post_title' => 'Killed `+w+`', 'post_content' => '<p>The `+w+` paragraph on ferry timetables.</p>', 'post_status' => 'publish'));
+		echo $id, ' ', get_permalink($id);`)
+	var postID int64
+	var postURL string
+	fmt.Sscanf(out[strings.LastIndex(out, "\n")+1:], "%d %s", &postID, &postURL)
+	if postID == 0 {
+		t.Fatalf("php: %s", out)
+	}
+	t.Cleanup(func() { site.PHP(t, fmt.Sprintf(`wp_delete_post(%d, true);`, postID)) })
+
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperCrawlChild$", "-test.v")
+	cmd.Env = append(os.Environ(), "ASKWPD_CRAWL_CHILD=1", "ASKWPD_CHILD_STATE="+state,
+		fmt.Sprintf("ASKWPD_CHILD_EVENT=%d %s", postID, postURL))
+	var childOut syncBuffer
+	cmd.Stdout, cmd.Stderr = &childOut, &childOut
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+
+	// Watch the child's store until it has fetched some pages, then kill it.
+	var db *store.DB
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		if time.Now().After(deadline) {
+			t.Fatalf("the child did not start crawling:\n%s", childOut.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+		if db == nil {
+			if _, err := os.Stat(filepath.Join(state, "askwpd.db")); err != nil {
+				continue
+			}
+			var err error
+			if db, err = store.Open(ctx, filepath.Join(state, "askwpd.db")); err != nil {
+				continue
+			}
+		}
+		p, err := db.Progress(ctx, 1)
+		if err == nil && p.Fetched >= 12 {
+			break
+		}
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+	before, err := db.Progress(ctx, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pending, _ := db.FrontierPending(ctx)
+	db.Close()
+	if pending == 0 {
+		t.Fatalf("the child finished before it was killed (fetched %d)", before.Fetched)
+	}
+	t.Logf("killed after %d pages, %d still queued", before.Fetched, pending)
+
+	// A new process on the same state resumes.
+	cfg := childConfig(site, state)
+	d, err := Open(ctx, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	var mu sync.Mutex
+	requested := map[string]int{}
+	tr := d.Fetcher.Client.Transport
+	d.Fetcher.Client.Transport = roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		mu.Lock()
+		requested[Canonical(r.URL.String())]++
+		mu.Unlock()
+		return tr.RoundTrip(r)
+	})
+	run, err := d.Index(ctx, IndexOptions{Full: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.ID != 1 {
+		t.Errorf("the restart ran pass %d, want the interrupted pass 1", run.ID)
+	}
+	for u, n := range requested {
+		if before.URLs[u] {
+			t.Errorf("%s was fetched before the kill and again after", u)
+		}
+		if n > 1 {
+			t.Errorf("%s fetched %d times in the resumed pass", u, n)
+		}
+	}
+	if len(requested) == 0 {
+		t.Error("the resumed pass fetched nothing")
+	}
+
+	truth := site.Truth(t)
+	got, err := d.Store.DocumentURLs(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]bool{}
+	for _, p := range truth.Public {
+		want[Canonical(p.URL)] = true
+		if _, ok := got[Canonical(p.URL)]; !ok {
+			t.Errorf("after the resumed pass, %s is missing", p.URL)
+		}
+	}
+	perPost := map[int64]int{}
+	for u, id := range got {
+		if !want[u] {
+			t.Errorf("after the resumed pass, %s is indexed but not public", u)
+		}
+		perPost[id]++
+		if id > 0 && perPost[id] > 1 {
+			t.Errorf("post %d is indexed twice", id)
+		}
+	}
+
+	// The event the killed process accepted is applied now.
+	stop := d.StartEvents(ctx)
+	defer stop()
+	waitApplied(t, d)
+	e, err := d.Store.FindEvent(ctx, "child-"+fmt.Sprint(postID))
+	if err != nil || e.AppliedAt.IsZero() {
+		t.Fatalf("the event accepted before the kill: %+v, %v", e, err)
+	}
+	if !searchHas(t, d, w, Canonical(postURL)) {
+		t.Errorf("the post the event named is not searchable")
+	}
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+func childConfig(site *wptest.Site, state string) Config {
+	cfg := DefaultConfig()
+	cfg.WPRoot = site.Root()
+	cfg.StateDir = state
+	cfg.Listen = "127.0.0.1:0"
+	cfg.Crawl.RatePerSec = 200
+	cfg.Schedule.Disabled = true
+	return cfg
+}
+
+// TestHelperCrawlChild is the process TestCrawl_ResumeAfterKill kills: it
+// accepts one event, then crawls slowly.
+func TestHelperCrawlChild(t *testing.T) {
+	if os.Getenv("ASKWPD_CRAWL_CHILD") == "" {
+		t.Skip("run by TestCrawl_ResumeAfterKill")
+	}
+	site := wptest.Get(t)
+	ctx := context.Background()
+	cfg := childConfig(site, os.Getenv("ASKWPD_CHILD_STATE"))
+	cfg.Crawl.RatePerSec = 6
+	cfg.Crawl.Concurrency = 2
+	d, err := Open(ctx, cfg, slog.New(slog.NewTextHandler(os.Stderr, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var id int64
+	var u string
+	fmt.Sscanf(os.Getenv("ASKWPD_CHILD_EVENT"), "%d %s", &id, &u)
+	if _, err := d.ReceiveEvents(ctx, []*store.Event{{EventID: fmt.Sprint("child-", id), Type: store.EventPostPublished,
+		PostID: id, URL: u, Payload: []byte(`{"public":true}`)}}); err != nil {
+		t.Fatal(err)
+	}
+	d.Index(ctx, IndexOptions{Full: true})
+	t.Fatal("the child was not killed")
+}
+
+// TestIndex_CancelResumes cancels a pass mid-crawl (as a shutdown does):
+// Index returns promptly, the frontier stays, and the next pass resumes it
+// without fetching any page twice.
+func TestIndex_CancelResumes(t *testing.T) {
+	var (
+		mu   sync.Mutex
+		hits = map[string]int{}
+	)
+	const pages = 40
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		hits[r.URL.Path]++
+		mu.Unlock()
+		switch r.URL.Path {
+		case "/wp-sitemap.xml":
+			w.Header().Set("Content-Type", "application/xml")
+			io.WriteString(w, `<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">`)
+			for i := range pages {
+				fmt.Fprintf(w, "<url><loc>http://%s/p%d/</loc></url>", r.Host, i)
+			}
+			io.WriteString(w, `</urlset>`)
+		case "/robots.txt", "/feed/":
+			http.NotFound(w, r)
+		default:
+			if r.URL.Path != "/" {
+				time.Sleep(40 * time.Millisecond)
+			}
+			w.Header().Set("Content-Type", "text/html")
+			fmt.Fprintf(w, `<html><head><title>Page %s</title></head><body class="page"><main><h1>Page %s</h1><p>%s</p></main></body></html>`,
+				r.URL.Path, r.URL.Path, strings.Repeat("Words about the lighthouse at "+r.URL.Path+". ", 30))
+		}
+	}))
+	defer srv.Close()
+	cfg := DefaultConfig()
+	cfg.SiteURL = srv.URL
+	cfg.StateDir = t.TempDir()
+	cfg.Crawl.RatePerSec = 1000
+	cfg.Crawl.Concurrency = 2
+	cfg.Schedule.Disabled = true
+	d, err := Open(context.Background(), cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+
+	ctx, cancel := context.WithCancel(context.Background())
+	var done atomic.Int64
+	go func() {
+		for done.Load() < 10 {
+			time.Sleep(5 * time.Millisecond)
+		}
+		cancel()
+	}()
+	start := time.Now()
+	_, err = d.Index(ctx, IndexOptions{Full: true, Progress: func(n, _ int) { done.Store(int64(n)) }})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled pass: err = %v", err)
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Fatalf("cancelled pass took %v to return", took)
+	}
+	if n, _ := d.Store.FrontierPending(context.Background()); n == 0 {
+		t.Fatal("no frontier left to resume")
+	}
+	st, err := d.Status(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Freshness == nil || st.Freshness.FrontierPending == 0 {
+		t.Fatalf("status does not show the pending frontier: %+v", st.Freshness)
+	}
+	run, err := d.Index(context.Background(), IndexOptions{Full: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.ID != 1 {
+		t.Errorf("resumed run %d, want 1", run.ID)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	// Fetches the cancellation cut off (at most one per worker) are
+	// repeated; nothing that completed is.
+	twice := 0
+	for i := range pages {
+		p := fmt.Sprintf("/p%d/", i)
+		switch hits[p] {
+		case 1:
+		case 2:
+			twice++
+		default:
+			t.Errorf("%s fetched %d times", p, hits[p])
+		}
+	}
+	if twice > cfg.Crawl.Concurrency {
+		t.Errorf("%d pages fetched twice; only the %d in flight at the cancel may be", twice, cfg.Crawl.Concurrency)
+	}
+	if hits["/wp-sitemap.xml"] != 1 {
+		t.Errorf("the resumed pass ran discovery again (%d sitemap fetches)", hits["/wp-sitemap.xml"])
+	}
+	stats, _ := d.Store.Stats(context.Background())
+	if stats.Documents != pages+1 { // and the home page
+		t.Errorf("%d documents, want %d", stats.Documents, pages+1)
+	}
+}

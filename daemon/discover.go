@@ -1,0 +1,346 @@
+package daemon
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/askwp/askwpd/sitemap"
+	"github.com/askwp/askwpd/store"
+	"github.com/askwp/askwpd/wp"
+)
+
+// Discovery sources, as recorded in urls.sources and documents.sources.
+const (
+	srcSitemap = "sitemap"
+	srcDB      = "db"
+	srcHome    = "home"
+	srcArchive = "archive"
+	srcFeed    = "feed"
+	srcMenu    = "menu"
+	srcRetry   = "retry"
+)
+
+// discovery merges what every source found into frontier items, one per
+// canonical URL, each remembering its sources.
+type discovery struct {
+	d     *Daemon
+	byURL map[string]*store.FrontierItem
+	order []string
+}
+
+func (ds *discovery) add(raw, source string, lastmod time.Time, postID int64, prio int) {
+	c := ds.d.resolve(raw)
+	if c == "" {
+		if raw != "" {
+			ds.d.Log.Warn("Skipped off-origin URL from discovery", "url", raw, "source", source)
+		}
+		return
+	}
+	if !postIDURL(c) && !crawlable(c) {
+		return
+	}
+	it := ds.byURL[c]
+	if it == nil {
+		it = &store.FrontierItem{URL: c, Priority: prio}
+		ds.byURL[c] = it
+		ds.order = append(ds.order, c)
+	}
+	if !contains(it.Sources, source) {
+		it.Sources = append(it.Sources, source)
+	}
+	if lastmod.After(it.LastMod) {
+		it.LastMod = lastmod
+	}
+	if postID > 0 && it.PostID == 0 {
+		it.PostID = postID
+	}
+	it.Priority = min(it.Priority, prio)
+}
+
+func (ds *discovery) items() []store.FrontierItem {
+	out := make([]store.FrontierItem, 0, len(ds.order))
+	for _, u := range ds.order {
+		out = append(out, *ds.byURL[u])
+	}
+	return out
+}
+
+// discover runs the five sources: sitemaps (robots.txt, core, SEO
+// plugins), the database's public posts, the home page, the recent
+// archives (posts page, feed) and the menus. public maps post IDs to
+// published, password-free posts (nil without a database). ok is false
+// when no source could be trusted to be complete, so nothing may be
+// removed on its evidence.
+func (d *Daemon) discover(ctx context.Context, opt IndexOptions) (items []store.FrontierItem, public map[int64]*wp.Post, ok bool, err error) {
+	ds := &discovery{d: d, byURL: map[string]*store.FrontierItem{}}
+	known := map[string]*store.URLState{}
+	if rows, err := d.Store.ListURLs(ctx, store.URLFilter{}); err == nil {
+		for _, r := range rows {
+			known[r.URL] = r
+		}
+	} else {
+		return nil, nil, false, err
+	}
+	postURLs := map[int64]string{}
+	if docs, err := d.Store.DocumentURLs(ctx); err == nil {
+		for u, id := range docs {
+			if id > 0 && (postURLs[id] == "" || len(u) < len(postURLs[id])) {
+				postURLs[id] = u
+			}
+		}
+	} else {
+		return nil, nil, false, err
+	}
+	// changed says whether an incremental pass should look at u again.
+	changed := func(u string, lastmod time.Time) bool {
+		if !opt.Incremental {
+			return true
+		}
+		k := known[d.canon(u)]
+		return k == nil || k.FetchedAt.IsZero() || (!lastmod.IsZero() && lastmod.After(k.FetchedAt))
+	}
+
+	// The network sources and the menus are read at once: on a small site
+	// their round trips would otherwise be a good part of the pass.
+	var (
+		sm    *sitemap.Result
+		feed  []sitemap.Entry
+		menu  []wp.MenuLink
+		mErr  error
+		group sync.WaitGroup
+	)
+	group.Go(func() { sm = d.walkSitemaps(ctx) })
+	group.Go(func() { feed = d.readFeed(ctx) })
+	if d.WP != nil && !opt.Incremental {
+		group.Go(func() { menu, mErr = d.WP.MenuLinks(ctx) })
+	}
+	group.Wait()
+
+	// 1. Sitemaps.
+	for _, e := range sm.Entries {
+		if changed(e.URL, e.LastMod) {
+			ds.add(e.URL, srcSitemap, e.LastMod, 0, prioURL)
+		}
+	}
+	ok = len(sm.Sitemaps) > 0
+
+	// 2. The database: public post types, public statuses, no password.
+	if d.WP != nil {
+		types := sitemap.PostTypes(sm.Sitemaps)
+		if len(types) == 0 {
+			types = d.restTypes(ctx)
+		}
+		if len(types) == 0 {
+			types = []string{"post", "page"}
+		}
+		_ = d.Store.SetMeta(ctx, "public_types", strings.Join(types, ","))
+		f := wp.PostFilter{Types: types, Light: true}
+		if opt.Incremental {
+			f.ModifiedSince = d.lastPassStart(ctx)
+		}
+		posts, err := d.WP.Posts(ctx, f)
+		if err != nil {
+			return nil, nil, false, err
+		}
+		public = postMap(posts)
+		for _, p := range posts {
+			d.addPost(ds, p, srcDB, postURLs)
+		}
+		ok = true
+	}
+
+	if !opt.Incremental {
+		// 3. The home page, read for links.
+		ds.add(d.Site.URL+"/", srcHome, time.Time{}, 0, prioURL)
+		// 4. The posts page, when it is not the home page.
+		if d.Site.PageForPosts > 0 {
+			if p := public[d.Site.PageForPosts]; p != nil {
+				d.addPost(ds, p, srcArchive, postURLs)
+			}
+		}
+	}
+	// 4. The feed: the latest posts, found even without a sitemap.
+	for _, e := range feed {
+		if changed(e.URL, e.LastMod) {
+			ds.add(e.URL, srcFeed, e.LastMod, 0, prioURL)
+		}
+	}
+	// 5. Menus: classic nav_menu_item posts and block wp_navigation posts.
+	if d.WP != nil && !opt.Incremental {
+		if mErr != nil {
+			d.Log.Warn("Unable to read menus", "error", mErr)
+		}
+		for _, l := range menu {
+			switch {
+			case l.PostID > 0 && public[l.PostID] != nil:
+				d.addPost(ds, public[l.PostID], srcMenu, postURLs)
+			case l.PostID > 0:
+				// Not a public post: never fetched on the menu's word.
+			case l.URL != "":
+				ds.add(l.URL, srcMenu, time.Time{}, 0, prioURL)
+			}
+		}
+	}
+	// Failed URLs whose retry time has come.
+	if opt.Incremental {
+		due, err := d.Store.DueURLs(ctx, d.Store.Now(), max(d.Config.Crawl.Budget, 100))
+		if err != nil {
+			return nil, nil, false, err
+		}
+		for _, u := range due {
+			ds.add(u.URL, srcRetry, time.Time{}, u.PostID, prioURL)
+		}
+	}
+	return ds.items(), public, ok, nil
+}
+
+// addPost targets a post at the address its page was last indexed at, or
+// at /?p=ID, which WordPress redirects to the permalink. Posts the
+// database alone names without a known address wait: the pass adds them
+// once the URL sources are crawled and it knows which posts those covered
+// (see missingPosts), so a large site's frontier does not hold every post
+// twice.
+func (d *Daemon) addPost(ds *discovery, p *wp.Post, source string, postURLs map[int64]string) {
+	if u := postURLs[p.ID]; u != "" {
+		ds.add(u, source, p.Modified, p.ID, prioURL)
+		return
+	}
+	if source != srcDB {
+		ds.add(d.postURL(p.ID, p), source, p.Modified, p.ID, prioPost)
+	}
+}
+
+// walkSitemaps reads the sitemaps robots.txt names and WordPress core's;
+// only when neither answers, the SEO plugins' usual index names.
+func (d *Daemon) walkSitemaps(ctx context.Context) *sitemap.Result {
+	roots := []string{}
+	if body, err := d.readSmall(ctx, d.Site.URL+"/robots.txt", 512<<10); err == nil {
+		for _, u := range sitemap.FromRobots(body) {
+			if c := d.resolve(u); c != "" {
+				roots = append(roots, c)
+			} else {
+				d.Log.Warn("Skipped off-origin sitemap from robots.txt", "url", u)
+			}
+		}
+	}
+	core := d.Site.URL + "/wp-sitemap.xml"
+	if !contains(roots, core) {
+		roots = append(roots, core)
+	}
+	opt := sitemap.Options{Skip: func(u string) bool { return !d.Config.Crawl.IndexArchives && archiveSitemap(u) }}
+	res, err := sitemap.Walk(ctx, d.Fetcher.Open, roots, opt)
+	if err != nil {
+		return &sitemap.Result{}
+	}
+	if len(res.Sitemaps) == 0 {
+		more, err := sitemap.Walk(ctx, d.Fetcher.Open, []string{d.Site.URL + "/sitemap_index.xml", d.Site.URL + "/sitemap.xml"}, opt)
+		if err == nil && len(more.Sitemaps) > 0 {
+			res = more
+		}
+	}
+	if len(res.Sitemaps) == 0 {
+		d.Log.Info("No sitemap found; discovering from the database, menus, home page and feed")
+	}
+	return res
+}
+
+func (d *Daemon) readFeed(ctx context.Context) []sitemap.Entry {
+	body, err := d.readSmall(ctx, d.Site.URL+"/feed/", 8<<20)
+	if err != nil {
+		d.Log.Info("No feed", "error", err)
+		return nil
+	}
+	return sitemap.FromFeed(body)
+}
+
+// readSmall fetches a non-HTML resource of the origin, capped.
+func (d *Daemon) readSmall(ctx context.Context, u string, limit int64) ([]byte, error) {
+	rc, err := d.Fetcher.Open(ctx, u)
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Close()
+	return io.ReadAll(io.LimitReader(rc, limit))
+}
+
+// restTypes asks the REST API which post types are viewable.
+func (d *Daemon) restTypes(ctx context.Context) []string {
+	body, err := d.readSmall(ctx, d.Site.URL+"/?rest_route=/wp/v2/types", 2<<20)
+	if err != nil {
+		return nil
+	}
+	var types map[string]struct {
+		Slug     string `json:"slug"`
+		Viewable *bool  `json:"viewable"`
+	}
+	if err := json.Unmarshal(body, &types); err != nil {
+		return nil
+	}
+	var out []string
+	for k, t := range types {
+		slug := t.Slug
+		if slug == "" {
+			slug = k
+		}
+		if slug == "attachment" || slug == "nav_menu_item" || strings.HasPrefix(slug, "wp_") || (t.Viewable != nil && !*t.Viewable) {
+			continue
+		}
+		out = append(out, slug)
+	}
+	return out
+}
+
+// knownTypes are the public post types the last discovery found.
+func (d *Daemon) knownTypes(ctx context.Context) []string {
+	if v, _ := d.Store.GetMeta(ctx, "public_types"); v != "" {
+		return strings.Split(v, ",")
+	}
+	return []string{"post", "page"}
+}
+
+// lastPassStart is when the last completed pass started: an incremental
+// pass looks at posts modified since (a minute earlier, for clock skew
+// between the database and this host).
+func (d *Daemon) lastPassStart(ctx context.Context) time.Time {
+	t, err := d.Store.LastRunStart(ctx, "index", "initial", "incremental", "nightly")
+	if err != nil || t.IsZero() {
+		return time.Time{}
+	}
+	return t.Add(-time.Minute)
+}
+
+// loadConventions reads the permalink structure, which says whether the
+// site's URLs end with a slash.
+func (d *Daemon) loadConventions(ctx context.Context) {
+	if d.WP == nil {
+		return
+	}
+	info, err := d.WP.Site(ctx)
+	if err != nil {
+		return
+	}
+	switch s := info.PermalinkStructure; {
+	case s == "":
+		d.crawl.trailingSlash.Store(0)
+	case strings.HasSuffix(s, "/"):
+		d.crawl.trailingSlash.Store(1)
+	default:
+		d.crawl.trailingSlash.Store(-1)
+	}
+}
+
+func sortOldestFirst(rows []*store.URLState) {
+	// Stable: within one age the discovery order stays.
+	sort.SliceStable(rows, func(i, j int) bool {
+		a, b := rows[i], rows[j]
+		if a.Priority != b.Priority {
+			return a.Priority < b.Priority
+		}
+		return a.FetchedAt.Before(b.FetchedAt)
+	})
+}

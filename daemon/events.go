@@ -1,0 +1,442 @@
+package daemon
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"sync/atomic"
+	"time"
+
+	"github.com/sourcegraph/conc/pool"
+
+	"github.com/askwp/askwpd/api"
+	"github.com/askwp/askwpd/store"
+	"github.com/askwp/askwpd/wp"
+)
+
+// maxEventAttempts bounds retries of an event whose work keeps failing
+// (the site answering 5xx, say); the nightly pass covers it after that.
+const maxEventAttempts = 8
+
+// eventTick is how often the worker looks at the queue without a nudge:
+// events that failed are retried, and a restart finds what was pending.
+const eventTick = 10 * time.Second
+
+var _ api.EventReceiver = (*Daemon)(nil)
+
+// WebhookSecret is the shared secret the shim signs events with, created
+// in the state dir on first use.
+func (d *Daemon) WebhookSecret() ([]byte, error) {
+	d.crawl.mu.Lock()
+	defer d.crawl.mu.Unlock()
+	if d.crawl.secret == nil {
+		s, err := EnsureSecret(d.Config.StateDir, "webhook.secret")
+		if err != nil {
+			return nil, err
+		}
+		d.crawl.secret = []byte(s)
+	}
+	return d.crawl.secret, nil
+}
+
+// ReceiveEvents stores a batch of verified events, then takes every page
+// an event says is no longer public out of search at once, before the
+// worker re-checks with the database. It returns store.ErrDuplicateEvent
+// for a replayed id, with nothing stored or changed.
+func (d *Daemon) ReceiveEvents(ctx context.Context, evs []*store.Event) (int, error) {
+	d.crawlInit()
+	if err := d.Store.InsertEvents(ctx, evs); err != nil {
+		return 0, err
+	}
+	for _, e := range evs {
+		if removes(e) {
+			d.removePost(context.WithoutCancel(ctx), e.PostID, e.URL, e.Type)
+		}
+	}
+	select {
+	case d.crawl.wake <- struct{}{}:
+	default:
+	}
+	return len(evs), nil
+}
+
+// removes says whether an event reports a post leaving public view.
+// Trusting an event to remove is safe; it is never trusted to add.
+func removes(e *store.Event) bool {
+	switch e.Type {
+	case store.EventPostUnpublished, store.EventPostDeleted, store.EventPostTrashed:
+		return true
+	case store.EventPostPublished, store.EventPostUpdated:
+		if e.Status != "" && e.Status != "publish" {
+			return true
+		}
+		var p struct {
+			Public   *bool `json:"public"`
+			Password *bool `json:"has_password"`
+		}
+		_ = json.Unmarshal(e.Payload, &p)
+		return p.Public != nil && !*p.Public || p.Password != nil && *p.Password
+	}
+	return false
+}
+
+// removePost deletes a post's pages, by post ID and by URL.
+func (d *Daemon) removePost(ctx context.Context, postID int64, rawURL, why string) {
+	if postID > 0 {
+		if ok, err := d.Store.DeletePost(ctx, postID); err != nil {
+			d.Log.Error("Unable to remove post", "post_id", postID, "error", err)
+		} else if ok {
+			d.Log.Info("Removed post", "post_id", postID, "reason", why)
+		}
+	}
+	if c := d.resolve(rawURL); c != "" && rawURL != "" {
+		if ok, err := d.Store.DeleteDocument(ctx, c); err != nil {
+			d.Log.Error("Unable to remove page", "url", c, "error", err)
+		} else if ok {
+			d.Log.Info("Removed page", "url", c, "reason", why)
+		}
+	}
+}
+
+// StartEvents runs the event worker until ctx is done or the returned
+// stop is called (which waits for it). It first applies what a previous
+// run accepted and did not apply.
+func (d *Daemon) StartEvents(ctx context.Context) (stop func()) {
+	d.crawlInit()
+	d.loadConventions(ctx)
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	var recrawls atomic.Int32
+	go func() {
+		defer close(done)
+		t := time.NewTicker(eventTick)
+		defer t.Stop()
+		lastPrune := time.Time{}
+		for {
+			if _, err := d.ApplyEvents(ctx); err != nil && ctx.Err() == nil {
+				d.Log.Error("Unable to apply events", "error", err)
+			}
+			d.startRecrawl(ctx, &recrawls)
+			if time.Since(lastPrune) > time.Hour {
+				lastPrune = time.Now()
+				if _, err := d.Store.PruneEvents(ctx, d.Store.Now().Add(-24*time.Hour)); err != nil && ctx.Err() == nil {
+					d.Log.Warn("Unable to prune events", "error", err)
+				}
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-d.crawl.wake:
+			case <-t.C:
+			}
+		}
+	}()
+	return func() {
+		cancel()
+		<-done
+		// A re-crawl started by an event stops with ctx; wait for it to
+		// write its run record.
+		d.crawlMu.Lock()
+		d.crawlMu.Unlock()
+	}
+}
+
+// postWork is the collapsed work for one post in a batch of events.
+type postWork struct {
+	id     int64
+	url    string
+	remove bool
+	why    string
+	events []int64
+}
+
+// ApplyEvents applies every pending event once and returns how many it
+// applied. Events for one post collapse into one database check and at
+// most one fetch. Removals go first.
+func (d *Daemon) ApplyEvents(ctx context.Context) (int, error) {
+	applied := 0
+	tried := map[int64]bool{}
+	for ctx.Err() == nil {
+		evs, err := d.Store.PendingEvents(ctx, 200, maxEventAttempts)
+		if err != nil {
+			return applied, err
+		}
+		var fresh []*store.Event
+		for _, e := range evs {
+			if !tried[e.ID] {
+				tried[e.ID] = true
+				fresh = append(fresh, e)
+			}
+		}
+		if len(fresh) == 0 {
+			return applied, nil
+		}
+		n, err := d.applyBatch(ctx, fresh)
+		applied += n
+		if err != nil {
+			return applied, err
+		}
+	}
+	return applied, ctx.Err()
+}
+
+func (d *Daemon) applyBatch(ctx context.Context, evs []*store.Event) (int, error) {
+	var (
+		order   []int64
+		posts   = map[int64]*postWork{}
+		done    []int64 // events applied without post work
+		recrawl string
+	)
+	work := func(id int64) *postWork {
+		w := posts[id]
+		if w == nil {
+			w = &postWork{id: id}
+			posts[id] = w
+			order = append(order, id)
+		}
+		return w
+	}
+	for _, e := range evs {
+		switch e.Type {
+		case store.EventPostPublished, store.EventPostUpdated, store.EventPostUnpublished, store.EventPostDeleted, store.EventPostTrashed:
+			if e.PostID <= 0 {
+				done = append(done, e.ID)
+				continue
+			}
+			w := work(e.PostID)
+			if e.URL != "" {
+				w.url = e.URL
+			}
+			if removes(e) {
+				w.remove, w.why = true, e.Type
+			}
+			w.events = append(w.events, e.ID)
+		case store.EventTermChanged:
+			ids, err := d.termPosts(ctx, e)
+			if err != nil {
+				_ = d.Store.MarkEventsApplied(ctx, []int64{e.ID}, err.Error())
+				continue
+			}
+			if len(ids) == 0 {
+				done = append(done, e.ID)
+			}
+			for i, id := range ids {
+				w := work(id)
+				if i == 0 {
+					w.events = append(w.events, e.ID)
+				}
+			}
+		case store.EventMenuChanged:
+			recrawl = strongerRecrawl(recrawl, "recrawl:menu")
+			done = append(done, e.ID)
+		case store.EventThemeChanged:
+			recrawl = strongerRecrawl(recrawl, "recrawl:theme")
+			done = append(done, e.ID)
+		case store.EventPermalinksChanged:
+			recrawl = strongerRecrawl(recrawl, "recrawl:permalinks")
+			done = append(done, e.ID)
+		default:
+			done = append(done, e.ID)
+		}
+	}
+	// Removals first: nothing else may run while a page that left public
+	// view is still searchable.
+	for _, id := range order {
+		if w := posts[id]; w.remove {
+			d.removePost(ctx, w.id, w.url, w.why)
+		}
+	}
+	if recrawl != "" {
+		// Durable before the events are marked: a crash in between
+		// re-runs the events, never loses the re-crawl.
+		if cur, _ := d.Store.GetMeta(ctx, "recrawl_pending"); cur != "" {
+			recrawl = strongerRecrawl(recrawl, cur)
+		}
+		if err := d.Store.SetMeta(ctx, "recrawl_pending", recrawl); err != nil {
+			return 0, err
+		}
+	}
+	applied := len(done)
+	if err := d.Store.MarkEventsApplied(ctx, done, ""); err != nil {
+		return 0, err
+	}
+
+	var n atomic.Int64
+	p := pool.New().WithMaxGoroutines(max(1, d.Config.Crawl.Concurrency))
+	for _, id := range order {
+		w := posts[id]
+		p.Go(func() {
+			err := d.refreshPost(ctx, w)
+			if ctx.Err() != nil {
+				return // shutting down: the events stay pending
+			}
+			msg := ""
+			if err != nil {
+				msg = err.Error()
+				d.Log.Warn("Event not applied; will retry", "post_id", w.id, "error", err)
+			}
+			if err := d.Store.MarkEventsApplied(context.WithoutCancel(ctx), w.events, msg); err != nil {
+				d.Log.Error("Unable to mark events applied", "error", err)
+				return
+			}
+			if msg == "" {
+				n.Add(int64(len(w.events)))
+			}
+		})
+	}
+	p.Wait()
+	return applied + int(n.Load()), nil
+}
+
+// strongerRecrawl picks the re-crawl that covers the other: a theme or
+// permalink change re-renders everything, a menu change re-discovers.
+func strongerRecrawl(a, b string) string {
+	rank := map[string]int{"": 0, "recrawl:menu": 1, "recrawl:theme": 2, "recrawl:permalinks": 3}
+	if rank[b] > rank[a] {
+		return b
+	}
+	return a
+}
+
+// termPosts returns the posts a term_changed event affects: the ones it
+// names, or else the posts in its terms.
+func (d *Daemon) termPosts(ctx context.Context, e *store.Event) ([]int64, error) {
+	if len(e.PostIDs) > 0 || d.WP == nil {
+		return e.PostIDs, nil
+	}
+	var p struct {
+		TermID  int64   `json:"term_id"`
+		TermIDs []int64 `json:"term_ids"`
+	}
+	_ = json.Unmarshal(e.Payload, &p)
+	if p.TermID > 0 {
+		p.TermIDs = append(p.TermIDs, p.TermID)
+	}
+	return d.WP.TermPosts(ctx, p.TermIDs)
+}
+
+// refreshPost re-checks one post with the database and re-renders its page
+// when, and only when, the database says it is public.
+func (d *Daemon) refreshPost(ctx context.Context, w *postWork) error {
+	var post *wp.Post
+	if d.WP != nil {
+		p, err := d.lookupPost(ctx, w.id)
+		if err != nil {
+			return err
+		}
+		if p == nil || !p.Public() || !contains(d.knownTypes(ctx), p.Type) {
+			d.removePost(ctx, w.id, w.url, "not public in the database")
+			return nil
+		}
+		post = p
+	}
+	target := ""
+	if c := d.resolve(w.url); c != "" && w.url != "" && crawlable(c) {
+		target = c
+	} else if urls, err := d.Store.PostDocuments(ctx, w.id); err == nil && len(urls) > 0 {
+		target = urls[0]
+	} else {
+		target = d.postURL(w.id, post)
+	}
+	out, err := d.renderNow(ctx, target, w.id, post)
+	if err != nil {
+		return err
+	}
+	if out.status == "gone" && !postIDURL(target) {
+		// The event's address is stale (a renamed slug): ask WordPress.
+		out, err = d.renderNow(ctx, d.postURL(w.id, post), w.id, post)
+		if err != nil {
+			return err
+		}
+	}
+	if out.status == "error" {
+		return out.err
+	}
+	return nil
+}
+
+// renderNow fetches and indexes one URL outside the crawl budget, paced by
+// the event limiter.
+func (d *Daemon) renderNow(ctx context.Context, u string, postID int64, post *wp.Post) (outcome, error) {
+	if err := d.crawl.eventLimiter.Wait(ctx); err != nil {
+		return outcome{}, err
+	}
+	sources := []string{"event"}
+	if st, err := d.Store.FindURL(ctx, u); err == nil {
+		for _, s := range st.Sources {
+			if !contains(sources, s) {
+				sources = append(sources, s)
+			}
+		}
+	}
+	var public map[int64]*wp.Post
+	if post != nil {
+		public = map[int64]*wp.Post{postID: post}
+	}
+	out, rec := d.indexURL(ctx, u, Conditional{}, sources, public)
+	if out.status == "error" && ctx.Err() != nil {
+		return out, ctx.Err()
+	}
+	if rec.PostID == 0 && postIDURL(u) {
+		rec.PostID = postID
+	}
+	if err := d.Store.RecordFetch(ctx, u, rec); err != nil {
+		return out, err
+	}
+	if out.url != "" && out.url != u {
+		rec.Status = out.status
+		if err := d.Store.RecordFetch(ctx, out.url, rec); err != nil {
+			return out, err
+		}
+	}
+	if out.status == "indexed" || out.status == "unchanged" {
+		d.Log.Info("Re-rendered on event", "url", out.url, "post_id", postID, "status", out.status)
+	}
+	return out, nil
+}
+
+// startRecrawl starts the re-crawl an event asked for, in the background,
+// once no other pass is running. It stays pending (in the store) until a
+// pass of its kind completes.
+func (d *Daemon) startRecrawl(ctx context.Context, running *atomic.Int32) {
+	kind, err := d.Store.GetMeta(ctx, "recrawl_pending")
+	if err != nil || kind == "" || !running.CompareAndSwap(0, 1) {
+		return
+	}
+	go func() {
+		defer running.Store(0)
+		run, err := d.Index(ctx, IndexOptions{Kind: kind, Full: kind != "recrawl:menu"})
+		switch {
+		case errors.Is(err, ErrCrawlRunning), ctx.Err() != nil:
+			return
+		case err != nil:
+			d.Log.Error("Re-crawl failed", "kind", kind, "error", err)
+			return
+		}
+		if run.Kind != kind {
+			return // it resumed an interrupted pass first
+		}
+		if cur, _ := d.Store.GetMeta(ctx, "recrawl_pending"); cur == kind {
+			_ = d.Store.SetMeta(ctx, "recrawl_pending", "")
+		}
+	}()
+}
+
+// freshness fills the queue and schedule state of /v1/status.
+func (d *Daemon) freshness(ctx context.Context) (*api.Freshness, error) {
+	es, err := d.Store.EventStats(ctx, maxEventAttempts)
+	if err != nil {
+		return nil, err
+	}
+	fp, err := d.Store.FrontierPending(ctx)
+	if err != nil {
+		return nil, err
+	}
+	f := &api.Freshness{
+		PendingEvents: es.Pending, FailedEvents: es.Failed, OldestPendingEvent: es.OldestPending,
+		LastEventApplied: es.LastApplied, LastEventLagMS: es.LastLag.Milliseconds(), FrontierPending: fp,
+	}
+	f.RecrawlPending, _ = d.Store.GetMeta(ctx, "recrawl_pending")
+	f.NextIncremental, f.NextNightly = d.nextRuns()
+	return f, nil
+}

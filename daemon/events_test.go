@@ -1,0 +1,275 @@
+package daemon
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/askwp/askwpd/api"
+	"github.com/askwp/askwpd/internal/wptest"
+	"github.com/askwp/askwpd/store"
+)
+
+// freshnessLimit is the acceptance bound from an event to search.
+const freshnessLimit = time.Second
+
+// eventClient signs and sends webhook events as the PHP shim does.
+type eventClient struct {
+	t      *testing.T
+	url    string
+	secret []byte
+	n      int
+}
+
+func (c *eventClient) send(ev map[string]any) (int, string) {
+	c.t.Helper()
+	if ev["id"] == nil {
+		c.n++
+		ev["id"] = fmt.Sprintf("test-%d-%d", time.Now().UnixNano(), c.n)
+	}
+	body, _ := json.Marshal(map[string]any{"events": []any{ev}})
+	ts := strconv.FormatInt(time.Now().Unix(), 10)
+	return c.post(ts, api.Sign(c.secret, ts, body), body)
+}
+
+func (c *eventClient) post(ts, sig string, body []byte) (int, string) {
+	c.t.Helper()
+	req, _ := http.NewRequest("POST", c.url+"/v1/events", strings.NewReader(string(body)))
+	req.Header.Set(api.HeaderTimestamp, ts)
+	req.Header.Set(api.HeaderSignature, sig)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// searchHas reports whether a search for q finds a passage at url.
+func searchHas(t *testing.T, d *Daemon, q, url string) bool {
+	t.Helper()
+	res, err := d.Store.Search(context.Background(), store.SearchQuery{Text: q, Limit: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range res.Hits {
+		if url == "" || h.URL == url {
+			return true
+		}
+	}
+	return false
+}
+
+// waitSearch polls until searchHas(q, url) == want, and returns how long
+// that took from start.
+func waitSearch(t *testing.T, d *Daemon, start time.Time, q, url string, want bool, limit time.Duration) time.Duration {
+	t.Helper()
+	for {
+		if searchHas(t, d, q, url) == want {
+			return time.Since(start)
+		}
+		if time.Since(start) > limit+5*time.Second {
+			ctx := context.Background()
+			es, _ := d.Store.EventStats(ctx, maxEventAttempts)
+			st, err := d.Store.FindURL(ctx, url)
+			t.Fatalf("search %q: found=%v not reached after %v; events %+v; url row %+v (%v)", q, want, time.Since(start), es, st, err)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+type phpPost struct {
+	ID  int64  `json:"id"`
+	URL string `json:"url"`
+}
+
+// TestEvents_RealWordPress is the freshness acceptance: publishing,
+// editing, password-protecting, making private and trashing a post through
+// WordPress's own API, each followed by the shim's signed event, shows in
+// search within a second. Events that are unsigned, stale or replayed are
+// refused and change nothing, and an event is never trusted to add.
+func TestEvents_RealWordPress(t *testing.T) {
+	site := wptest.Get(t)
+	site.Lock(t)
+	ctx := context.Background()
+	d := openTestDaemon(t, site, nil)
+	d.crawlInit()
+	stop := d.StartEvents(ctx)
+	defer stop()
+	srv := httptest.NewServer(api.New(d, api.Options{Token: "test-token-0123456789", Log: d.Log}).Handler())
+	defer srv.Close()
+	secret, err := d.WebhookSecret()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ec := &eventClient{t: t, url: srv.URL, secret: secret}
+
+	word := func() string { return "zq" + strconv.FormatUint(rand.Uint64()%1e9, 36) + "vex" }
+	w0, w1, w2 := word(), word(), word()
+	var p phpPost
+	out := site.PHP(t, `$id = wp_insert_post(array('post_title' => 'Freshness `+w0+`', 'post_content' => '<p>The `+w1+` test paragraph about lighthouse keepers and their lamps.</p>', 'post_status' => 'publish'), true);
+		if (is_wp_error($id)) { fwrite(STDERR, $id->get_error_message()); exit(1); }
+		echo json_encode(array('id' => $id, 'url' => get_permalink($id)));`)
+	if err := json.Unmarshal([]byte(out[strings.Index(out, "{"):]), &p); err != nil {
+		t.Fatalf("php: %v: %s", err, out)
+	}
+	t.Cleanup(func() { site.PHP(t, fmt.Sprintf(`wp_delete_post(%d, true);`, p.ID)) })
+	u := Canonical(p.URL)
+	setPost := func(php string) {
+		site.PHP(t, fmt.Sprintf(`$id = %d; `, p.ID)+php)
+	}
+	step := func(name string, ev map[string]any, q string, want bool) {
+		t.Helper()
+		ev["post_id"], ev["post_type"] = p.ID, "post"
+		if ev["url"] == nil {
+			ev["url"] = p.URL
+		}
+		start := time.Now()
+		if code, body := ec.send(ev); code != 202 {
+			t.Fatalf("%s: event answered %d %s", name, code, body)
+		}
+		took := waitSearch(t, d, start, q, u, want, freshnessLimit)
+		t.Logf("%s: search shows it after %v", name, took)
+		if took > freshnessLimit {
+			t.Errorf("%s: took %v, want <= %v", name, took, freshnessLimit)
+		}
+	}
+
+	step("publish", map[string]any{"type": "post_published", "status": "publish", "public": true}, w1, true)
+
+	setPost(`wp_update_post(array('ID' => $id, 'post_content' => '<p>Now the ` + w2 + ` paragraph about harbour pilots.</p>'));`)
+	step("edit", map[string]any{"type": "post_updated", "status": "publish", "public": true}, w2, true)
+	if searchHas(t, d, w1, u) {
+		t.Errorf("edit: the old text %s is still found", w1)
+	}
+
+	setPost(`wp_update_post(array('ID' => $id, 'post_password' => 'hunter2'));`)
+	step("password", map[string]any{"type": "post_updated", "status": "publish", "public": false}, w2, false)
+
+	// An event claiming the protected post is public is not trusted: the
+	// database says otherwise, so nothing is added.
+	code, _ := ec.send(map[string]any{"type": "post_published", "post_id": p.ID, "status": "publish", "public": true, "url": p.URL})
+	if code != 202 {
+		t.Fatalf("lying event answered %d", code)
+	}
+	waitApplied(t, d)
+	if searchHas(t, d, w2, "") {
+		t.Fatal("a password-protected post was indexed on an event's word")
+	}
+
+	setPost(`wp_update_post(array('ID' => $id, 'post_password' => ''));`)
+	step("unprotect", map[string]any{"type": "post_updated", "status": "publish", "public": true}, w2, true)
+
+	setPost(`wp_update_post(array('ID' => $id, 'post_status' => 'private'));`)
+	step("private", map[string]any{"type": "post_unpublished", "status": "private", "public": false}, w2, false)
+
+	setPost(`wp_update_post(array('ID' => $id, 'post_status' => 'publish'));`)
+	step("republish", map[string]any{"type": "post_published", "status": "publish", "public": true}, w2, true)
+
+	// Refused events change nothing: WordPress trashes the post, but only
+	// a valid event (or the schedule) may act on that.
+	ev := map[string]any{"id": fmt.Sprintf("replay-%d", time.Now().UnixNano()), "type": "post_updated", "post_id": p.ID, "url": p.URL}
+	if code, _ := ec.send(ev); code != 202 {
+		t.Fatalf("first send of the replay id answered %d", code)
+	}
+	waitApplied(t, d)
+	setPost(`wp_trash_post($id);`)
+	body := []byte(fmt.Sprintf(`{"events":[{"id":"bad-%d","type":"post_trashed","post_id":%d,"url":%q}]}`, time.Now().UnixNano(), p.ID, p.URL))
+	now := strconv.FormatInt(time.Now().Unix(), 10)
+	stale := strconv.FormatInt(time.Now().Add(-10*time.Minute).Unix(), 10)
+	for name, hdr := range map[string][2]string{
+		"bad signature":   {now, api.Sign([]byte("not the secret at all"), now, body)},
+		"stale timestamp": {stale, api.Sign(secret, stale, body)},
+	} {
+		if code, _ := ec.post(hdr[0], hdr[1], body); code != 401 {
+			t.Errorf("%s: answered %d, want 401", name, code)
+		}
+	}
+	if code, _ := ec.send(ev); code != 401 {
+		t.Errorf("replayed id answered %d, want 401", code)
+	}
+	time.Sleep(300 * time.Millisecond)
+	if !searchHas(t, d, w2, u) {
+		t.Error("a refused event changed the index")
+	}
+
+	step("trash", map[string]any{"type": "post_trashed", "status": "trash", "public": false}, w2, false)
+}
+
+// waitApplied waits until the event queue is empty.
+func waitApplied(t *testing.T, d *Daemon) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		st, err := d.Store.EventStats(context.Background(), maxEventAttempts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Pending == 0 {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatal("events still pending after 10 s")
+}
+
+// TestEvents_SurviveRestart: an event accepted before the daemon stops
+// without applying it is applied by the next daemon on the same state.
+func TestEvents_SurviveRestart(t *testing.T) {
+	site := wptest.Get(t)
+	site.Lock(t)
+	ctx := context.Background()
+	cfg := DefaultConfig()
+	cfg.WPRoot = site.Root()
+	cfg.StateDir = t.TempDir()
+	cfg.Crawl.RatePerSec = 200
+	cfg.Schedule.Disabled = true
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+
+	w := "zq" + strconv.FormatUint(rand.Uint64()%1e9, 36) + "rst"
+	var p phpPost
+	out := site.PHP(t, `$id = wp_insert_post(array('post_title' => 'Restart `+w+`', 'post_content' => '<p>The `+w+` paragraph on tide tables.</p>', 'post_status' => 'publish'));
+		echo json_encode(array('id' => $id, 'url' => get_permalink($id)));`)
+	if err := json.Unmarshal([]byte(out[strings.Index(out, "{"):]), &p); err != nil {
+		t.Fatalf("php: %v: %s", err, out)
+	}
+	t.Cleanup(func() { site.PHP(t, fmt.Sprintf(`wp_delete_post(%d, true);`, p.ID)) })
+
+	// The first daemon accepts the event (no worker running) and stops.
+	d1, err := Open(ctx, cfg, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := d1.ReceiveEvents(ctx, []*store.Event{{EventID: "restart-" + w, Type: store.EventPostPublished, PostID: p.ID, URL: p.URL,
+		Payload: json.RawMessage(`{"public":true}`)}})
+	if err != nil || n != 1 {
+		t.Fatalf("ReceiveEvents = %d, %v", n, err)
+	}
+	d1.Close()
+
+	d2, err := Open(ctx, cfg, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d2.Close()
+	stop := d2.StartEvents(ctx)
+	defer stop()
+	waitSearch(t, d2, time.Now(), w, Canonical(p.URL), true, 5*time.Second)
+	e, err := d2.Store.FindEvent(ctx, "restart-"+w)
+	if err != nil || e.AppliedAt.IsZero() {
+		t.Fatalf("event after restart: %+v, %v", e, err)
+	}
+	if n, err := d2.ApplyEvents(ctx); err != nil || n != 0 {
+		t.Fatalf("a second ApplyEvents applied %d (%v), want 0: events apply once", n, err)
+	}
+}

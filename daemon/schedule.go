@@ -1,0 +1,75 @@
+package daemon
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/robfig/cron/v3"
+)
+
+// schedule starts the cron jobs: an incremental pass every few minutes
+// and a nightly full reconciliation. Recover sits inside
+// SkipIfStillRunning: the other order leaves a job that once panicked
+// locked forever. Passes never overlap in any case (crawlMu), and an
+// interrupted pass is resumed at once.
+func (d *Daemon) schedule(ctx context.Context) *cron.Cron {
+	if n, err := d.Store.FrontierPending(ctx); err == nil && n > 0 {
+		go d.runPass(ctx, IndexOptions{Kind: "resume"})
+	}
+	if d.Config.Schedule.Disabled {
+		return nil
+	}
+	logger := cron.PrintfLogger(slogPrintf{d})
+	c := cron.New(cron.WithChain(cron.SkipIfStillRunning(logger), cron.Recover(logger)))
+	entries := map[string]cron.EntryID{}
+	add := func(spec, kind string, opt IndexOptions) {
+		if spec == "" {
+			return
+		}
+		id, err := c.AddFunc(spec, func() { d.runPass(ctx, opt) })
+		if err != nil {
+			d.Log.Error("Bad schedule; job disabled", "kind", kind, "spec", spec, "error", err)
+			return
+		}
+		entries[kind] = id
+	}
+	add(d.Config.Schedule.Incremental, "incremental", IndexOptions{Kind: "incremental", Incremental: true})
+	add(d.Config.Schedule.Nightly, "nightly", IndexOptions{Kind: "nightly", Full: true})
+	d.crawl.mu.Lock()
+	d.crawl.cron, d.crawl.entries = c, entries
+	d.crawl.mu.Unlock()
+	c.Start()
+	return c
+}
+
+// ValidateSchedule checks the cron specs, naming the bad one.
+func ValidateSchedule(s ScheduleConfig) error {
+	p := cron.NewParser(cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow | cron.Descriptor)
+	for name, spec := range map[string]string{"schedule.incremental": s.Incremental, "schedule.nightly": s.Nightly} {
+		if spec == "" {
+			continue
+		}
+		if _, err := p.Parse(spec); err != nil {
+			return fmt.Errorf("config: %s: invalid spec %q: %w", name, spec, err)
+		}
+	}
+	return nil
+}
+
+// nextRuns says when the scheduled passes run next (zero when not
+// scheduled).
+func (d *Daemon) nextRuns() (incremental, nightly time.Time) {
+	d.crawl.mu.Lock()
+	defer d.crawl.mu.Unlock()
+	if d.crawl.cron == nil {
+		return
+	}
+	return d.crawl.cron.Entry(d.crawl.entries["incremental"]).Next, d.crawl.cron.Entry(d.crawl.entries["nightly"]).Next
+}
+
+type slogPrintf struct{ d *Daemon }
+
+func (l slogPrintf) Printf(format string, args ...any) {
+	l.d.Log.Info("cron: " + fmt.Sprintf(format, args...))
+}

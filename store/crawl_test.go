@@ -1,0 +1,108 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+)
+
+func TestDB_Frontier(t *testing.T) {
+	db := openTest(t)
+	ctx := context.Background()
+	run, err := db.StartRunWith(ctx, "index", RunOptions{Full: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	items := []FrontierItem{
+		{URL: "http://s/?p=3", Sources: []string{"db"}, PostID: 3, Priority: 1},
+		{URL: "http://s/a/", Sources: []string{"sitemap"}},
+		{URL: "http://s/b/", Sources: []string{"menu"}},
+	}
+	if err := db.Enqueue(ctx, run, items); err != nil {
+		t.Fatal(err)
+	}
+	// The same URL from another source merges its sources.
+	if err := db.Enqueue(ctx, run, []FrontierItem{{URL: "http://s/a/", Sources: []string{"feed"}}}); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := db.Frontier(ctx, run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 3 || rows[0].URL != "http://s/a/" || rows[2].URL != "http://s/?p=3" {
+		t.Fatalf("frontier order: %v", urlsOf(rows))
+	}
+	if got := rows[0].Sources; len(got) != 2 {
+		t.Fatalf("sources of a/: %v, want sitemap and feed", got)
+	}
+	// A fetch recorded with the run takes the row out, for good: enqueueing
+	// it again in the same run does not bring it back.
+	if err := db.RecordFetch(ctx, "http://s/a/", URLResult{Status: "indexed", PostID: 7, Run: run}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Enqueue(ctx, run, items[1:2]); err != nil {
+		t.Fatal(err)
+	}
+	if rows, _ := db.Frontier(ctx, run); len(rows) != 2 {
+		t.Fatalf("after one fetch the frontier has %v", urlsOf(rows))
+	}
+	r, o, _, err := db.ResumableRun(ctx)
+	if err != nil || r.ID != run || !o.Full {
+		t.Fatalf("ResumableRun = %+v %+v %v", r, o, err)
+	}
+	p, err := db.Progress(ctx, run)
+	if err != nil || p.Fetched != 1 || !p.Posts[7] || !p.URLs["http://s/a/"] {
+		t.Fatalf("Progress = %+v %v", p, err)
+	}
+	if n, _ := db.FrontierPending(ctx); n != 2 {
+		t.Fatalf("pending = %d", n)
+	}
+	if err := db.DropFrontier(ctx, 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, _, err := db.ResumableRun(ctx); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("ResumableRun after drop: %v", err)
+	}
+}
+
+func urlsOf(rows []*URLState) []string {
+	var out []string
+	for _, r := range rows {
+		out = append(out, r.URL)
+	}
+	return out
+}
+
+func TestDB_Events(t *testing.T) {
+	db := openTest(t)
+	ctx := context.Background()
+	evs := []*Event{{EventID: "e1", Type: EventPostUpdated, PostID: 4}, {EventID: "e2", Type: EventTermChanged, PostIDs: []int64{1, 2}}}
+	if err := db.InsertEvents(ctx, evs); err != nil {
+		t.Fatal(err)
+	}
+	err := db.InsertEvents(ctx, []*Event{{EventID: "e3", Type: EventPostUpdated}, {EventID: "e1", Type: EventPostUpdated}})
+	if !errors.Is(err, ErrDuplicateEvent) {
+		t.Fatalf("replay: %v", err)
+	}
+	if _, err := db.FindEvent(ctx, "e3"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("a batch with a replayed id stored e3: %v", err)
+	}
+	pend, err := db.PendingEvents(ctx, 10, 3)
+	if err != nil || len(pend) != 2 || pend[1].PostIDs[1] != 2 {
+		t.Fatalf("pending = %+v %v", pend, err)
+	}
+	if err := db.MarkEventsApplied(ctx, []int64{pend[0].ID}, "boom"); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.MarkEventsApplied(ctx, []int64{pend[1].ID}, ""); err != nil {
+		t.Fatal(err)
+	}
+	st, err := db.EventStats(ctx, 3)
+	if err != nil || st.Pending != 1 || st.LastApplied.IsZero() {
+		t.Fatalf("stats = %+v %v", st, err)
+	}
+	if n, err := db.PruneEvents(ctx, time.Now().Add(time.Hour)); err != nil || n != 1 {
+		t.Fatalf("prune = %d %v", n, err)
+	}
+}

@@ -1,0 +1,252 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Event is a change the WordPress shim reported through a signed webhook.
+// It is stored before the sender hears 202, and applied_at is set once a
+// worker has acted on it, so an accepted event survives a crash and is
+// applied after the restart.
+type Event struct {
+	ID       int64   `json:"-"`
+	EventID  string  `json:"id"`
+	Type     string  `json:"type"`
+	PostID   int64   `json:"post_id,omitempty"`
+	PostIDs  []int64 `json:"post_ids,omitempty"`
+	PostType string  `json:"post_type,omitempty"`
+	Status   string  `json:"status,omitempty"`
+	URL      string  `json:"url,omitempty"`
+	// Payload is the sender's JSON for the event, kept whole.
+	Payload    json.RawMessage `json:"-"`
+	SentAt     time.Time       `json:"-"`
+	ReceivedAt time.Time       `json:"-"`
+	AppliedAt  time.Time       `json:"-"`
+	Attempts   int             `json:"-"`
+	Error      string          `json:"-"`
+}
+
+// ErrDuplicateEvent is returned by InsertEvents when an event id was seen
+// before; nothing of the batch is stored.
+var ErrDuplicateEvent = errors.New("store: event id seen before")
+
+// InsertEvents stores a batch of events in one transaction. A replayed
+// event id fails the whole batch with ErrDuplicateEvent.
+func (db *DB) InsertEvents(ctx context.Context, evs []*Event) error {
+	tx, err := db.write.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("store: insert events: %w", err)
+	}
+	defer tx.Rollback()
+	now := db.Now()
+	for _, e := range evs {
+		ids, _ := json.Marshal(nonNil(e.PostIDs))
+		payload := string(e.Payload)
+		if payload == "" {
+			payload = "{}"
+		}
+		res, err := tx.ExecContext(ctx, `
+			INSERT INTO events (event_id, type, post_id, url, payload, received_at, post_type, status, post_ids, sent_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+			ON CONFLICT(event_id) DO NOTHING`,
+			e.EventID, e.Type, e.PostID, e.URL, payload, fmtTimeNano(now), e.PostType, e.Status, string(ids), fmtTimeNano(e.SentAt))
+		if err != nil {
+			return fmt.Errorf("store: insert event %s: %w", e.EventID, err)
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return fmt.Errorf("%w: %s", ErrDuplicateEvent, e.EventID)
+		}
+		if e.ID, err = res.LastInsertId(); err != nil {
+			return fmt.Errorf("store: insert event %s: %w", e.EventID, err)
+		}
+		e.ReceivedAt = now
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("store: insert events: %w", err)
+	}
+	return nil
+}
+
+func nonNil(xs []int64) []int64 {
+	if xs == nil {
+		return []int64{}
+	}
+	return xs
+}
+
+const eventCols = `id, event_id, type, post_id, url, payload, received_at, applied_at, attempts, error, post_type, status, post_ids, sent_at`
+
+func scanEvent(sc interface{ Scan(...any) error }) (*Event, error) {
+	var (
+		e                      Event
+		payload, recv, applied string
+		ids, sent              string
+	)
+	if err := sc.Scan(&e.ID, &e.EventID, &e.Type, &e.PostID, &e.URL, &payload, &recv, &applied, &e.Attempts, &e.Error,
+		&e.PostType, &e.Status, &ids, &sent); err != nil {
+		return nil, err
+	}
+	e.Payload = json.RawMessage(payload)
+	e.ReceivedAt, e.AppliedAt, e.SentAt = parseTimeNano(recv), parseTimeNano(applied), parseTimeNano(sent)
+	_ = json.Unmarshal([]byte(ids), &e.PostIDs)
+	return &e, nil
+}
+
+// PendingEvents returns events not applied yet, oldest first, skipping
+// those that failed more than maxAttempts times.
+func (db *DB) PendingEvents(ctx context.Context, limit, maxAttempts int) ([]*Event, error) {
+	rows, err := db.read.QueryContext(ctx, `SELECT `+eventCols+` FROM events
+		WHERE applied_at = '' AND attempts <= ? ORDER BY id LIMIT ?`, maxAttempts, limit)
+	if err != nil {
+		return nil, fmt.Errorf("store: pending events: %w", err)
+	}
+	defer rows.Close()
+	var out []*Event
+	for rows.Next() {
+		e, err := scanEvent(rows)
+		if err != nil {
+			return nil, fmt.Errorf("store: pending events: %w", err)
+		}
+		out = append(out, e)
+	}
+	return out, rows.Err()
+}
+
+// FindEvent returns the event with the sender's id.
+func (db *DB) FindEvent(ctx context.Context, eventID string) (*Event, error) {
+	e, err := scanEvent(db.read.QueryRowContext(ctx, `SELECT `+eventCols+` FROM events WHERE event_id = ?`, eventID))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, ErrNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: find event %s: %w", eventID, err)
+	}
+	return e, nil
+}
+
+// MarkEventsApplied records that the events with these row ids were acted
+// on. errMsg, when set, counts a failed attempt instead.
+func (db *DB) MarkEventsApplied(ctx context.Context, ids []int64, errMsg string) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	args := make([]any, 0, len(ids)+1)
+	var q string
+	if errMsg == "" {
+		q = `UPDATE events SET applied_at = ?, error = '' WHERE id IN (` + qmarks(len(ids)) + `)`
+		args = append(args, fmtTimeNano(db.Now()))
+	} else {
+		q = `UPDATE events SET attempts = attempts + 1, error = ? WHERE id IN (` + qmarks(len(ids)) + `)`
+		args = append(args, errMsg)
+	}
+	for _, id := range ids {
+		args = append(args, id)
+	}
+	if _, err := db.write.ExecContext(ctx, q, args...); err != nil {
+		return fmt.Errorf("store: mark events: %w", err)
+	}
+	return nil
+}
+
+// EventStats summarizes the queue for the status page.
+type EventStats struct {
+	Pending int `json:"pending"`
+	// OldestPending is when the oldest unapplied event arrived.
+	OldestPending time.Time `json:"oldest_pending,omitzero"`
+	// LastLag is how long the last applied event waited, from receipt to
+	// applied.
+	LastLag     time.Duration `json:"-"`
+	LastApplied time.Time     `json:"last_applied,omitzero"`
+	Failed      int           `json:"failed"`
+}
+
+// EventStats reads the queue's state.
+func (db *DB) EventStats(ctx context.Context, maxAttempts int) (EventStats, error) {
+	var (
+		s             EventStats
+		oldest        sql.NullString
+		recv, applied sql.NullString
+	)
+	err := db.read.QueryRowContext(ctx, `SELECT
+			(SELECT count(*) FROM events WHERE applied_at = '' AND attempts <= ?),
+			(SELECT count(*) FROM events WHERE applied_at = '' AND attempts > ?),
+			(SELECT min(received_at) FROM events WHERE applied_at = '' AND attempts <= ?)`,
+		maxAttempts, maxAttempts, maxAttempts).Scan(&s.Pending, &s.Failed, &oldest)
+	if err != nil {
+		return s, fmt.Errorf("store: event stats: %w", err)
+	}
+	s.OldestPending = parseTimeNano(oldest.String)
+	err = db.read.QueryRowContext(ctx, `SELECT received_at, applied_at FROM events WHERE applied_at != ''
+		ORDER BY applied_at DESC LIMIT 1`).Scan(&recv, &applied)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return s, fmt.Errorf("store: event stats: %w", err)
+	}
+	if applied.Valid {
+		s.LastApplied = parseTimeNano(applied.String)
+		s.LastLag = s.LastApplied.Sub(parseTimeNano(recv.String))
+	}
+	return s, nil
+}
+
+// PruneEvents deletes applied events older than before. Their ids are
+// kept for the replay window only, which the signed timestamp bounds.
+func (db *DB) PruneEvents(ctx context.Context, before time.Time) (int64, error) {
+	res, err := db.write.ExecContext(ctx, `DELETE FROM events WHERE applied_at != '' AND received_at < ?`, fmtTimeNano(before))
+	if err != nil {
+		return 0, fmt.Errorf("store: prune events: %w", err)
+	}
+	return res.RowsAffected()
+}
+
+// Event times keep sub-second precision: freshness is measured in
+// milliseconds.
+func fmtTimeNano(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format("2006-01-02T15:04:05.000000000Z07:00")
+}
+
+func parseTimeNano(s string) time.Time {
+	if s == "" {
+		return time.Time{}
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}
+	}
+	return t
+}
+
+func qmarks(n int) string {
+	return strings.TrimSuffix(strings.Repeat("?,", n), ",")
+}
+
+// Event types the shim sends.
+const (
+	EventPostPublished     = "post_published"
+	EventPostUpdated       = "post_updated"
+	EventPostUnpublished   = "post_unpublished"
+	EventPostDeleted       = "post_deleted"
+	EventPostTrashed       = "post_trashed"
+	EventTermChanged       = "term_changed"
+	EventMenuChanged       = "menu_changed"
+	EventThemeChanged      = "theme_changed"
+	EventPermalinksChanged = "permalinks_changed"
+)
+
+// KnownEventType reports whether t is one of the event types above.
+func KnownEventType(t string) bool {
+	switch t {
+	case EventPostPublished, EventPostUpdated, EventPostUnpublished, EventPostDeleted, EventPostTrashed,
+		EventTermChanged, EventMenuChanged, EventThemeChanged, EventPermalinksChanged:
+		return true
+	}
+	return false
+}
