@@ -32,6 +32,10 @@ type EvalOptions struct {
 	Ranking *store.Ranking
 	// ChunkTokens is the chunker's target size; 0 means the daemon's.
 	ChunkTokens int
+	// Depth is how many documents each query asks for; 0 means 100.
+	// Search fetches more candidates for deeper lists, so a depth of 10
+	// measures nDCG@10 as a chatbot's search (limit 10) ranks it.
+	Depth int
 }
 
 // EvalMetrics are the results of one evaluation.
@@ -124,13 +128,17 @@ func Evaluate(ctx context.Context, opt EvalOptions, out io.Writer) (*EvalMetrics
 		defer f.Close()
 		run = bufio.NewWriter(f)
 	}
+	depth := evalRunDepth
+	if opt.Depth > 0 {
+		depth = opt.Depth
+	}
 	var lat []time.Duration
 	for _, q := range queries {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
 		t0 := time.Now()
-		res, err := db.Search(ctx, store.SearchQuery{Text: q.text, Limit: evalRunDepth, PerDoc: 1})
+		res, err := db.Search(ctx, store.SearchQuery{Text: q.text, Limit: depth, PerDoc: 1})
 		if err != nil {
 			return nil, fmt.Errorf("eval: query %s: %w", q.id, err)
 		}

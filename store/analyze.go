@@ -405,3 +405,59 @@ func tokenize(text string) []string {
 	})
 	return out
 }
+
+// termInitials is the set of first runes of the terms a caller looks for.
+type termInitials map[rune]bool
+
+func initialsOf(terms ...[]string) termInitials {
+	m := termInitials{}
+	for _, ts := range terms {
+		for _, t := range ts {
+			if r, _ := utf8.DecodeRuneInString(t); t != "" {
+				m[r] = true
+			}
+		}
+	}
+	return m
+}
+
+// suffixOnly lists the stemmers that change only the ends of words, so
+// that a word's term starts with the word's first letter. Irish removes
+// initial mutations, Arabic and Tamil prefixes.
+func (l *language) suffixOnly() bool {
+	return l.code != "ga" && l.code != "ar" && l.code != "ta"
+}
+
+// tokenFor is token for a caller that only needs the terms starting with
+// one of want's runes: any other word comes back as "" (still counted, as
+// it occupies a position), without the stemming that is most of
+// analysis's cost. ok is false for stopwords, as with token.
+func (l *language) tokenFor(raw string, want termInitials, fast bool) (Token, bool) {
+	if fast && want != nil && !strings.ContainsAny(raw, "_.") && !hasInnerUpper(raw) {
+		s := lower(fold(raw))
+		if r, _ := utf8.DecodeRuneInString(s); !want[r] {
+			if s == "" || utf8.RuneCountInString(s) > maxTokenRunes || l.stopwords[s] {
+				return Token{}, false
+			}
+			return Token{}, true
+		}
+	}
+	return l.token(raw)
+}
+
+// analyzeFor is Analyze for scoring against known terms: a word whose term
+// cannot be one of them (its first letter is not one of want's) is "".
+// The length and positions are Analyze's; a nil want is Analyze.
+func analyzeFor(text, lang string, want termInitials) []string {
+	var terms []string
+	l := languageOf(lang)
+	fast := l.suffixOnly()
+	scanTokens(text, func(raw string) {
+		t, ok := l.tokenFor(raw, want, fast)
+		if !ok {
+			return
+		}
+		terms = append(terms, t.Term)
+	})
+	return terms
+}

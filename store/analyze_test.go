@@ -95,3 +95,31 @@ func BenchmarkVocabulary_Correct(b *testing.B) {
 		}
 	}
 }
+
+// analyzeFor skips stemming words that cannot match; it must agree with
+// Analyze on every term it was asked for and keep Analyze's positions.
+func TestAnalyzeFor(t *testing.T) {
+	text := "The Workspaces are running; wp_enqueue_script loginHandler version 3.14 Łódź Straße " +
+		"don't Die Häuser sind groß workspace runs 日本 WORKSPACES"
+	for _, lang := range []string{"en", "de", "ga", "ar"} {
+		full := Analyze(text, lang)
+		for _, want := range [][]string{{"workspac", "run"}, {"wp_enqueue_script"}, {"lodz", "haus"}, {}} {
+			got := analyzeFor(text, lang, initialsOf(want))
+			if len(got) != len(full) {
+				t.Fatalf("%s %v: %d terms, Analyze has %d", lang, want, len(got), len(full))
+			}
+			need := map[string]bool{}
+			for _, w := range want {
+				need[w] = true
+			}
+			for i := range full {
+				if need[full[i]] && got[i] != full[i] || got[i] != "" && got[i] != full[i] {
+					t.Errorf("%s %v: term %d = %q, Analyze %q", lang, want, i, got[i], full[i])
+				}
+			}
+		}
+		if got := analyzeFor(text, lang, nil); !reflect.DeepEqual(got, full) {
+			t.Errorf("%s: analyzeFor(nil) = %q, want %q", lang, got, full)
+		}
+	}
+}

@@ -89,7 +89,7 @@ func (db *DB) decide(ctx context.Context, pq *parsedQuery, rk Ranking, df map[st
 				a.guard = true
 			}
 		}
-		if len(pq.Seq) > 1 && containsSeq(Analyze(c.text, c.lang), pq.Seq) {
+		if len(pq.Seq) > 1 && containsSeq(analyzeFor(c.text, c.lang, initialsOf(pq.Seq)), pq.Seq) {
 			a.guard = true
 		}
 		return a

@@ -133,12 +133,21 @@ func (db *DB) rerank(ctx context.Context, pq *parsedQuery, rk Ranking, df map[st
 		}
 		return m
 	}
+	// Only the query's terms are scored; feedback needs every term.
+	var initials termInitials
+	if rk.FeedbackDocs == 0 || rk.FeedbackTerms == 0 || rk.FeedbackLambda == 0 {
+		var qterms []string
+		for t := range weights {
+			qterms = append(qterms, t)
+		}
+		initials = initialsOf(qterms, pq.Seq)
+	}
 	docs := make([]*rdoc, len(top))
 	for i, c := range top {
 		title := Analyze(c.title, c.lang)
 		kw := Analyze(strings.Join(parseList(c.headingPath), " ")+" "+strings.Join(parseList(c.cats), " ")+" "+
 			strings.Join(parseList(c.tags), " "), c.lang)
-		body := Analyze(c.text, c.lang)
+		body := analyzeFor(c.text, c.lang, initials)
 		var exact map[string]float64
 		if useExact {
 			exact = count(strings.Fields(exactTerms(c.title+" "+strings.Join(parseList(c.cats), " ")+" "+

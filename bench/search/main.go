@@ -62,6 +62,8 @@ func rankingFlags(fs *flag.FlagSet) *store.Ranking {
 	fs.Float64Var(&r.QLMu, "qlmu", r.QLMu, "query-likelihood Dirichlet mu")
 	fs.Float64Var(&r.Coord, "coord", r.Coord, "coordination exponent")
 	fs.IntVar(&r.ExactMaxTerms, "xmax", r.ExactMaxTerms, "exact column for queries up to this many terms")
+	fs.IntVar(&r.Candidates, "cand", r.Candidates, "chunks the full-text query returns (at least 3 × limit × per-doc)")
+	fs.IntVar(&r.RerankMinTerms, "rerankmin", r.RerankMinTerms, "rerank queries of at least this many terms")
 	return &r
 }
 
@@ -74,6 +76,7 @@ func runEval(ctx context.Context, args []string) error {
 	fs.StringVar(&opt.Run, "run", "", "TREC run output")
 	fs.IntVar(&opt.Limit, "limit", 0, "queries")
 	fs.IntVar(&opt.ChunkTokens, "chunk", 0, "chunk target tokens")
+	fs.IntVar(&opt.Depth, "depth", 0, "documents per query (0: 100)")
 	opt.Ranking = rankingFlags(fs)
 	prof := fs.String("cpuprofile", "", "write a CPU profile")
 	fs.Parse(args)
