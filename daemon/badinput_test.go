@@ -104,6 +104,18 @@ func TestBadInput(t *testing.T) {
 	}
 	t.Logf("hostile crawl: %+v", *run)
 
+	// fetch_live_url on the 50 MB page returns its beginning and says it
+	// was cut, as a structured too_large error.
+	live, err := d.CallTool(context.Background(), "fetch_live_url", json.RawMessage(`{"url": "`+site.URL+`/huge/"}`))
+	if err != nil {
+		t.Fatalf("fetch_live_url on the huge page: %v", err)
+	}
+	lr, ok := live.(*api.LiveResponse)
+	if !ok || !lr.OK || lr.Error == nil || lr.Error.Code != "too_large" || lr.Document == nil {
+		b, _ := json.Marshal(live)
+		t.Errorf("fetch_live_url on the huge page: want ok with a too_large error and the document, got %.300s", b)
+	}
+
 	token := "test-token-0123456789abcdef"
 	srv := httptest.NewServer(api.New(d, api.Options{Token: token, Log: d.Log}).Handler())
 	defer srv.Close()

@@ -431,6 +431,9 @@ type outcome struct {
 	// indexed by default, but read for links.
 	listing bool
 	links   []extract.Link
+	// truncated is true when the page was larger than crawl.max_bytes and
+	// only its beginning was indexed.
+	truncated bool
 }
 
 // passwordForm marks a page that WordPress rendered for a visitor who
@@ -565,7 +568,7 @@ func (d *Daemon) indexPage(ctx context.Context, page *Page, sources []string, pu
 	if pr.Unchanged {
 		rec.Status = "unchanged"
 	}
-	return outcome{status: rec.Status, url: final, postID: res.PostID, listing: listing, links: res.Links}, rec
+	return outcome{status: rec.Status, url: final, postID: res.PostID, listing: listing, links: res.Links, truncated: page.Truncated}, rec
 }
 
 // dropMovedCopies removes a post's pages at other addresses (an old slug

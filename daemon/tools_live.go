@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/url"
 	"strings"
 
@@ -61,6 +62,12 @@ func (d *Daemon) toolFetchLiveURL(ctx context.Context, raw json.RawMessage, c *t
 			return nil, err
 		}
 		resp.OK, resp.Status, resp.URL = true, out.status, doc.URL
+		if out.truncated {
+			// The beginning is indexed and returned; the caller learns the
+			// rest is missing rather than reading a cut page as whole.
+			resp.Error = &api.ToolError{Code: "too_large", Message: fmt.Sprintf(
+				"the page is larger than the fetch limit (%d bytes); only its beginning was indexed and is returned", d.Config.Crawl.MaxBytes)}
+		}
 		c.url = doc.URL
 		c.extra = append(c.extra, "status", out.status)
 		return resp, nil
@@ -85,7 +92,6 @@ func (d *Daemon) toolFetchLiveURL(ctx context.Context, raw json.RawMessage, c *t
 		"server_error": "the site answered with a server error (5xx)",
 		"redirects":    "too many redirects",
 		"off_origin":   "refused: the page redirects to another site",
-		"too_large":    "the page is larger than the fetch limit",
 		"extract":      "no readable content could be extracted",
 	}[code]
 	if msg == "" {
