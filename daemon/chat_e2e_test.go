@@ -4,12 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"os"
 	"regexp"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -24,47 +22,13 @@ import (
 // ASKWPD_TEST_OPENAI_KEY or ASKWPD_TEST_ANTHROPIC_KEY set, each gate also
 // runs against the real provider, checking outcomes only.
 
-var (
-	chatSiteOnce sync.Once
-	chatSiteD    *Daemon
-	chatSiteErr  error
-	chatSiteLogs = &syncBuffer{}
-)
-
-// chatSite is one daemon over the indexed test site, opened as a site
-// owner would: wp_root and nothing else set up for retrieval.
+// chatSite is the shared daemon over the indexed test site, with fast
+// provider retries.
 func chatSite(t *testing.T) (*Daemon, *wptest.Site) {
 	t.Helper()
-	site := wptest.Get(t)
-	site.Lock(t)
-	chatSiteOnce.Do(func() {
-		cfg := DefaultConfig()
-		cfg.WPRoot = site.Root()
-		dir, err := os.MkdirTemp("", "askwpd-chat-test-")
-		if err != nil {
-			chatSiteErr = err
-			return
-		}
-		cfg.StateDir = dir
-		cfg.Listen = "127.0.0.1:0"
-		cfg.Crawl.RatePerSec = 200
-		cfg.Schedule.Disabled = true
-		d, err := Open(context.Background(), cfg, slog.New(slog.NewJSONHandler(chatSiteLogs, nil)))
-		if err != nil {
-			chatSiteErr = err
-			return
-		}
-		if _, err := d.Index(context.Background(), IndexOptions{Full: true}); err != nil {
-			chatSiteErr = err
-			return
-		}
-		chatSiteD = d
-	})
-	if chatSiteErr != nil {
-		t.Fatal(chatSiteErr)
-	}
-	chatSiteD.ChatOpts = ChatOptions{RetryBase: time.Millisecond}
-	return chatSiteD, site
+	d, site := indexedDaemon(t)
+	d.ChatOpts = ChatOptions{RetryBase: time.Millisecond}
+	return d, site
 }
 
 // TestChatGates runs the gates under one hold of the site lock: they read

@@ -5,11 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
-	"os"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,49 +15,8 @@ import (
 	"github.com/askwp/askwpd/store"
 )
 
-var (
-	toolsOnce sync.Once
-	toolsD    *Daemon
-	toolsErr  error
-	toolsLogs = &syncBuffer{}
-)
-
-// toolsDaemon is one daemon over the indexed test site, shared by the
-// tool tests (indexing takes seconds). Each test still takes the site
-// lock, since it compares the index with WordPress.
-func toolsDaemon(t *testing.T) (*Daemon, *wptest.Site) {
-	t.Helper()
-	site := wptest.Get(t)
-	site.Lock(t)
-	toolsOnce.Do(func() {
-		cfg := DefaultConfig()
-		cfg.WPRoot = site.Root()
-		// Not t.TempDir: the store outlives the first test that opens it.
-		dir, err := os.MkdirTemp("", "askwpd-tools-test-")
-		if err != nil {
-			toolsErr = err
-			return
-		}
-		cfg.StateDir = dir
-		cfg.Listen = "127.0.0.1:0"
-		cfg.Crawl.RatePerSec = 200
-		cfg.Schedule.Disabled = true
-		d, err := Open(context.Background(), cfg, slog.New(slog.NewJSONHandler(toolsLogs, nil)))
-		if err != nil {
-			toolsErr = err
-			return
-		}
-		if _, err := d.Index(context.Background(), IndexOptions{Full: true}); err != nil {
-			toolsErr = err
-			return
-		}
-		toolsD = d
-	})
-	if toolsErr != nil {
-		t.Fatal(toolsErr)
-	}
-	return toolsD, site
-}
+// toolsDaemon is the shared daemon over the indexed test site.
+func toolsDaemon(t *testing.T) (*Daemon, *wptest.Site) { return indexedDaemon(t) }
 
 // call runs a tool and decodes its result into out.
 func call(t *testing.T, d *Daemon, name string, args any, out any) {
@@ -447,7 +403,7 @@ func TestTools_CallerMistakes(t *testing.T) {
 	}
 	// One log line per call, with the query, terms, top results, action
 	// and latency.
-	logs := toolsLogs.String()
+	logs := indexedLogs.String()
 	for _, want := range []string{`"msg":"Tool call"`, `"tool":"search_site"`, `"terms":[`, `"top":[`, `"confidence":`, `"action":`, `"latency_ms":`, `"expanded":`, `"live_fetch":`} {
 		if !strings.Contains(logs, want) {
 			t.Errorf("tool logs lack %s", want)
