@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"sort"
 	"strings"
@@ -401,16 +402,25 @@ func (db *DB) fuseQL(ctx context.Context, weights map[string]float64, fs fieldSt
 
 // termCounts returns each term's number of occurrences in the index.
 func (db *DB) termCounts(ctx context.Context, terms []string) (map[string]int, error) {
+	return db.vocabCounts(ctx, "cnt", terms)
+}
+
+// vocabCounts reads one fts5vocab count column ("cnt": occurrences, "doc":
+// rows containing the term) for the given terms.
+func (db *DB) vocabCounts(ctx context.Context, column string, terms []string) (map[string]int, error) {
 	out := map[string]int{}
 	if len(terms) == 0 {
 		return out, nil
+	}
+	if column != "cnt" && column != "doc" {
+		return nil, fmt.Errorf("store: vocab column %q", column)
 	}
 	ph := strings.TrimSuffix(strings.Repeat("?,", len(terms)), ",")
 	args := make([]any, len(terms))
 	for i, t := range terms {
 		args[i] = t
 	}
-	rows, err := db.read.QueryContext(ctx, `SELECT term, cnt FROM chunks_vocab WHERE term IN (`+ph+`)`, args...)
+	rows, err := db.read.QueryContext(ctx, `SELECT term, `+column+` FROM chunks_vocab WHERE term IN (`+ph+`)`, args...)
 	if err != nil {
 		return nil, err
 	}

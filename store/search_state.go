@@ -252,25 +252,7 @@ func (db *DB) termDocs(ctx context.Context, terms []string) (map[string]int, err
 		}
 		return out, nil
 	}
-	ph := strings.TrimSuffix(strings.Repeat("?,", len(terms)), ",")
-	args := make([]any, len(terms))
-	for i, t := range terms {
-		args[i] = t
-	}
-	rows, err := db.read.QueryContext(ctx, `SELECT term, doc FROM chunks_vocab WHERE term IN (`+ph+`)`, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var t string
-		var n int
-		if err := rows.Scan(&t, &n); err != nil {
-			return nil, err
-		}
-		out[t] = n
-	}
-	return out, rows.Err()
+	return db.vocabCounts(ctx, "doc", terms)
 }
 
 // chunkCount is the number of chunks, cached until the index changes.
