@@ -15,7 +15,7 @@ func TestRunEval(t *testing.T) {
 	run := filepath.Join(dir, "run.txt")
 	var out bytes.Buffer
 	m, err := Evaluate(context.Background(), EvalOptions{
-		Corpus:   "testdata/beir/corpus.jsonl",
+		Corpus:   "testdata/beir/docs.jsonl",
 		Queries:  "testdata/beir/queries.jsonl",
 		Qrels:    "testdata/beir/qrels.tsv",
 		Run:      run,

@@ -341,7 +341,7 @@ $LANTERN_JSON = <<<'JSON'
 }
 JSON;
 
-$MASTODON_SHELL = <<<'SH'
+$FEDIVERSE_SHELL = <<<'SH'
 $ sudo -u mastodon pg_dump -Fc mastodon_production > mastodon.dump
 $ du -h mastodon.dump
 1.9G    mastodon.dump
@@ -416,7 +416,7 @@ $POSTS = array(
             b_p('Our Mastodon server has twelve active accounts and, after two years, 60 GB of cached remote media. The old VPS cost 24 euros a month; the new one costs 8. The move took a Saturday morning.')
             . b_h(2, 'The steps')
             . b_list(array('Lower the DNS TTL a day ahead.', 'Stop Sidekiq and the web process, dump PostgreSQL.', 'Copy the dump and <code>.env.production</code>, restore with two jobs.', 'Prune cached media before copying anything else.', 'Switch DNS, start services, watch the logs.'), true)
-            . b_code($MASTODON_SHELL)
+            . b_code($FEDIVERSE_SHELL)
             . b_h(2, 'What we would do differently')
             . b_p('Prune remote media weeks earlier, and move it to object storage before the migration rather than after. Copying 60 GB of other people\'s cat pictures was the slowest part of the day.'),
     ),
