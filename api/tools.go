@@ -129,24 +129,40 @@ func parseDate(field, s string) (time.Time, error) {
 	return time.Time{}, badRequest(fmt.Sprintf("filters.%s: want a date like 2026-01-31 or RFC 3339", field))
 }
 
+// checkQuery validates a trimmed query: required, valid UTF-8, and cut to
+// maxQueryRunes rather than refused, since a long paste is still a question.
+func checkQuery(q string) (string, error) {
+	if q == "" {
+		return q, badRequest("query is required")
+	}
+	if !utf8.ValidString(q) {
+		return q, badRequest("query is not valid UTF-8")
+	}
+	if utf8.RuneCountInString(q) > maxQueryRunes {
+		q = string([]rune(q)[:maxQueryRunes])
+	}
+	return q, nil
+}
+
+// clampLimit gives a tool's result limit its default when unset and caps it.
+func clampLimit(n, def int) int {
+	switch {
+	case n <= 0:
+		return def
+	case n > maxLimit:
+		return maxLimit
+	}
+	return n
+}
+
 // ToSearchQuery validates search_site arguments.
 func (a *SearchArgs) ToSearchQuery() (store.SearchQuery, error) {
 	q := store.SearchQuery{Text: strings.TrimSpace(a.Query), Limit: a.Limit, Sort: a.Sort, Passages: a.Passages}
-	if q.Text == "" {
-		return q, badRequest("query is required")
+	var err error
+	if q.Text, err = checkQuery(q.Text); err != nil {
+		return q, err
 	}
-	if !utf8.ValidString(q.Text) {
-		return q, badRequest("query is not valid UTF-8")
-	}
-	if n := utf8.RuneCountInString(q.Text); n > maxQueryRunes {
-		q.Text = string([]rune(q.Text)[:maxQueryRunes])
-	}
-	switch {
-	case q.Limit <= 0:
-		q.Limit = 10
-	case q.Limit > maxLimit:
-		q.Limit = maxLimit
-	}
+	q.Limit = clampLimit(q.Limit, 10)
 	switch q.Sort {
 	case "", "relevance", "date":
 	default:
@@ -157,7 +173,6 @@ func (a *SearchArgs) ToSearchQuery() (store.SearchQuery, error) {
 	default:
 		return q, badRequest("filters.chunk_type: want prose, code, api, cmd or config")
 	}
-	var err error
 	f := store.Filters{PostType: a.Filters.Type, ChunkType: a.Filters.ChunkType, CodeLang: strings.ToLower(a.Filters.Language),
 		Lang: a.Filters.Lang, Category: a.Filters.Category, Tag: a.Filters.Tag}
 	if f.After, err = parseDate("after", a.Filters.After); err != nil {
@@ -387,12 +402,7 @@ func (a *RecentArgs) Validate() error {
 	if len(a.Type) > 40 || strings.Trim(a.Type, "abcdefghijklmnopqrstuvwxyz0123456789_-") != "" {
 		return badRequest("type: want a post type such as post, page or any")
 	}
-	switch {
-	case a.Limit <= 0:
-		a.Limit = 5
-	case a.Limit > maxLimit:
-		a.Limit = maxLimit
-	}
+	a.Limit = clampLimit(a.Limit, 5)
 	return nil
 }
 
@@ -429,21 +439,11 @@ func (a *InDocumentArgs) Validate() error {
 	if a.IDOrURL == "" {
 		return badRequest("id_or_url is required")
 	}
-	if a.Query == "" {
-		return badRequest("query is required")
+	var err error
+	if a.Query, err = checkQuery(a.Query); err != nil {
+		return err
 	}
-	if !utf8.ValidString(a.Query) {
-		return badRequest("query is not valid UTF-8")
-	}
-	if utf8.RuneCountInString(a.Query) > maxQueryRunes {
-		a.Query = string([]rune(a.Query)[:maxQueryRunes])
-	}
-	switch {
-	case a.Limit <= 0:
-		a.Limit = 5
-	case a.Limit > maxLimit:
-		a.Limit = maxLimit
-	}
+	a.Limit = clampLimit(a.Limit, 5)
 	return nil
 }
 
