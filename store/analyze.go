@@ -34,7 +34,7 @@ import (
 // analyzerVersion changes whenever Analyze produces different terms for the
 // same input, or the layout of chunks_fts changes; EnsureIndex rebuilds the
 // index from the stored chunks when the version in meta differs.
-const analyzerVersion = "2"
+const analyzerVersion = "3"
 
 // maxTokenRunes drops longer "words" (base64, hashes, minified code): they
 // only bloat the vocabulary.
@@ -199,8 +199,15 @@ func (l *language) token(raw string) (Token, bool) {
 	if !t.Code && utf8.RuneCountInString(s) >= 4 && !isDigits(s) {
 		t.Term = l.stemWord(s)
 	}
-	if camel || strings.Contains(s, "_") {
-		for _, p := range identifierParts(fold(raw)) {
+	var parts []string
+	switch {
+	case camel || strings.Contains(s, "_"):
+		parts = identifierParts(fold(raw))
+	case t.Code && !strings.Contains(s, "."):
+		parts = alnumParts(s)
+	}
+	if parts != nil {
+		for _, p := range parts {
 			p = strings.ToLower(p)
 			if p == "" || p == s || l.stopwords[p] {
 				continue
@@ -256,6 +263,33 @@ func identifierParts(s string) []string {
 		}
 		parts = append(parts, string(rs[start:]))
 	}
+	if len(parts) < 2 {
+		return nil
+	}
+	return parts
+}
+
+// alnumParts splits a word of letters and digits where one gives way to
+// the other, as Elasticsearch's word_delimiter does: "IL6" and "IL-6",
+// "oct4" and "Oct-4", "php8" and "PHP 8" then share their parts. One-letter
+// parts are dropped: alone they match almost anything.
+func alnumParts(s string) []string {
+	var parts []string
+	start, prevDigit := 0, false
+	emit := func(p string, digit bool) {
+		if digit || utf8.RuneCountInString(p) >= 2 {
+			parts = append(parts, p)
+		}
+	}
+	for i, r := range s {
+		d := unicode.IsDigit(r)
+		if i > 0 && d != prevDigit {
+			emit(s[start:i], prevDigit)
+			start = i
+		}
+		prevDigit = d
+	}
+	emit(s[start:], prevDigit)
 	if len(parts) < 2 {
 		return nil
 	}
@@ -319,7 +353,7 @@ func scanTokens(text string, fn func(string)) {
 	var buf []byte
 	flush := func() {
 		if len(buf) > 0 {
-			fn(string(buf))
+			greekWord(buf, fn)
 			buf = buf[:0]
 		}
 	}
@@ -352,6 +386,64 @@ func scanTokens(text string, fn func(string)) {
 		prev = r
 	}
 	flush()
+}
+
+// greekNames spells out Greek letters: technical writing uses them as
+// symbols ("TNF-α", "IL-1β", "NF-κB") as often as it writes their names
+// ("TNF-alpha"), and a symbol glued to Latin letters would otherwise make
+// a word nobody types.
+var greekNames = map[rune]string{
+	'α': "alpha", 'β': "beta", 'γ': "gamma", 'δ': "delta", 'ε': "epsilon", 'ζ': "zeta", 'η': "eta",
+	'θ': "theta", 'ι': "iota", 'κ': "kappa", 'λ': "lambda", 'μ': "mu", 'ν': "nu", 'ξ': "xi",
+	'ο': "omicron", 'π': "pi", 'ρ': "rho", 'σ': "sigma", 'ς': "sigma", 'τ': "tau", 'υ': "upsilon",
+	'φ': "phi", 'χ': "chi", 'ψ': "psi", 'ω': "omega", 'ϕ': "phi", 'ϵ': "epsilon",
+}
+
+func isGreek(r rune) bool { return r >= 0x370 && r <= 0x3ff || r >= 0x1f00 && r <= 0x1fff }
+
+// greekWord passes word to fn, except that Greek letters used as symbols
+// become their names: a Greek letter inside a word of other letters or
+// digits splits it there, and a Greek word of one letter is spelled out.
+// Greek-language words (two or more Greek letters alone) stay as they are.
+func greekWord(word []byte, fn func(string)) {
+	greek, other := 0, 0
+	for _, r := range string(word) {
+		if isGreek(r) {
+			greek++
+		} else {
+			other++
+		}
+	}
+	switch {
+	case greek == 0:
+		fn(string(word))
+		return
+	case other == 0 && greek > 1:
+		fn(string(word))
+		return
+	}
+	start := 0
+	s := string(word)
+	for i, r := range s {
+		if !isGreek(r) {
+			continue
+		}
+		if i > start {
+			fn(s[start:i])
+		}
+		lr := unicode.ToLower(r)
+		if name, ok := greekNames[lr]; ok {
+			fn(name)
+		} else if n := norm.NFD.String(string(lr)); n != "" {
+			if r0, _ := utf8.DecodeRuneInString(n); greekNames[r0] != "" {
+				fn(greekNames[r0]) // an accented letter: ά, ὠ
+			}
+		}
+		start = i + utf8.RuneLen(r)
+	}
+	if start < len(s) {
+		fn(s[start:])
+	}
 }
 
 var folder = transform.Chain(norm.NFD, runes.Remove(runes.In(unicode.Mn)), norm.NFC)
@@ -433,7 +525,7 @@ func (l *language) suffixOnly() bool {
 // it occupies a position), without the stemming that is most of
 // analysis's cost. ok is false for stopwords, as with token.
 func (l *language) tokenFor(raw string, want termInitials, fast bool) (Token, bool) {
-	if fast && want != nil && !strings.ContainsAny(raw, "_.") && !hasInnerUpper(raw) {
+	if fast && want != nil && !strings.ContainsAny(raw, "_.") && !hasInnerUpper(raw) && !hasDigit(raw) {
 		s := lower(fold(raw))
 		if r, _ := utf8.DecodeRuneInString(s); !want[r] {
 			if s == "" || utf8.RuneCountInString(s) > maxTokenRunes || l.stopwords[s] {
@@ -443,6 +535,23 @@ func (l *language) tokenFor(raw string, want termInitials, fast bool) (Token, bo
 		}
 	}
 	return l.token(raw)
+}
+
+// analyzeIndexed is analyzeFor with each identifier's parts after it, as
+// indexTerms stores them, so a rescoring counts what the index matched.
+func analyzeIndexed(text, lang string, want termInitials) []string {
+	var terms []string
+	l := languageOf(lang)
+	fast := l.suffixOnly()
+	scanTokens(text, func(raw string) {
+		t, ok := l.tokenFor(raw, want, fast)
+		if !ok {
+			return
+		}
+		terms = append(terms, t.Term)
+		terms = append(terms, t.Parts...)
+	})
+	return terms
 }
 
 // analyzeFor is Analyze for scoring against known terms: a word whose term

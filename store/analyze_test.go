@@ -18,6 +18,8 @@ func TestAnalyze(t *testing.T) {
 		{"version 3.14 of v1.2", "en", []string{"version", "3.14", "v1.2"}},
 		{"don't stop", "en", []string{"dont", "stop"}},
 		{"日本", "ja", []string{"日", "本"}},
+		{"TNF-α and IL-1β, NF-κB", "en", []string{"tnf", "alpha", "il", "1", "beta", "nf", "kappa", "b"}},
+		{"Ελληνικά λέξη α", "el", []string{"ελληνικα", "λεξη", "alpha"}},
 	}
 	for _, tt := range tests {
 		if got := Analyze(tt.text, tt.lang); !reflect.DeepEqual(got, tt.want) {
@@ -26,6 +28,18 @@ func TestAnalyze(t *testing.T) {
 	}
 	if got := indexTerms("loginHandler wp_enqueue_script", "en"); got != "loginhandler login handler wp_enqueue_script wp enqueu script" {
 		t.Errorf("indexTerms = %q", got)
+	}
+	// Letters and digits split where they meet, so each spelling finds
+	// the other: "IL6" ~ "IL-6", "Oct4" ~ "OCT3/4".
+	for text, want := range map[string]string{
+		"IL6 and Oct4": "il6 il 6 oct4 oct 4",
+		"IL-6":         "il 6",
+		"p53 HNF4A":    "p53 hnf4a hnf 4",
+		"v1.2 3.14":    "v1.2 3.14",
+	} {
+		if got := indexTerms(text, "en"); got != want {
+			t.Errorf("indexTerms(%q) = %q, want %q", text, got, want)
+		}
 	}
 }
 

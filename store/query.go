@@ -135,6 +135,12 @@ func parseQuery(text, lang string, syn *Synonyms) *parsedQuery {
 		}
 		add(queryTerm{Term: tok.Term, Surface: tok.Surface, Code: tok.Code, Source: "query"})
 		pq.Seq = append(pq.Seq, tok.Term)
+		if hasDigit(tok.Surface) {
+			// "IL6" also finds "IL-6", the way the index splits both.
+			for _, p := range tok.Parts {
+				add(queryTerm{Term: p, Surface: p, Source: "synonym", From: tok.Surface})
+			}
+		}
 		if syn != nil {
 			for _, w := range syn.equivalents[tok.Surface] {
 				for _, t := range AnalyzeTokens(w, lang) {

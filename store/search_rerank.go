@@ -145,10 +145,10 @@ func (db *DB) rerank(ctx context.Context, pq *parsedQuery, rk Ranking, df map[st
 	}
 	docs := make([]*rdoc, len(top))
 	for i, c := range top {
-		title := Analyze(c.title, c.lang)
-		kw := Analyze(strings.Join(parseList(c.headingPath), " ")+" "+strings.Join(parseList(c.cats), " ")+" "+
-			strings.Join(parseList(c.tags), " "), c.lang)
-		body := analyzeFor(c.text, c.lang, initials)
+		title := analyzeIndexed(c.title, c.lang, nil)
+		kw := analyzeIndexed(strings.Join(parseList(c.headingPath), " ")+" "+strings.Join(parseList(c.cats), " ")+" "+
+			strings.Join(parseList(c.tags), " "), c.lang, nil)
+		body := analyzeIndexed(c.text, c.lang, initials)
 		var exact map[string]float64
 		if useExact {
 			exact = count(strings.Fields(exactTerms(c.title+" "+strings.Join(parseList(c.cats), " ")+" "+

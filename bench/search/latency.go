@@ -25,6 +25,7 @@ func runLatency(ctx context.Context, args []string) error {
 	perDoc := fs.Int("chunks", 5, "chunks per document")
 	words := fs.Int("words", 120, "words per chunk")
 	queries := fs.Int("queries", 2000, "queries")
+	slow := fs.Int("slow", 0, "print the N slowest queries")
 	dir := fs.String("dir", "", "store directory (default: temp)")
 	prof := fs.String("cpuprofile", "", "CPU profile of the query phase")
 	rk := rankingFlags(fs)
@@ -84,6 +85,14 @@ func runLatency(ctx context.Context, args []string) error {
 		return b.String()
 	}
 	langs := []string{"go", "php", "js", "python"}
+	// A store left in -dir by an earlier run holds the same pages (the
+	// generator is seeded): generate them again for the random stream,
+	// but don't write them.
+	st, err := db.Stats(ctx)
+	if err != nil {
+		return err
+	}
+	reuse := st.Documents == *docs
 	t0 := time.Now()
 	var batch []*store.Document
 	nChunks := 0
@@ -113,6 +122,9 @@ func runLatency(ctx context.Context, args []string) error {
 		d.Body, d.Text = body.String(), body.String()
 		d.ContentHash = fmt.Sprint(i)
 		batch = append(batch, d)
+		if reuse {
+			batch = batch[:0]
+		}
 		if len(batch) == 500 {
 			if err := db.PutDocuments(ctx, batch); err != nil {
 				return err
@@ -150,6 +162,11 @@ func runLatency(ctx context.Context, args []string) error {
 		pprof.StartCPUProfile(f)
 		defer pprof.StopCPUProfile()
 	}
+	type timedQuery struct {
+		text, kind string
+		d          time.Duration
+	}
+	var slowest []timedQuery
 	var ru0 syscall.Rusage
 	syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
 	cpu0 := time.Duration(ru0.Utime.Nano() + ru0.Stime.Nano())
@@ -191,6 +208,7 @@ func runLatency(ctx context.Context, args []string) error {
 		}
 		kinds[k].lat = append(kinds[k].lat, d)
 		all = append(all, d)
+		slowest = append(slowest, timedQuery{q.Text, k, d})
 	}
 	report := func(name string, ds []time.Duration) {
 		sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
@@ -204,6 +222,10 @@ func runLatency(ctx context.Context, args []string) error {
 	cpu := time.Duration(ru.Utime.Nano()+ru.Stime.Nano()) - cpu0
 	fmt.Printf("cpu per query (mean, all threads): %.2f ms\n", float64(cpu)/1e6/float64(*queries))
 	report("all", all)
+	sort.Slice(slowest, func(i, j int) bool { return slowest[i].d > slowest[j].d })
+	for _, q := range slowest[:min(*slow, len(slowest))] {
+		fmt.Printf("  %7.2f ms  %-9s %q\n", float64(q.d)/1e6, q.kind, q.text)
+	}
 	names := make([]string, 0, len(kinds))
 	for k := range kinds {
 		names = append(names, k)
