@@ -34,7 +34,7 @@ import (
 // analyzerVersion changes whenever Analyze produces different terms for the
 // same input, or the layout of chunks_fts changes; EnsureIndex rebuilds the
 // index from the stored chunks when the version in meta differs.
-const analyzerVersion = "3"
+const analyzerVersion = "4"
 
 // maxTokenRunes drops longer "words" (base64, hashes, minified code): they
 // only bloat the vocabulary.
@@ -91,7 +91,7 @@ func AnalyzeTokens(text, lang string) []Token {
 func indexTerms(text, lang string) string {
 	var b strings.Builder
 	l := languageOf(lang)
-	scanTokens(text, func(raw string) {
+	emit := func(raw string) {
 		t, ok := l.token(raw)
 		if !ok {
 			return
@@ -104,8 +104,59 @@ func indexTerms(text, lang string) string {
 			b.WriteByte(' ')
 			b.WriteString(p)
 		}
+	}
+	scanTokens(text, emit)
+	// The joined word alone: its parts are the pieces already written.
+	hyphenJoins(text, func(raw string) {
+		if t, ok := l.token(raw); ok {
+			b.WriteByte(' ')
+			b.WriteString(t.Term)
+		}
 	})
 	return b.String()
+}
+
+func isHyphen(r rune) bool { return r == '-' || r == '\u2010' || r == '\u2011' }
+
+// hyphenJoins calls fn with each hyphenated compound of text written as
+// one word: "co-culture" → "coculture", "plug-in" → "plugin", "IL-6" →
+// "IL6". Writers use both spellings, so the index holds the joined form
+// after the pieces. Queries don't add it: a query's own compound would
+// then count twice, as pieces and as a rare joined term, which measured
+// worse than matching the pieces alone.
+func hyphenJoins(text string, fn func(string)) {
+	var joined []byte
+	pieces, inWord := 0, false
+	flush := func() {
+		// A Greek symbol splits words anyway ("TNF-α" is "tnf alpha").
+		if pieces >= 2 && pieces <= 4 && !strings.ContainsFunc(string(joined), isGreek) {
+			fn(string(joined))
+		}
+		joined, pieces, inWord = joined[:0], 0, false
+	}
+	prevHyphen := false
+	for i := 0; i < len(text); {
+		r, size := utf8.DecodeRuneInString(text[i:])
+		i += size
+		switch {
+		case isWordRune(r):
+			if !inWord {
+				if pieces > 0 && !prevHyphen {
+					flush()
+				}
+				pieces++
+				inWord = true
+			}
+			joined = utf8.AppendRune(joined, r)
+			prevHyphen = false
+		case isHyphen(r) && inWord:
+			inWord, prevHyphen = false, true
+		default:
+			flush()
+			prevHyphen = false
+		}
+	}
+	flush()
 }
 
 // exactTerms is the text stored in the exact column: surface forms, not
@@ -543,13 +594,19 @@ func analyzeIndexed(text, lang string, want termInitials) []string {
 	var terms []string
 	l := languageOf(lang)
 	fast := l.suffixOnly()
-	scanTokens(text, func(raw string) {
+	emit := func(raw string) {
 		t, ok := l.tokenFor(raw, want, fast)
 		if !ok {
 			return
 		}
 		terms = append(terms, t.Term)
 		terms = append(terms, t.Parts...)
+	}
+	scanTokens(text, emit)
+	hyphenJoins(text, func(raw string) {
+		if t, ok := l.tokenFor(raw, want, fast); ok && t.Term != "" {
+			terms = append(terms, t.Term)
+		}
 	})
 	return terms
 }

@@ -33,9 +33,10 @@ func TestAnalyze(t *testing.T) {
 	// the other: "IL6" ~ "IL-6", "Oct4" ~ "OCT3/4".
 	for text, want := range map[string]string{
 		"IL6 and Oct4": "il6 il 6 oct4 oct 4",
-		"IL-6":         "il 6",
+		"IL-6":         "il 6 il6",
 		"p53 HNF4A":    "p53 hnf4a hnf 4",
 		"v1.2 3.14":    "v1.2 3.14",
+		"co-culture":   "co cultur cocultur",
 	} {
 		if got := indexTerms(text, "en"); got != want {
 			t.Errorf("indexTerms(%q) = %q, want %q", text, got, want)
