@@ -34,7 +34,7 @@ import (
 // analyzerVersion changes whenever Analyze produces different terms for the
 // same input, or the layout of chunks_fts changes; EnsureIndex rebuilds the
 // index from the stored chunks when the version in meta differs.
-const analyzerVersion = "4"
+const analyzerVersion = "5"
 
 // maxTokenRunes drops longer "words" (base64, hashes, minified code): they
 // only bloat the vocabulary.
@@ -238,6 +238,12 @@ func (l *language) token(raw string) (Token, bool) {
 	if hasInnerUpper(raw) {
 		camel = true
 	}
+	if acronymPlural(raw) {
+		// "APIs", "CPUs", "VSMCs": the stemmer keeps the s when no vowel
+		// precedes it, so the plural would not meet the singular.
+		raw = raw[:len(raw)-1]
+		camel = false
+	}
 	s := lower(fold(raw))
 	if s == "" || utf8.RuneCountInString(s) > maxTokenRunes {
 		return Token{}, false
@@ -345,6 +351,21 @@ func alnumParts(s string) []string {
 		return nil
 	}
 	return parts
+}
+
+// acronymPlural reports an acronym of two or more capitals with a plural
+// "s": "URLs", "SNPs".
+func acronymPlural(raw string) bool {
+	n := len(raw)
+	if n < 3 || raw[n-1] != 's' {
+		return false
+	}
+	for i := 0; i < n-1; i++ {
+		if raw[i] < 'A' || raw[i] > 'Z' {
+			return false
+		}
+	}
+	return true
 }
 
 func hasInnerUpper(s string) bool {

@@ -39,6 +39,9 @@ type parsedQuery struct {
 	// requireAll makes the full-text query an AND of the terms: the fast
 	// first pass of a short query.
 	requireAll bool
+	// cutTerms is set when common terms were left out of the full-text
+	// query (cutCommon): the rerank must then score them.
+	cutTerms bool
 }
 
 var temporalWords = map[string]bool{

@@ -151,6 +151,12 @@ type Ranking struct {
 	// QLMix fuses the rerank with a Dirichlet query-likelihood ranking
 	// (smoothing QLMu) by reciprocal rank; 0 turns it off.
 	QLMix, QLMu float64
+	// MaxPostings bounds the full-text query's work: bm25() is computed
+	// for every chunk that matches any term, and that cost grows with the
+	// sum of the terms' chunk counts. Above it, the most common terms are
+	// left out of the candidate query (never the rarest), and the rerank
+	// scores every term on the candidates. 0 turns it off.
+	MaxPostings int
 	// AllTermsMax: queries of 2..AllTermsMax terms first look for chunks
 	// with every term, and fall back to any term when too few match.
 	AllTermsMax int
@@ -175,7 +181,7 @@ func DefaultRanking() Ranking {
 		FreshOffset: 7 * 24 * time.Hour, FreshScale: 14 * 24 * time.Hour, FreshDecay: 0.25,
 		FreshTemporal: 0.5, FreshDefault: 0,
 		MinCoverage: 0.6, MinGap: 0.1, MinMatched: 2,
-		TypoMaxPerQry: 4, AllTermsMax: 4,
+		TypoMaxPerQry: 4, AllTermsMax: 4, MaxPostings: 3000,
 		RerankDepth: 30, RerankMinTerms: 4, K1: 1.2, BTitle: 0.75, BBody: 0.75, Proximity: 0.3, ProximityWindow: 4, QLMu: 1000,
 	}
 }
@@ -369,17 +375,56 @@ func (db *DB) rank(ctx context.Context, pq *parsedQuery, q SearchQuery, rk Ranki
 		}
 	}
 	if cands == nil {
+		restore := pq.cutCommon(df, rk.MaxPostings)
 		var err error
-		if cands, err = db.candidates(ctx, pq, q, rk, k); err != nil {
+		cands, err = db.candidates(ctx, pq, q, rk, k)
+		restore()
+		if err != nil {
 			return nil, err
 		}
 	}
-	if q.Sort != "date" && pq.liveTerms() >= rk.RerankMinTerms {
+	if q.Sort != "date" && (pq.liveTerms() >= rk.RerankMinTerms || pq.cutTerms) {
 		if err := db.rerank(ctx, pq, rk, df, cands); err != nil {
 			return nil, err
 		}
 	}
 	return groupDocs(cands, pq, q, rk, db.Now()), nil
+}
+
+// cutCommon leaves the most common terms out of the full-text query while
+// the sum of the live terms' chunk counts exceeds max, keeping at least the
+// rarest term. It returns a func that puts them back.
+func (pq *parsedQuery) cutCommon(df map[string]int, max int) (restore func()) {
+	if max <= 0 {
+		return func() {}
+	}
+	var live []int
+	total := 0
+	for i, t := range pq.Terms {
+		if t.Weight > 0 {
+			live = append(live, i)
+			total += df[t.Term]
+		}
+	}
+	if total <= max || len(live) < 2 {
+		return func() {}
+	}
+	sort.Slice(live, func(a, b int) bool { return df[pq.Terms[live[a]].Term] > df[pq.Terms[live[b]].Term] })
+	saved := map[int]int{}
+	for _, i := range live[:len(live)-1] {
+		if total <= max {
+			break
+		}
+		total -= df[pq.Terms[i].Term]
+		saved[i] = pq.Terms[i].Weight
+		pq.Terms[i].Weight = 0
+	}
+	pq.cutTerms = true
+	return func() {
+		for i, w := range saved {
+			pq.Terms[i].Weight = w
+		}
+	}
 }
 
 func countDocs(cs []*candidate) int {

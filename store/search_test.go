@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -243,5 +244,52 @@ func TestDB_SearchOddQueries(t *testing.T) {
 				t.Fatalf("result = %+v", res)
 			}
 		})
+	}
+}
+
+// TestDB_SearchCutsCommonTerms: with MaxPostings below a common word's
+// chunk count, the full-text query leaves that word out, and the rerank
+// still scores it, so a page with both words ranks above pages with only
+// the rare one, and pages with only the common word are not needed.
+func TestDB_SearchCutsCommonTerms(t *testing.T) {
+	db := openTB(t)
+	ctx := context.Background()
+	var docs []*Document
+	add := func(url, title, body string) {
+		docs = append(docs, &Document{URL: "http://x.test" + url, Title: title, PostType: "post", Body: body, Text: body,
+			Lang: "en", ContentHash: url,
+			Chunks: []Chunk{{Text: body, End: len([]rune(body)), Type: "prose", ContentHash: url}}})
+	}
+	for i := 0; i < 20; i++ {
+		add(fmt.Sprintf("/common-%d/", i), fmt.Sprintf("Diary %d", i), "A garden diary entry about the weather and the path.")
+	}
+	for i := 0; i < 20; i++ {
+		add(fmt.Sprintf("/other-%d/", i), fmt.Sprintf("Recipe %d", i), "A recipe with onions, salt and a long simmer.")
+	}
+	add("/rare-only/", "Compost heap", "How to turn a compost heap in spring.")
+	add("/both/", "Compost garden", "Compost feeds the garden in spring.")
+	add("/rare-again/", "Compost bins", "Compost bins compared in spring.")
+	if err := db.PutDocuments(ctx, docs); err != nil {
+		t.Fatal(err)
+	}
+	rk := DefaultRanking()
+	rk.AllTermsMax = 0 // straight to the OR query, where the cut applies
+	for _, maxPost := range []int{0, 10} {
+		rk.MaxPostings = maxPost
+		db.SetRanking(rk)
+		res, err := db.Search(ctx, SearchQuery{Text: "garden compost", Limit: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Hits) == 0 || !strings.HasSuffix(res.Hits[0].URL, "/both/") {
+			t.Errorf("MaxPostings=%d: hits %v, want /both/ first", maxPost, urls(res.Hits))
+		}
+		if maxPost > 0 {
+			for _, h := range res.Hits {
+				if strings.Contains(h.URL, "/common-") {
+					t.Errorf("MaxPostings=%d: %s matched only the left-out common word", maxPost, h.URL)
+				}
+			}
+		}
 	}
 }

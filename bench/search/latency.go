@@ -1,10 +1,16 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
+	"log/slog"
 	"math/rand/v2"
+	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"runtime/pprof"
@@ -13,6 +19,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/askwp/askwpd/api"
+	"github.com/askwp/askwpd/daemon"
 	"github.com/askwp/askwpd/store"
 )
 
@@ -28,6 +36,7 @@ func runLatency(ctx context.Context, args []string) error {
 	slow := fs.Int("slow", 0, "print the N slowest queries")
 	dir := fs.String("dir", "", "store directory (default: temp)")
 	prof := fs.String("cpuprofile", "", "CPU profile of the query phase")
+	overHTTP := fs.Bool("http", false, "search through the daemon's HTTP API on loopback, not in-process")
 	rk := rankingFlags(fs)
 	fs.IntVar(&rk.AllTermsMax, "allmax", rk.AllTermsMax, "AND-first up to this many terms")
 	fs.Parse(args)
@@ -40,7 +49,7 @@ func runLatency(ctx context.Context, args []string) error {
 		defer os.RemoveAll(tmp)
 		*dir = tmp
 	}
-	db, err := store.Open(ctx, filepath.Join(*dir, "latency.db"))
+	db, err := store.Open(ctx, filepath.Join(*dir, "askwpd.db"))
 	if err != nil {
 		return err
 	}
@@ -150,8 +159,21 @@ func runLatency(ctx context.Context, args []string) error {
 		i := 1 + rng.IntN(len(w)-2)
 		return w[:i] + w[i+1:]
 	}
+	search := func(q store.SearchQuery) error {
+		_, err := db.Search(ctx, q)
+		return err
+	}
+	if *overHTTP {
+		db.Close()
+		call, stop, err := serveHTTP(ctx, *dir)
+		if err != nil {
+			return err
+		}
+		defer stop()
+		search = call
+	}
 	// Warm the caches (vocabulary, statistics) as a running daemon has.
-	if _, err := db.Search(ctx, store.SearchQuery{Text: "warm " + typo(vocab[500])}); err != nil {
+	if err := search(store.SearchQuery{Text: "warm " + typo(vocab[500])}); err != nil {
 		return err
 	}
 	if *prof != "" {
@@ -199,7 +221,7 @@ func runLatency(ctx context.Context, args []string) error {
 			k = "passages"
 		}
 		t := time.Now()
-		if _, err := db.Search(ctx, q); err != nil {
+		if err := search(q); err != nil {
 			return err
 		}
 		d := time.Since(t)
@@ -258,4 +280,50 @@ func makeVocab(rng *rand.Rand, n int) []string {
 		}
 	}
 	return out
+}
+
+// serveHTTP opens the store in dir through the daemon, as `askwpd serve`
+// does, serves its API on a loopback port, and returns a search_site call
+// over HTTP with keep-alive, as the PHP plugin makes it.
+func serveHTTP(ctx context.Context, dir string) (func(store.SearchQuery) error, func(), error) {
+	cfg := daemon.DefaultConfig()
+	cfg.StateDir, cfg.SiteURL = dir, "https://site.test"
+	d, err := daemon.Open(ctx, cfg, slog.New(slog.DiscardHandler))
+	if err != nil {
+		return nil, nil, err
+	}
+	const token = "bench-token"
+	srv := api.New(d, api.Options{Token: token, Log: d.Log})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		d.Close()
+		return nil, nil, err
+	}
+	hs := &http.Server{Handler: srv.Handler()}
+	go hs.Serve(ln)
+	url := "http://" + ln.Addr().String() + "/v1/tools/search_site"
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
+	call := func(q store.SearchQuery) error {
+		args := api.SearchArgs{Query: q.Text, Limit: q.Limit, Passages: q.Passages,
+			Filters: api.SearchFilter{ChunkType: q.Filters.ChunkType, Language: q.Filters.CodeLang}}
+		body, _ := json.Marshal(args)
+		req, _ := http.NewRequestWithContext(ctx, "POST", url, bytes.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+token)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := client.Do(req)
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("search_site: %s: %s", resp.Status, b)
+		}
+		return nil
+	}
+	stop := func() {
+		hs.Close()
+		d.Close()
+	}
+	return call, stop, nil
 }
