@@ -324,7 +324,7 @@ func TestTools_FetchLiveURL(t *testing.T) {
 	}
 	// A password-protected post is private: not indexed, not returned.
 	for _, p := range site.Truth(t).Private {
-		if p.Status != "password" || p.URL == "" {
+		if !p.Password || p.URL == "" {
 			continue
 		}
 		var r api.LiveResponse

@@ -56,6 +56,7 @@ if ((PURGE)); then
       log "$WP_CONFIG_FILE was not written by wp-up.sh: left alone"
     fi
   fi
+  rm -f "${WP_CONTENT_DIR:-/var/lib/wordpress/wp-content}/mu-plugins/askwpd-members-only.php"
   if [[ -d "$STATE_DIR" ]]; then
     # test.lock stays: tests may be waiting on it.
     find "${STATE_DIR:?}" -mindepth 1 -maxdepth 1 ! -name test.lock -exec rm -rf {} +

@@ -81,6 +81,14 @@ if [[ ! -e "$WP_CONTENT_DIR/themes/$WP_THEME" ]]; then
   ln -s "$WP_ROOT/wp-content/themes/$WP_THEME" "$WP_CONTENT_DIR/themes/$WP_THEME"
 fi
 
+# The seed's members-only page relies on this must-use plugin for its login wall.
+MU_SRC="$ASKWPD_WP_PHP_DIR/mu-members-only.php"
+MU_DST="$WP_CONTENT_DIR/mu-plugins/askwpd-members-only.php"
+if ! cmp -s "$MU_SRC" "$MU_DST"; then
+  install -D -m 0644 "$MU_SRC" "$MU_DST"
+  log "installed $MU_DST"
+fi
+
 # --- 4. php -S ---------------------------------------------------------------
 ROUTER="$ASKWPD_WP_PHP_DIR/router.php"
 
@@ -171,6 +179,8 @@ if [[ -n "$FP" && "$(sed -n 1p "$STATE_DIR/seed.stamp")" == "$INPUTS $FP" ]]; th
   SEED_OUT="$(sed -n '2,$p' "$STATE_DIR/seed.stamp")"  # nothing changed since the last run
   SEED_SKIPPED=1
 elif [[ "$WP_TABLES" == 1 ]]; then
+  # The seed may change content (a new seeded item): not under a test that compares the site.
+  ((WXR || REMOVE_GEN)) || [[ -n "$GEN" ]] || take_test_lock  # (held already for those)
   # Installed: one PHP process converges the options and runs seed.php.
   SEED_OUT="$(run_php install.php "${INSTALL_ARGS[@]}" --seed --manifest="$STATE_DIR/seed.json")" \
     || die "install.php --seed failed"

@@ -16,8 +16,16 @@ $posts = get_posts(array(
 	'orderby'        => 'ID',
 	'order'          => 'ASC',
 ));
+// A site may wall a published page behind wp-login.php (the test site's mu-plugin
+// mu-members-only.php does, as membership plugins do): visitors never see it.
+$requires_login = function_exists('askwpd_test_requires_login') ? 'askwpd_test_requires_login' : '__return_false';
+$walled = array();
 $public = array();
 foreach ($posts as $p) {
+	if ($requires_login($p)) {
+		$walled[] = $p;
+		continue;
+	}
 	$public[] = array(
 		'id'        => $p->ID,
 		'type'      => $p->post_type,
@@ -34,8 +42,18 @@ $hidden = get_posts(array(
 	'posts_per_page' => -1,
 ));
 $protected = get_posts(array('post_type' => 'any', 'post_status' => 'publish', 'has_password' => true, 'posts_per_page' => -1));
-foreach (array_merge($hidden, $protected) as $p) {
+// Attachment pages inherit their parent's status: media attached to a draft or private post
+// is a 404 for visitors. (Those of published or unattached media are public in WordPress
+// before 6.4, but never in this list of public URLs: they are media, not content.)
+$media = array();
+foreach (get_posts(array('post_type' => 'attachment', 'post_status' => 'inherit', 'posts_per_page' => -1)) as $p) {
+	if (get_post_status($p) !== 'publish') {
+		$media[] = $p;
+	}
+}
+foreach (array_merge($hidden, $protected, $walled, $media) as $p) {
 	$private[] = array('id' => $p->ID, 'status' => $p->post_status, 'title' => $p->post_title, 'url' => get_permalink($p),
-		'content' => wp_strip_all_tags($p->post_content), 'password' => $p->post_password !== '');
+		'content' => wp_strip_all_tags($p->post_content), 'password' => $p->post_password !== '',
+		'login' => in_array($p, $walled, true));
 }
 echo json_encode(array('home' => home_url('/'), 'public' => $public, 'private' => $private));

@@ -81,6 +81,10 @@ type Truth struct {
 		Title   string `json:"title"`
 		URL     string `json:"url"`
 		Content string `json:"content"`
+		// Password: published behind a password; Login: published behind
+		// a redirect to wp-login.php.
+		Password bool `json:"password"`
+		Login    bool `json:"login"`
 	} `json:"private"`
 }
 

@@ -13,6 +13,9 @@
  * can grep for leaks, and the body alone also carries <MARKER>BODY (SECRETDRAFTBODY, ...).
  * For the password-protected items WordPress itself shows the title ("Protected: ...") on
  * public pages, in feeds, the REST API and the core sitemap; the body must never leak.
+ * The members-only page is published without a password but redirects visitors to
+ * wp-login.php (mu-members-only.php); the attachment hangs off the private post. Their
+ * manifest entries say "public": false, as for the rest.
  */
 
 if (PHP_SAPI !== 'cli') {
@@ -650,7 +653,30 @@ $SECRETS = array(
     array('key' => 'secret-password-page', 'type' => 'page', 'status' => 'publish', 'password' => 'askwpd-pass', 'marker' => 'SECRETPASSWORDPAGE',
         'title' => 'SECRETPASSWORDPAGE Staff Handbook',
         'body' => 'SECRETPASSWORDPAGE: the staff handbook, with the alarm code procedure.'),
+    // Published, no password, but its template sends visitors to wp-login.php (the
+    // mu-plugin scripts/wp/mu-members-only.php, which wp-up.sh installs).
+    array('key' => 'secret-members-page', 'type' => 'page', 'status' => 'publish', 'slug' => 'members-lounge',
+        'template' => 'askwpd-members-only', 'marker' => 'SECRETMEMBERSPAGE',
+        'title' => 'SECRETMEMBERSPAGE Members Lounge Tasting Schedule',
+        'body' => 'SECRETMEMBERSPAGE: the members-only tasting schedule and the door code for the back room.'),
+    // An image attached to the private post: its attachment page inherits the parent's status,
+    // so WordPress answers 404 to visitors. (Attachment pages of published or unattached
+    // media are public in this WordPress, 6.1; wp_attachment_pages_enabled came in 6.4.)
+    array('key' => 'secret-attachment', 'type' => 'attachment', 'status' => 'inherit', 'slug' => 'roastery-floor-plan',
+        'parent' => 'secret-private', 'file' => 'askwpd-seed/roastery-floor-plan.png', 'marker' => 'SECRETATTACHMENT',
+        'title' => 'SECRETATTACHMENT Roastery Floor Plan Scan',
+        'caption' => 'SECRETATTACHMENT caption: where the green coffee sacks are stored.',
+        'body' => 'SECRETATTACHMENT: a scan of the roastery floor plan, attached to the supplier notes.'),
 );
+
+/** Whether a seeded item is on a page WordPress shows visitors. */
+function askwpd_seed_public(WP_Post $p) {
+    if ($p->post_type === 'attachment') {
+        return get_post_status($p) === 'publish'; // inherit: the parent's status
+    }
+    return $p->post_status === 'publish' && $p->post_password === ''
+        && get_page_template_slug($p) !== 'askwpd-members-only';
+}
 
 // ---------------------------------------------------------------------------
 // Engine
@@ -741,6 +767,7 @@ function askwpd_upsert(array $spec) {
         'post_parent' => $spec['parent'] ?? 0,
         'menu_order' => $spec['order'] ?? 0,
         'post_password' => $spec['password'] ?? '',
+        'post_mime_type' => $spec['mime'] ?? '',
         'comment_status' => $spec['type'] === 'post' ? 'open' : 'closed',
         'ping_status' => 'closed',
         'post_status' => $want_status === 'trash' ? 'draft' : $want_status,
@@ -769,6 +796,9 @@ function askwpd_upsert(array $spec) {
         exit(1);
     }
     $id = (int) $r;
+    foreach ($spec['meta'] ?? array() as $k => $v) {
+        update_post_meta($id, $k, $v);
+    }
     update_post_meta($id, '_askwpd_seed', $key);
     update_post_meta($id, '_askwpd_seed_hash', $hash);
     if ($want_status === 'trash' && get_post_status($id) !== 'trash') {
@@ -816,7 +846,36 @@ foreach ($SECRETS as $s) {
         $spec['cats'] = array($askwpd_cat_ids['news']);
         $spec['tags'] = array('internal');
     }
+    // Only the newer kinds set these keys, so the older items' hashes stay as they were.
+    if (isset($s['slug'])) {
+        $spec['slug'] = $s['slug'];
+    }
+    if (isset($s['template'])) {
+        // Meta rather than page_template: that one needs the mu-plugin loaded to validate.
+        $spec['meta'] = array('_wp_page_template' => $s['template']);
+    }
+    if (isset($s['parent'])) {
+        $spec['parent'] = $askwpd_ids[$s['parent']];
+    }
+    if ($s['type'] === 'attachment') {
+        $spec['content'] = b_p($s['body']) . b_p('This text must never appear on a public page: ' . $s['marker'] . 'BODY.');
+        $spec['excerpt'] = $s['caption']; // the caption
+        $spec['mime'] = 'image/png';
+        $spec['meta'] = array('_wp_attached_file' => $s['file'], '_wp_attachment_image_alt' => $s['marker'] . ' alt text');
+        $path = wp_upload_dir(null, false)['basedir'] . '/' . $s['file'];
+        if (!is_file($path)) {
+            wp_mkdir_p(dirname($path));
+            // A 1x1 PNG: the image carries no text; the marker is in its title, caption and description.
+            file_put_contents($path, base64_decode('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=='));
+            $askwpd_changed++;
+        }
+    }
     $askwpd_ids[$s['key']] = askwpd_upsert($spec);
+    if ($s['type'] === 'attachment' && !wp_get_attachment_metadata($askwpd_ids[$s['key']])) {
+        require_once ABSPATH . 'wp-admin/includes/image.php';
+        wp_update_attachment_metadata($askwpd_ids[$s['key']], wp_generate_attachment_metadata($askwpd_ids[$s['key']], $path));
+        $askwpd_changed++;
+    }
 }
 
 // Classic nav menu: pages (with the child nested), a category and a custom link.
@@ -916,7 +975,7 @@ if ($askwpd_manifest !== '') {
     foreach (array_merge($POSTS, $PAGES, $SECRETS) as $spec) {
         $id = $askwpd_ids[$spec['key']];
         $p = get_post($id);
-        $public = $p->post_status === 'publish' && $p->post_password === '';
+        $public = askwpd_seed_public($p);
         $items[] = array(
             'key' => $spec['key'],
             'id' => $id,
@@ -931,7 +990,7 @@ if ($askwpd_manifest !== '') {
             'slug' => $p->post_name,
             'parent' => (int) $p->post_parent,
             'date_gmt' => $p->post_date_gmt,
-            'url' => ($p->post_status === 'publish') ? get_permalink($p) : home_url('/?p=' . $id),
+            'url' => ($p->post_status === 'publish' || $p->post_type === 'attachment') ? get_permalink($p) : home_url('/?p=' . $id),
             'categories' => $p->post_type === 'post' ? wp_get_post_categories($id, array('fields' => 'slugs')) : array(),
             'tags' => $p->post_type === 'post' ? wp_get_post_tags($id, array('fields' => 'slugs')) : array(),
         );
