@@ -373,7 +373,7 @@ func TestCrawl_ResumeAfterKill(t *testing.T) {
 	ctx := context.Background()
 	state := t.TempDir()
 
-	w := "zq" + fmt.Sprint(time.Now().UnixNano()%1e9) + "kil"
+	w := wptest.Word("zq", "kil")
 	out := site.PHP(t, `$id = wp_insert_post(array('post_title' => 'Killed `+w+`', 'post_content' => '<p>The `+w+` paragraph on ferry timetables.</p>', 'post_status' => 'publish'));
 		echo $id, ' ', get_permalink($id);`)
 	var postID int64

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -114,7 +113,7 @@ func TestEvents_RealWordPress(t *testing.T) {
 	}
 	ec := &eventClient{t: t, url: srv.URL, secret: secret}
 
-	word := func() string { return "zq" + strconv.FormatUint(rand.Uint64()%1e9, 36) + "vex" }
+	word := func() string { return wptest.Word("zq", "vex") }
 	w0, w1, w2 := word(), word(), word()
 	var p phpPost
 	out := site.PHP(t, `$id = wp_insert_post(array('post_title' => 'Freshness `+w0+`', 'post_content' => '<p>The `+w1+` test paragraph about lighthouse keepers and their lamps.</p>', 'post_status' => 'publish'), true);
@@ -236,7 +235,7 @@ func TestEvents_SurviveRestart(t *testing.T) {
 	cfg.Schedule.Disabled = true
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 
-	w := "zq" + strconv.FormatUint(rand.Uint64()%1e9, 36) + "rst"
+	w := wptest.Word("zq", "rst")
 	var p phpPost
 	out := site.PHP(t, `$id = wp_insert_post(array('post_title' => 'Restart `+w+`', 'post_content' => '<p>The `+w+` paragraph on tide tables.</p>', 'post_status' => 'publish'));
 		echo json_encode(array('id' => $id, 'url' => get_permalink($id)));`)

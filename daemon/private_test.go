@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
@@ -379,7 +378,7 @@ func TestPrivate_NothingLeaks(t *testing.T) {
 	}
 
 	// A public post, indexed by the first pass and made private at the end.
-	word := func() string { return "zq" + strconv.FormatUint(rand.Uint64()%1e9, 36) + "priv" }
+	word := func() string { return wptest.Word("zq", "priv") }
 	w0, w1 := word(), word()
 	var flip phpPost
 	out := site.PHP(t, `$id = wp_insert_post(array('post_title' => 'Harbour Ferry `+w0+`', 'post_content' => '<p>The `+w1+` paragraph about the harbour ferry timetable and its winter schedule, with the last crossing at nine.</p>', 'post_status' => 'publish'), true);

@@ -6,6 +6,7 @@ package wptest
 import (
 	"bufio"
 	"encoding/json"
+	"math/rand/v2"
 	"net/url"
 	"os"
 	"os/exec"
@@ -137,4 +138,16 @@ func (s *Site) Lock(t testing.TB) {
 		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
 		f.Close()
 	})
+}
+
+// Word returns a made-up word, prefix + random letters + suffix, that no
+// page holds until a test writes it. Letters only: a word mixing letters
+// and digits is indexed with its parts too ("zq2pu" as zq, 2, pu), and two
+// such words would then share parts and match each other.
+func Word(prefix, suffix string) string {
+	b := []byte(prefix)
+	for i := 0; i < 8; i++ {
+		b = append(b, byte('a'+rand.IntN(26)))
+	}
+	return string(append(b, suffix...))
 }
