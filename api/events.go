@@ -162,6 +162,12 @@ func (s *Server) handleEvents(c echo.Context, r EventReceiver) error {
 	if errors.Is(err, store.ErrDuplicateEvent) {
 		return unauthorized("replayed event id")
 	}
+	if store.IsDiskFull(err) {
+		// Nothing was stored: the shim may send it again later.
+		c.Response().Header().Set("Retry-After", "60")
+		return &Error{Status: http.StatusServiceUnavailable, Code: "disk_full",
+			Message: "the daemon's state dir is out of disk space; the event was not stored"}
+	}
 	if err != nil {
 		return err
 	}

@@ -472,7 +472,7 @@ func (t *chatTurn) contextSearch(ctx context.Context, query string) *api.SearchR
 		return nil
 	}
 	start := time.Now()
-	r, err := t.d.Store.Search(ctx, q)
+	r, err := t.d.search(ctx, q)
 	rec.LatencyMS = ms(time.Since(start))
 	var resp *api.SearchResponse
 	if err != nil {

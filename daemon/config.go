@@ -3,7 +3,9 @@ package daemon
 import (
 	"errors"
 	"fmt"
+	"math"
 	"net"
+	"net/url"
 	"os"
 	"reflect"
 	"strconv"
@@ -33,6 +35,39 @@ type Config struct {
 	Schedule ScheduleConfig `toml:"schedule"`
 	Provider ProviderConfig `toml:"provider"`
 	Search   SearchConfig   `toml:"search"`
+
+	Embeddings EmbeddingsConfig `toml:"embeddings"`
+}
+
+// EmbeddingsConfig turns on hybrid retrieval: keyword search fused with
+// vector search over embeddings from an OpenAI-compatible /v1/embeddings
+// endpoint (OpenAI, Ollama, vLLM…). Off while base_url is empty. When the
+// endpoint fails, search answers from keywords alone (embed.go).
+type EmbeddingsConfig struct {
+	// BaseURL is the API root, e.g. https://api.openai.com/v1 or
+	// http://127.0.0.1:11434/v1; "/embeddings" is appended unless the
+	// URL already ends in it.
+	BaseURL string `toml:"base_url"`
+	Model   string `toml:"model"`
+	// APIKey is sent as a bearer token, never logged.
+	APIKey string `toml:"api_key"`
+	// Dimensions asks models that support it (text-embedding-3-*) for
+	// shorter vectors; 0 means the model's own.
+	Dimensions int `toml:"dimensions"`
+	// Alpha weighs the rankings as Weaviate's hybrid search and the Qurio
+	// spec do: 0 is keyword only, 1 is vector only; default 0.5.
+	Alpha float64 `toml:"alpha"`
+	// Fusion is "alpha" (normalized scores mixed by alpha) or "rrf"
+	// (reciprocal rank fusion, the two lists weighted by 1-alpha, alpha).
+	Fusion string `toml:"fusion"`
+	// BatchSize is how many chunks go in one request; Concurrency how
+	// many requests run at once while indexing.
+	BatchSize   int `toml:"batch_size"`
+	Concurrency int `toml:"concurrency"`
+	// Timeout bounds one indexing request; QueryTimeout a search's query
+	// embedding, after which the search goes on with keywords alone.
+	Timeout      Duration `toml:"timeout"`
+	QueryTimeout Duration `toml:"query_timeout"`
 }
 
 // SearchConfig tunes retrieval.
@@ -103,6 +138,10 @@ func DefaultConfig() Config {
 		Schedule: ScheduleConfig{
 			Incremental: "*/5 * * * *",
 			Nightly:     "17 3 * * *",
+		},
+		Embeddings: EmbeddingsConfig{
+			Alpha: 0.5, Fusion: "alpha", BatchSize: 64, Concurrency: 2,
+			Timeout: Duration{30 * time.Second}, QueryTimeout: Duration{2 * time.Second},
 		},
 	}
 }
@@ -259,6 +298,40 @@ func (c *Config) Validate() error {
 	}
 	if err := ValidateSchedule(c.Schedule); err != nil {
 		return err
+	}
+	if err := c.Embeddings.validate(); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (e EmbeddingsConfig) validate() error {
+	if e.BaseURL == "" {
+		return nil
+	}
+	if u, err := url.Parse(e.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("config: embeddings.base_url %q must be an http(s) URL", e.BaseURL)
+	}
+	if e.Model == "" {
+		return errors.New("config: embeddings.model is empty; name the embedding model (e.g. text-embedding-3-small, nomic-embed-text)")
+	}
+	if e.Alpha < 0 || e.Alpha > 1 || math.IsNaN(e.Alpha) {
+		return fmt.Errorf("config: embeddings.alpha %g must be 0..1 (0 keyword only, 1 vector only)", e.Alpha)
+	}
+	if e.Fusion != "alpha" && e.Fusion != "rrf" {
+		return fmt.Errorf("config: embeddings.fusion %q must be alpha or rrf", e.Fusion)
+	}
+	if e.Dimensions < 0 || e.Dimensions > 16384 {
+		return fmt.Errorf("config: embeddings.dimensions %d must be 0..16384", e.Dimensions)
+	}
+	if e.BatchSize < 1 || e.BatchSize > 2048 {
+		return fmt.Errorf("config: embeddings.batch_size %d must be 1..2048", e.BatchSize)
+	}
+	if e.Concurrency < 1 || e.Concurrency > 16 {
+		return fmt.Errorf("config: embeddings.concurrency %d must be 1..16", e.Concurrency)
+	}
+	if e.Timeout.Duration <= 0 || e.QueryTimeout.Duration <= 0 {
+		return errors.New("config: embeddings.timeout and embeddings.query_timeout must be positive")
 	}
 	return nil
 }

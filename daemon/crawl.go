@@ -170,6 +170,22 @@ type passState struct {
 	seenURL  map[string]bool
 	fetched  int
 	done     int
+	// storeErr is the write that stopped the pass: the state dir is full.
+	storeErr error
+}
+
+// stopIfFull stops the pass when err says the store has no room left:
+// every page fetched after it would be fetched for nothing.
+func (ps *passState) stopIfFull(q *queue, err error) {
+	if !store.IsDiskFull(err) {
+		return
+	}
+	ps.mu.Lock()
+	if ps.storeErr == nil {
+		ps.storeErr = err
+	}
+	ps.mu.Unlock()
+	q.stop()
 }
 
 func (ps *passState) markSeen(u string, postID int64) {

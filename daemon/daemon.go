@@ -63,6 +63,16 @@ type Daemon struct {
 
 	// Chat tunes the /v1/chat agent loop (chat.go); zero values are defaults.
 	ChatOpts ChatOptions
+
+	// diskFull is the last write the store refused for lack of space,
+	// until a pass succeeds again: shown in /v1/status and /metrics.
+	diskFull struct {
+		sync.Mutex
+		err   string
+		since time.Time
+	}
+
+	embed embedRuntime // hybrid retrieval: embeddings client and worker (embed.go)
 }
 
 // Open resolves the configuration against the WordPress install, opens
@@ -143,6 +153,10 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Daemon, error) {
 		}
 		st.SetSynonyms(syn)
 	}
+	if err := d.openEmbeddings(ctx); err != nil {
+		d.Close()
+		return nil, err
+	}
 	if d.Site.Name != "" {
 		_ = st.SetMeta(ctx, "site_name", d.Site.Name)
 		_ = st.SetMeta(ctx, "site_tagline", d.Site.Tagline)
@@ -181,6 +195,7 @@ func (d *Daemon) closeWP() {
 
 // Close releases the store and the database connection.
 func (d *Daemon) Close() error {
+	d.stopEmbedder()
 	var errs []error
 	if d.Store != nil {
 		errs = append(errs, d.Store.Close())
@@ -189,6 +204,39 @@ func (d *Daemon) Close() error {
 		errs = append(errs, d.WP.Close())
 	}
 	return errors.Join(errs...)
+}
+
+// ErrDiskFull wraps store writes refused because the state dir is full.
+var ErrDiskFull = errors.New("the state dir is out of disk space")
+
+// storeFailed turns a store error into one that says what to do when the
+// state dir is full, and remembers it for the status page.
+func (d *Daemon) storeFailed(err error) error {
+	if err == nil || !store.IsDiskFull(err) || errors.Is(err, ErrDiskFull) {
+		return err
+	}
+	d.diskFull.Lock()
+	if d.diskFull.err == "" {
+		d.diskFull.since = time.Now()
+	}
+	d.diskFull.err = err.Error()
+	d.diskFull.Unlock()
+	return fmt.Errorf("%w (%s): nothing new is indexed until space is freed; search still answers from the index: %w",
+		ErrDiskFull, d.Config.StateDir, err)
+}
+
+// diskFullSince is when the store last started refusing writes for lack
+// of space, with the error, or zero when it writes again.
+func (d *Daemon) diskFullSince() (time.Time, string) {
+	d.diskFull.Lock()
+	defer d.diskFull.Unlock()
+	return d.diskFull.since, d.diskFull.err
+}
+
+func (d *Daemon) storeWrote() {
+	d.diskFull.Lock()
+	d.diskFull.err, d.diskFull.since = "", time.Time{}
+	d.diskFull.Unlock()
 }
 
 func hostOf(site string) string {

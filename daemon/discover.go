@@ -3,7 +3,9 @@ package daemon
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -129,6 +131,13 @@ func (d *Daemon) discover(ctx context.Context, opt IndexOptions) (items []store.
 	}
 	ok = len(sm.Sitemaps) > 0
 
+	// A sitemap the site failed to serve (5xx, timeout) may have listed
+	// pages no other source names: nothing may be removed on its silence.
+	smFault := false
+	for _, e := range sm.Errors {
+		smFault = smFault || siteFault(e)
+	}
+
 	// 2. The database: public post types, public statuses, no password.
 	if d.WP != nil {
 		types := sitemap.PostTypes(sm.Sitemaps)
@@ -151,7 +160,7 @@ func (d *Daemon) discover(ctx context.Context, opt IndexOptions) (items []store.
 		for _, p := range posts {
 			d.addPost(ds, p, srcDB, postURLs)
 		}
-		ok = true
+		ok = !smFault
 	}
 
 	if !opt.Incremental {
@@ -219,7 +228,8 @@ func (d *Daemon) addPost(ds *discovery, p *wp.Post, source string, postURLs map[
 // only when neither answers, the SEO plugins' usual index names.
 func (d *Daemon) walkSitemaps(ctx context.Context) *sitemap.Result {
 	roots := []string{}
-	if body, err := d.readSmall(ctx, d.Site.URL+"/robots.txt", 512<<10); err == nil {
+	body, robotsErr := d.readSmall(ctx, d.Site.URL+"/robots.txt", 512<<10)
+	if robotsErr == nil {
 		for _, u := range sitemap.FromRobots(body) {
 			if c := d.resolve(u); c != "" {
 				roots = append(roots, c)
@@ -235,9 +245,11 @@ func (d *Daemon) walkSitemaps(ctx context.Context) *sitemap.Result {
 	opt := sitemap.Options{Skip: func(u string) bool { return !d.Config.Crawl.IndexArchives && archiveSitemap(u) }}
 	res, err := sitemap.Walk(ctx, d.Fetcher.Open, roots, opt)
 	if err != nil {
-		return &sitemap.Result{}
+		return &sitemap.Result{Errors: []error{err}}
 	}
-	if len(res.Sitemaps) == 0 {
+	// When the site failed the core sitemap, the SEO plugins' names are
+	// not tried: they would fail the same way.
+	if len(res.Sitemaps) == 0 && !slices.ContainsFunc(res.Errors, siteFault) {
 		more, err := sitemap.Walk(ctx, d.Fetcher.Open, []string{d.Site.URL + "/sitemap_index.xml", d.Site.URL + "/sitemap.xml"}, opt)
 		if err == nil && len(more.Sitemaps) > 0 {
 			res = more
@@ -245,6 +257,11 @@ func (d *Daemon) walkSitemaps(ctx context.Context) *sitemap.Result {
 	}
 	if len(res.Sitemaps) == 0 {
 		d.Log.Info("No sitemap found; discovering from the database, menus, home page and feed")
+	}
+	if siteFault(robotsErr) {
+		// The sitemaps robots.txt names are unknown, so the walk is not
+		// the whole list.
+		res.Errors = append(res.Errors, fmt.Errorf("robots.txt: %w", robotsErr))
 	}
 	return res
 }

@@ -36,6 +36,9 @@ type EvalOptions struct {
 	// Search fetches more candidates for deeper lists, so a depth of 10
 	// measures nDCG@10 as a chatbot's search (limit 10) ranks it.
 	Depth int
+	// Embeddings, when its base_url is set, makes the run hybrid (embed.go);
+	// RunEval reads it from the ASKWPD_EMBEDDINGS_* variables.
+	Embeddings EmbeddingsConfig
 }
 
 // EvalMetrics are the results of one evaluation.
@@ -57,6 +60,13 @@ const evalRunDepth = 100
 // path as crawled pages, runs the queries, writes a TREC run when
 // opt.Run is set, and prints metrics to out when qrels are given.
 func RunEval(ctx context.Context, opt EvalOptions, out io.Writer) error {
+	if opt.Embeddings.BaseURL == "" {
+		cfg, err := LoadConfig("", os.Environ())
+		if err != nil {
+			return err
+		}
+		opt.Embeddings = cfg.Embeddings
+	}
 	_, err := Evaluate(ctx, opt, out)
 	return err
 }
@@ -97,6 +107,10 @@ func Evaluate(ctx context.Context, opt EvalOptions, out io.Writer) (*EvalMetrics
 		return nil, err
 	}
 	m.IndexTime = time.Since(start)
+	hyb, err := newEvalHybrid(ctx, db, opt.Embeddings, out)
+	if err != nil {
+		return nil, err
+	}
 
 	queries, err := readBEIRQueries(opt.Queries)
 	if err != nil {
@@ -138,7 +152,7 @@ func Evaluate(ctx context.Context, opt EvalOptions, out io.Writer) (*EvalMetrics
 			return nil, err
 		}
 		t0 := time.Now()
-		res, err := db.Search(ctx, store.SearchQuery{Text: q.text, Limit: depth, PerDoc: 1})
+		res, err := db.SearchHybrid(ctx, store.SearchQuery{Text: q.text, Limit: depth, PerDoc: 1, Hybrid: hyb.query(ctx, q.text)})
 		if err != nil {
 			return nil, fmt.Errorf("eval: query %s: %w", q.id, err)
 		}
@@ -177,6 +191,7 @@ func Evaluate(ctx context.Context, opt EvalOptions, out io.Writer) (*EvalMetrics
 		m.NDCG10, m.Recall100, m.MRR10 = m.NDCG10/n, m.Recall100/n, m.MRR10/n
 	}
 	m.P50, m.P95 = percentile(lat, 0.50), percentile(lat, 0.95)
+	hyb.report(out)
 	fmt.Fprintf(out, "corpus: %d documents, %d chunks, indexed in %s\n", m.Docs, m.Chunks, m.IndexTime.Round(time.Millisecond))
 	fmt.Fprintf(out, "queries: %d\n", m.Queries)
 	if qrels != nil {

@@ -46,7 +46,7 @@ func (d *Daemon) WebhookSecret() ([]byte, error) {
 func (d *Daemon) ReceiveEvents(ctx context.Context, evs []*store.Event) (int, error) {
 	d.crawlInit()
 	if err := d.Store.InsertEvents(ctx, evs); err != nil {
-		return 0, err
+		return 0, d.storeFailed(err)
 	}
 	for _, e := range evs {
 		if removes(e) {
@@ -274,6 +274,16 @@ func (d *Daemon) applyBatch(ctx context.Context, evs []*store.Event) (int, error
 			if err != nil {
 				msg = err.Error()
 				d.Log.Warn("Event not applied; will retry", "post_id", w.id, "error", err)
+				if errors.Is(err, wp.ErrUnreachable) || siteFault(err) {
+					// The database or the site is down: that says nothing
+					// about the event, so it keeps its attempts and is
+					// retried each tick until they are back, however long
+					// the outage.
+					if err := d.Store.NoteEventsError(context.WithoutCancel(ctx), w.events, msg); err != nil {
+						d.Log.Error("Unable to note event error", "error", err)
+					}
+					return
+				}
 			}
 			if err := d.Store.MarkEventsApplied(context.WithoutCancel(ctx), w.events, msg); err != nil {
 				d.Log.Error("Unable to mark events applied", "error", err)

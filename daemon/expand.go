@@ -99,7 +99,7 @@ rounds:
 			stop = "nothing_indexed"
 			continue
 		}
-		r2, err := d.Store.Search(ctx, q)
+		r2, err := d.search(ctx, q)
 		if err != nil {
 			return nil, err
 		}

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"syscall"
 	"time"
 	"unicode/utf8"
 )
@@ -27,6 +28,10 @@ var (
 	ErrTimeout   = errors.New("fetch: timed out")
 	ErrNotHTML   = errors.New("fetch: not an HTML page")
 	ErrRedirects = errors.New("fetch: too many redirects")
+
+	// ErrUnreachable is a connection the site refused or dropped: the
+	// server is down or restarting, not the page missing.
+	ErrUnreachable = errors.New("fetch: site unreachable")
 )
 
 // ErrorClass names an error for storage and metrics.
@@ -46,6 +51,8 @@ func ErrorClass(err error) string {
 		return "server_error"
 	case errors.Is(err, ErrTimeout):
 		return "timeout"
+	case errors.Is(err, ErrUnreachable):
+		return "unreachable"
 	case errors.Is(err, ErrNotHTML):
 		return "not_html"
 	case errors.Is(err, ErrRedirects):
@@ -204,14 +211,7 @@ func (f *Fetcher) Get(ctx context.Context, rawURL string, cond Conditional) (*Pa
 	start := time.Now()
 	resp, err := f.Client.Do(req)
 	if err != nil {
-		var ne net.Error
-		switch {
-		case errors.Is(err, ErrLoginWall), errors.Is(err, ErrOffOrigin), errors.Is(err, ErrRedirects):
-			return nil, fmt.Errorf("fetch %s: %w", u, unwrapURLError(err))
-		case errors.Is(err, context.DeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
-			return nil, fmt.Errorf("%w: %s", ErrTimeout, u)
-		}
-		return nil, fmt.Errorf("fetch %s: %w", u, err)
+		return nil, transportError(u, err)
 	}
 	defer resp.Body.Close()
 	p := &Page{
@@ -254,6 +254,33 @@ func (f *Fetcher) Get(ctx context.Context, rawURL string, cond Conditional) (*Pa
 	return p, nil
 }
 
+// transportError classifies a request that got no response, so the
+// crawler can tell a site that is down from a page that is wrong.
+func transportError(u *url.URL, err error) error {
+	var (
+		ne net.Error
+		oe *net.OpError
+	)
+	switch {
+	case errors.Is(err, ErrLoginWall), errors.Is(err, ErrOffOrigin), errors.Is(err, ErrRedirects):
+		return fmt.Errorf("fetch %s: %w", u, unwrapURLError(err))
+	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
+		return fmt.Errorf("%w: %s", ErrTimeout, u)
+	case errors.Is(err, context.Canceled):
+		return fmt.Errorf("fetch %s: %w", u, err)
+	case errors.As(err, &oe), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF),
+		errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE):
+		return fmt.Errorf("%w: %s: %w", ErrUnreachable, u, unwrapURLError(err))
+	}
+	return fmt.Errorf("fetch %s: %w", u, err)
+}
+
+// siteFault reports whether err says the site itself is failing (5xx,
+// timeouts, refused or dropped connections) rather than one page.
+func siteFault(err error) bool {
+	return errors.Is(err, ErrServer) || errors.Is(err, ErrTimeout) || errors.Is(err, ErrUnreachable)
+}
+
 func unwrapURLError(err error) error {
 	var ue *url.Error
 	if errors.As(err, &ue) {
@@ -279,12 +306,17 @@ func (f *Fetcher) Open(ctx context.Context, rawURL string) (io.ReadCloser, error
 	req.Header.Set("User-Agent", f.UserAgent)
 	resp, err := f.Client.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("fetch %s: %w", u, unwrapURLError(err))
+		return nil, transportError(u, err)
 	}
 	if resp.StatusCode != 200 {
 		resp.Body.Close()
-		if resp.StatusCode == 404 || resp.StatusCode == 410 {
+		switch {
+		case resp.StatusCode == 404 || resp.StatusCode == 410:
 			return nil, fmt.Errorf("%w: %s (%d)", ErrGone, u, resp.StatusCode)
+		case resp.StatusCode == 401 || resp.StatusCode == 403:
+			return nil, fmt.Errorf("%w: %s (%d)", ErrForbidden, u, resp.StatusCode)
+		case resp.StatusCode >= 500:
+			return nil, fmt.Errorf("%w: %s (%d)", ErrServer, u, resp.StatusCode)
 		}
 		return nil, fmt.Errorf("fetch %s: status %d", u, resp.StatusCode)
 	}

@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"html"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -22,6 +24,9 @@ import (
 // ErrCrawlRunning is returned when an index pass is asked for while
 // another is still running.
 var ErrCrawlRunning = errors.New("an index pass is already running")
+
+// ErrSiteFailing stops a pass whose requests the site keeps failing.
+var ErrSiteFailing = errors.New("the site is failing")
 
 // IndexOptions steer one pass.
 type IndexOptions struct {
@@ -42,8 +47,19 @@ type IndexOptions struct {
 // Index discovers the site's public pages, fetches them within the crawl
 // budget and indexes what changed. A pass that was interrupted (killed,
 // or its context cancelled) is resumed first: its frontier is in the
-// store, so pages it already fetched are not fetched again.
-func (d *Daemon) Index(ctx context.Context, opt IndexOptions) (*store.Run, error) {
+// store, so pages it already fetched are not fetched again. A pass also
+// stops early, keeping its frontier for the next one, when the site fails
+// request after request (ErrSiteFailing) or the state dir is full
+// (ErrDiskFull).
+func (d *Daemon) Index(ctx context.Context, opt IndexOptions) (_ *store.Run, err error) {
+	defer func() {
+		switch {
+		case err == nil:
+			d.storeWrote()
+		case !errors.Is(err, ErrCrawlRunning):
+			err = d.storeFailed(err)
+		}
+	}()
 	if !d.crawlMu.TryLock() {
 		return nil, ErrCrawlRunning
 	}
@@ -76,6 +92,7 @@ func (d *Daemon) Index(ctx context.Context, opt IndexOptions) (*store.Run, error
 	}
 	ps := &passState{run: run, opt: opt, seenPost: map[int64]bool{}, seenURL: map[string]bool{}}
 	err = d.pass(ctx, ps, resumed, discoveryOK)
+	d.kickEmbed()
 	if err != nil {
 		run.Error = err.Error()
 	}
@@ -143,6 +160,7 @@ func (d *Daemon) pass(ctx context.Context, ps *passState, resumed, discoveryOK b
 		budget = int(^uint(0) >> 1)
 	}
 	var exhausted atomic.Bool
+	brk := &breaker{limit: siteFaultLimit(d.Config.Crawl.Concurrency)}
 
 	// Concurrency fetchers keep that many requests at the site; half as
 	// many processors extract and store behind them (a page's processing
@@ -199,7 +217,11 @@ func (d *Daemon) pass(ctx context.Context, ps *passState, resumed, discoveryOK b
 					// end of the pass clears the frontier.
 					q.done(t)
 				default:
-					results <- d.crawlFetch(ctx, ps, t)
+					f := d.crawlFetch(ctx, ps, t)
+					if brk.observe(f.err) {
+						q.stop()
+					}
+					results <- f
 				}
 			}
 		})
@@ -212,6 +234,17 @@ func (d *Daemon) pass(ctx context.Context, ps *passState, resumed, discoveryOK b
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	ps.mu.Lock()
+	storeErr := ps.storeErr
+	ps.mu.Unlock()
+	if storeErr != nil {
+		return storeErr
+	}
+	if n, last := brk.tripped(); last != nil {
+		// The frontier stays: the next pass resumes where this one stopped,
+		// and the URLs that failed wait out their retry time.
+		return fmt.Errorf("%w: %d requests in a row failed (last: %v); the pass stops and the next one resumes it", ErrSiteFailing, n, last)
+	}
 	// A pass that ran to its end (or its budget) leaves no frontier: only
 	// an interrupted one is resumed.
 	if err := d.Store.DropFrontier(ctx, 0); err != nil {
@@ -220,7 +253,57 @@ func (d *Daemon) pass(ctx context.Context, ps *passState, resumed, discoveryOK b
 	if opt.Incremental {
 		return d.Store.SetMeta(ctx, "last_incremental", d.Store.Now().Format(time.RFC3339))
 	}
-	return d.reconcile(ctx, ps, discoveryOK && !exhausted.Load())
+	// A page the site failed may have been the only one linking to
+	// others: with a fault in the pass, "not found again" proves nothing.
+	return d.reconcile(ctx, ps, discoveryOK && !exhausted.Load() && brk.faults() == 0)
+}
+
+// breaker counts the site's failures in a pass. A site that is down
+// answers every URL with a 5xx, a timeout or a refused connection; a
+// pass that went on would send it the whole frontier at full rate, while
+// it is least able to take it, and do the same again at every schedule.
+type breaker struct {
+	mu    sync.Mutex
+	limit int
+	run   int // failures in a row
+	total int
+	last  error // set when the run reached limit
+}
+
+// siteFaultLimit is how many requests in a row must fail before a pass
+// stops: more than the requests in flight at once, so one bad moment of
+// the site does not stop it.
+func siteFaultLimit(concurrency int) int { return max(8, 2*concurrency) }
+
+// observe records a fetch's outcome and reports whether it trips the
+// breaker (once).
+func (b *breaker) observe(err error) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	switch {
+	case siteFault(err):
+		b.run++
+		b.total++
+		if b.run >= b.limit && b.last == nil {
+			b.last = err
+			return true
+		}
+	case err == nil || !errors.Is(err, context.Canceled):
+		b.run = 0
+	}
+	return false
+}
+
+func (b *breaker) tripped() (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.run, b.last
+}
+
+func (b *breaker) faults() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.total
 }
 
 // missingPosts puts in the frontier, as /?p=ID, the public posts the URL
@@ -327,15 +410,18 @@ func (d *Daemon) crawlOne(ctx context.Context, ps *passState, q *queue, f fetche
 		rec.Retry = d.Store.Now().Add(backoff(t.Attempts + 1))
 	}
 	rec.Run = ps.run.ID
+	ps.stopIfFull(q, out.err)
 	if out.url != "" && out.url != t.URL {
 		rec2 := rec
 		rec2.Status = out.status
 		if err := d.Store.RecordFetch(ctx, out.url, rec2); err != nil {
 			d.Log.Error("Unable to record fetch", "url", out.url, "error", err)
+			ps.stopIfFull(q, err)
 		}
 	}
 	if err := d.Store.RecordFetch(ctx, t.URL, rec); err != nil {
 		d.Log.Error("Unable to record fetch", "url", t.URL, "error", err)
+		ps.stopIfFull(q, err)
 	}
 
 	ps.mu.Lock()
@@ -401,6 +487,7 @@ func (d *Daemon) enqueue(ctx context.Context, ps *passState, q *queue, items ...
 	}
 	if err := d.Store.Enqueue(ctx, ps.run.ID, fresh); err != nil {
 		d.Log.Error("Unable to extend the frontier", "error", err)
+		ps.stopIfFull(q, err)
 		return
 	}
 	rows := make([]*store.URLState, len(fresh))
@@ -473,7 +560,7 @@ func (d *Daemon) afterFetch(ctx context.Context, u string, page *Page, err error
 		case errors.Is(err, ErrNotHTML):
 			rec.Status = "skipped"
 			return outcome{status: "skipped", err: err}, rec
-		case errors.Is(err, ErrForbidden), errors.Is(err, ErrServer), errors.Is(err, ErrTimeout):
+		case errors.Is(err, ErrForbidden), siteFault(err):
 			rec.Retry = d.Store.Now().Add(backoff(1))
 		}
 		d.Log.Warn("Fetch failed", "url", u, "class", rec.ErrorClass, "error", err)
@@ -561,6 +648,9 @@ func (d *Daemon) indexPage(ctx context.Context, page *Page, sources []string, pu
 		return outcome{status: "error", err: err}, rec
 	}
 	d.saveLinks(ctx, pr.ID, final, res.Links)
+	if !pr.Unchanged {
+		d.kickEmbed()
+	}
 	if res.PostID > 0 {
 		d.dropMovedCopies(ctx, res.PostID, final)
 	}

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"sort"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -41,6 +42,9 @@ type metrics struct {
 	expansions  prometheus.Counter
 	chatResp    *prometheus.CounterVec
 	chatCalls   prometheus.Histogram
+	// embedFallbacks counts searches that went keyword-only because the
+	// query embedding failed (embed.go), by reason (error, timeout).
+	embedFallbacks *prometheus.CounterVec
 
 	mu         sync.Mutex
 	calls      map[string]int
@@ -133,11 +137,15 @@ func newMetrics(d *Daemon) *metrics {
 			Name: "askwpd_chat_tool_calls", Help: "Tool calls per chat response.",
 			Buckets: []float64{0, 1, 2, 3, 4, 5, 6, 8, 10, 15},
 		}),
+		embedFallbacks: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "askwpd_embedding_fallbacks_total", Help: "Searches answered by keywords alone because the query embedding failed, by reason (error, timeout).",
+		}, []string{"reason"}),
 		calls: map[string]int{}, errors: map[string]int{}, errClasses: map[string]int{},
 		byEvidence: map[string]int{}, lat: map[string]*ring{},
 	}
 	m.reg.MustRegister(m.toolCalls, m.toolLatency, m.retrievals, m.thinHits, m.liveFetches, m.expansions,
 		m.chatResp, m.chatCalls, &indexCollector{d: d}, prometheus.NewGoCollector())
+	m.reg.MustRegister(m.embedFallbacks)
 	return m
 }
 
@@ -300,6 +308,13 @@ func (d *Daemon) fillStatus(ctx context.Context, st *api.Status) error {
 		return err
 	}
 	st.Observability = o
+	if since, e := d.diskFullSince(); e != "" {
+		if st.Extra == nil {
+			st.Extra = map[string]any{}
+		}
+		st.Extra["disk_full"] = map[string]any{"since": since.UTC(), "error": e,
+			"hint": "the state dir " + d.Config.StateDir + " is out of space: search answers from the index, nothing new is indexed until space is freed"}
+	}
 	return nil
 }
 
@@ -336,11 +351,14 @@ var (
 	descErrors   = prometheus.NewDesc("askwpd_crawl_errors", "Crawl frontier URLs in error by class.", []string{"class"}, nil)
 	descLastRun  = prometheus.NewDesc("askwpd_crawl_last_run", "Counts of the last index pass.", []string{"count"}, nil)
 	descLastEnd  = prometheus.NewDesc("askwpd_crawl_last_run_finished_timestamp_seconds", "When the last index pass finished.", nil, nil)
+	descFree     = prometheus.NewDesc("askwpd_state_dir_free_bytes", "Space left on the state dir's filesystem.", nil, nil)
+	descFull     = prometheus.NewDesc("askwpd_store_disk_full", "1 while the store refuses writes because the state dir is full.", nil, nil)
+	descDBUp     = prometheus.NewDesc("askwpd_wp_database_up", "1 when the WordPress database answers a ping.", nil, nil)
 )
 
 func (c *indexCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descDocs, descChunks, descThin, descBytes, descLag, descLastIdx, descCrawling,
-		descQueue, descErrors, descLastRun, descLastEnd} {
+		descQueue, descErrors, descLastRun, descLastEnd, descFree, descFull, descDBUp} {
 		ch <- d
 	}
 }
@@ -366,6 +384,26 @@ func (c *indexCollector) Collect(ch chan<- prometheus.Metric) {
 		d.Log.Warn("Metrics: unable to read index stats", "error", err)
 	}
 	gauge(descBytes, float64(d.Store.Size()))
+	var fs syscall.Statfs_t
+	if err := syscall.Statfs(d.Config.StateDir, &fs); err == nil {
+		gauge(descFree, float64(fs.Bavail)*float64(fs.Bsize))
+	}
+	full := 0.0
+	if _, e := d.diskFullSince(); e != "" {
+		full = 1
+	}
+	gauge(descFull, full)
+	if d.WP != nil {
+		// One ping a scrape: a database that is down costs a connection
+		// attempt per scrape, no more.
+		pctx, cancel := context.WithTimeout(ctx, time.Second)
+		up := 0.0
+		if d.WP.Ping(pctx) == nil {
+			up = 1
+		}
+		cancel()
+		gauge(descDBUp, up)
+	}
 	crawling := 0.0
 	if d.crawlMu.TryLock() {
 		d.crawlMu.Unlock()

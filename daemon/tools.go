@@ -118,7 +118,7 @@ func (d *Daemon) toolSearchSite(ctx context.Context, raw json.RawMessage, c *too
 		return nil, err
 	}
 	c.query = q.Text
-	r, err := d.Store.Search(ctx, q)
+	r, err := d.search(ctx, q)
 	if err != nil {
 		return nil, err
 	}

@@ -90,6 +90,7 @@ func (d *Daemon) toolFetchLiveURL(ctx context.Context, raw json.RawMessage, c *t
 		"timeout":      "the page took too long to load",
 		"not_html":     "the URL is not an HTML page",
 		"server_error": "the site answered with a server error (5xx)",
+		"unreachable":  "the site could not be reached (connection refused or dropped)",
 		"redirects":    "too many redirects",
 		"off_origin":   "refused: the page redirects to another site",
 		"extract":      "no readable content could be extracted",

@@ -154,6 +154,23 @@ func (db *DB) MarkEventsApplied(ctx context.Context, ids []int64, errMsg string)
 	return nil
 }
 
+// NoteEventsError records why the events are still pending without
+// counting an attempt: the failure was the site's or the database's, not
+// the event's.
+func (db *DB) NoteEventsError(ctx context.Context, ids []int64, errMsg string) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	args := []any{errMsg}
+	for _, id := range ids {
+		args = append(args, id)
+	}
+	if _, err := db.write.ExecContext(ctx, `UPDATE events SET error = ? WHERE id IN (`+qmarks(len(ids))+`)`, args...); err != nil {
+		return fmt.Errorf("store: note event error: %w", err)
+	}
+	return nil
+}
+
 // EventStats summarizes the queue for the status page.
 type EventStats struct {
 	Pending int `json:"pending"`

@@ -45,6 +45,8 @@ type SearchQuery struct {
 	Lang string
 	// NoTypos turns typo correction off.
 	NoTypos bool
+	// Hybrid, when set, fuses a vector search in (search_hybrid.go).
+	Hybrid *HybridQuery
 }
 
 // Passage is a verbatim slice of a document's Body.
@@ -239,7 +241,9 @@ func (db *DB) Search(ctx context.Context, q SearchQuery) (*SearchResult, error) 
 	for _, in := range pq.Intents {
 		res.Intents = append(res.Intents, strings.Join(in, " "))
 	}
-	if len(pq.Terms) == 0 {
+	// A query vector can still find pages the words can't.
+	vector := q.Hybrid != nil && len(q.Hybrid.Vector) > 0 && q.Hybrid.Alpha > 0
+	if len(pq.Terms) == 0 && !vector {
 		res.Reason = "no searchable words in the query"
 		return res, nil
 	}
@@ -261,7 +265,7 @@ func (db *DB) Search(ctx context.Context, q SearchQuery) (*SearchResult, error) 
 			live++
 		}
 	}
-	if live == 0 {
+	if live == 0 && !vector {
 		res.Reason = "no query word occurs on the site"
 		return res, nil
 	}
@@ -387,6 +391,10 @@ func (db *DB) rank(ctx context.Context, pq *parsedQuery, q SearchQuery, rk Ranki
 		if err := db.rerank(ctx, pq, rk, df, cands); err != nil {
 			return nil, err
 		}
+	}
+	cands, err := db.fuseVectors(ctx, cands, q, rk)
+	if err != nil {
+		return nil, err
 	}
 	return groupDocs(cands, pq, q, rk, db.Now()), nil
 }

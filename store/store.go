@@ -20,6 +20,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
@@ -246,6 +247,20 @@ func parseTime(s string) time.Time {
 	}
 	return t
 }
+
+// IsDiskFull reports whether err is a write refused because the state
+// dir's filesystem is full (SQLITE_FULL or ENOSPC). The write was rolled
+// back; reads still work and writes do again once there is room.
+func IsDiskFull(err error) bool {
+	var coded interface{ Code() int }
+	if errors.As(err, &coded) && coded.Code()&0xff == sqliteFull {
+		return true
+	}
+	return errors.Is(err, syscall.ENOSPC)
+}
+
+// sqliteFull is SQLITE_FULL, the primary result code of a full disk.
+const sqliteFull = 13
 
 // Ping checks that the store answers a query (the systemd watchdog).
 func (db *DB) Ping(ctx context.Context) error {

@@ -3,8 +3,11 @@ package wp
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"strings"
 	"time"
 
@@ -15,6 +18,22 @@ import (
 type DB struct {
 	db     *sql.DB
 	prefix string
+	addr   string
+}
+
+// ErrUnreachable marks a query that failed because the database could
+// not be reached (down, restarting, or the network in between), not
+// because of anything about the site: the caller retries later.
+var ErrUnreachable = errors.New("database unreachable")
+
+// fail wraps a query's error, saying so when the database is unreachable.
+func (w *DB) fail(what string, err error) error {
+	var oe *net.OpError
+	if errors.Is(err, driver.ErrBadConn) || errors.Is(err, mysql.ErrInvalidConn) || errors.As(err, &oe) ||
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return fmt.Errorf("wp: %s: %w at %s: %w", what, ErrUnreachable, w.addr, err)
+	}
+	return fmt.Errorf("wp: %s: %w", what, err)
 }
 
 // Post is a WordPress post row as askwpd needs it.
@@ -69,7 +88,7 @@ func Open(ctx context.Context, dsn, prefix string) (*DB, error) {
 	db.SetMaxOpenConns(4)
 	db.SetMaxIdleConns(2)
 	db.SetConnMaxIdleTime(time.Minute)
-	w := &DB{db: db, prefix: prefix}
+	w := &DB{db: db, prefix: prefix, addr: cfg.Addr}
 	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	if err := db.PingContext(pctx); err != nil {
@@ -100,7 +119,7 @@ func (w *DB) Option(ctx context.Context, name string) (string, error) {
 		return "", nil
 	}
 	if err != nil {
-		return "", fmt.Errorf("wp: read option %s: %w", name, err)
+		return "", w.fail("read option "+name, err)
 	}
 	return v, nil
 }
@@ -169,7 +188,7 @@ func (w *DB) Posts(ctx context.Context, f PostFilter) ([]*Post, error) {
 	}
 	rows, err := w.db.QueryContext(ctx, q, args...)
 	if err != nil {
-		return nil, fmt.Errorf("wp: read posts: %w", err)
+		return nil, w.fail("read posts", err)
 	}
 	defer rows.Close()
 	var posts []*Post
@@ -188,7 +207,7 @@ func (w *DB) Posts(ctx context.Context, f PostFilter) ([]*Post, error) {
 		byID[p.ID] = &p
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("wp: read posts: %w", err)
+		return nil, w.fail("read posts", err)
 	}
 	if err := w.loadTerms(ctx, byID); err != nil {
 		return nil, err
@@ -233,7 +252,7 @@ func (w *DB) loadTerms(ctx context.Context, byID map[int64]*Post) error {
 			WHERE tt.taxonomy IN ('category', 'post_tag') AND tr.object_id IN (`+placeholders(len(part))+`)
 			ORDER BY t.name`, part...)
 		if err != nil {
-			return fmt.Errorf("wp: read terms: %w", err)
+			return w.fail("read terms", err)
 		}
 		for rows.Next() {
 			var (
@@ -253,7 +272,7 @@ func (w *DB) loadTerms(ctx context.Context, byID map[int64]*Post) error {
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {
-			return fmt.Errorf("wp: read terms: %w", err)
+			return w.fail("read terms", err)
 		}
 	}
 	return nil
@@ -273,7 +292,7 @@ func (w *DB) Site(ctx context.Context) (SiteInfo, error) {
 	rows, err := w.db.QueryContext(ctx, `SELECT option_name, option_value FROM `+w.t("options")+`
 		WHERE option_name IN ('blogname', 'blogdescription', 'home', 'siteurl', 'permalink_structure', 'page_on_front', 'page_for_posts', 'show_on_front')`)
 	if err != nil {
-		return s, fmt.Errorf("wp: read site options: %w", err)
+		return s, w.fail("read site options", err)
 	}
 	defer rows.Close()
 	showOnFront := ""

@@ -79,6 +79,14 @@ func cmdIndex(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stderr, "indexed %s in %s: %d discovered, %d fetched, %d indexed, %d unchanged, %d removed, %d errors\n",
 		d.Site.URL, time.Since(start).Round(time.Millisecond), run.Discovered, run.Fetched, run.Indexed, run.Unchanged, run.Removed, run.Errors)
+	// A one-shot run embeds what it indexed before it exits (when
+	// embeddings are configured), or the chunks would wait for the
+	// daemon's worker.
+	if n, err := d.EmbedPending(ctx); err != nil {
+		fmt.Fprintf(stderr, "embeddings: %v (search falls back to keywords for the rest)\n", err)
+	} else if n > 0 {
+		fmt.Fprintf(stderr, "embedded %d chunks\n", n)
+	}
 	return nil
 }
 

@@ -1,0 +1,669 @@
+package daemon
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"log/slog"
+	"math"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+	"unicode"
+
+	"github.com/askwp/askwpd/api"
+	"github.com/askwp/askwpd/internal/wptest"
+	"github.com/askwp/askwpd/store"
+)
+
+// conceptVector is the fake model: a hashed bag of concepts in 64
+// dimensions, where a few groups of words that mean the same thing share
+// a concept, so "car oil servicing" is near "automobile lubricant
+// maintenance" while keyword search (no synonyms file) sees no common word.
+func conceptVector(text string) []float32 {
+	concepts := map[string]string{
+		"car": "car", "cars": "car", "automobile": "car", "automobiles": "car", "vehicle": "car",
+		"oil": "oil", "lubricant": "oil", "lubrication": "oil",
+		"servicing": "service", "service": "service", "maintenance": "service", "upkeep": "service",
+	}
+	v := make([]float32, 64)
+	for _, w := range strings.FieldsFunc(strings.ToLower(text), func(r rune) bool { return !unicode.IsLetter(r) }) {
+		if len(w) < 3 {
+			continue
+		}
+		if c, ok := concepts[w]; ok {
+			w = "concept:" + c
+		}
+		h := fnv.New32a()
+		h.Write([]byte(w))
+		v[h.Sum32()%64]++
+	}
+	var n float64
+	for _, x := range v {
+		n += float64(x) * float64(x)
+	}
+	for i := range v {
+		if n > 0 {
+			v[i] /= float32(math.Sqrt(n))
+		}
+	}
+	return v
+}
+
+// embedServer speaks the OpenAI embeddings wire format. It answers with
+// conceptVector, or, when ASKWPD_TEST_EMBED_URL is set, forwards to that
+// endpoint; either way it records what it was asked and can be told to
+// fail (500), hang up, or be slow.
+type embedServer struct {
+	*httptest.Server
+	model, key string
+
+	mu       sync.Mutex
+	mode     string // "", "500", "hangup", "slow"
+	requests []embedRequest
+}
+
+func newEmbedServer(t *testing.T) *embedServer {
+	t.Helper()
+	s := &embedServer{model: "concepts-64", key: "sk-test-" + strconv.FormatUint(rand.Uint64(), 36)}
+	var proxy *httputil.ReverseProxy
+	if real := os.Getenv("ASKWPD_TEST_EMBED_URL"); real != "" {
+		s.model, s.key = os.Getenv("ASKWPD_TEST_EMBED_MODEL"), os.Getenv("ASKWPD_TEST_EMBED_KEY")
+		if s.model == "" {
+			t.Fatal("ASKWPD_TEST_EMBED_URL is set without ASKWPD_TEST_EMBED_MODEL")
+		}
+		target := NewEmbedder(EmbeddingsConfig{BaseURL: real}, nil).url
+		u, err := url.Parse(target)
+		if err != nil {
+			t.Fatal(err)
+		}
+		proxy = &httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) {
+			r.Out.URL = u
+			r.Out.Host = u.Host
+		}}
+	}
+	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		var req embedRequest
+		if r.Method != http.MethodPost || r.URL.Path != "/v1/embeddings" || json.Unmarshal(body, &req) != nil {
+			http.Error(w, `{"error":{"message":"bad request"}}`, http.StatusBadRequest)
+			return
+		}
+		if s.key != "" && r.Header.Get("Authorization") != "Bearer "+s.key {
+			http.Error(w, `{"error":{"message":"bad key"}}`, http.StatusUnauthorized)
+			return
+		}
+		s.mu.Lock()
+		s.requests = append(s.requests, req)
+		mode := s.mode
+		s.mu.Unlock()
+		switch mode {
+		case "500":
+			http.Error(w, `{"error":{"message":"overloaded"}}`, http.StatusInternalServerError)
+			return
+		case "hangup":
+			conn, _, err := w.(http.Hijacker).Hijack()
+			if err == nil {
+				conn.Close()
+			}
+			return
+		case "slow":
+			select {
+			case <-time.After(5 * time.Second):
+			case <-r.Context().Done():
+			}
+			return
+		}
+		if proxy != nil {
+			r.Body = io.NopCloser(strings.NewReader(string(body)))
+			r.ContentLength = int64(len(body))
+			proxy.ServeHTTP(w, r)
+			return
+		}
+		type datum struct {
+			Object    string    `json:"object"`
+			Index     int       `json:"index"`
+			Embedding []float32 `json:"embedding"`
+		}
+		out := struct {
+			Object string         `json:"object"`
+			Data   []datum        `json:"data"`
+			Model  string         `json:"model"`
+			Usage  map[string]int `json:"usage"`
+		}{Object: "list", Model: req.Model, Usage: map[string]int{"prompt_tokens": 0, "total_tokens": 0}}
+		// Answer in reverse order: clients must place vectors by index.
+		for i := len(req.Input) - 1; i >= 0; i-- {
+			out.Data = append(out.Data, datum{Object: "embedding", Index: i, Embedding: conceptVector(req.Input[i])})
+		}
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(out)
+	}))
+	t.Cleanup(s.Close)
+	return s
+}
+
+func (s *embedServer) setMode(m string) {
+	s.mu.Lock()
+	s.mode = m
+	s.mu.Unlock()
+}
+
+// inputs returns the inputs asked for with model, and clears the record.
+func (s *embedServer) take(model string) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []string
+	for _, r := range s.requests {
+		if r.Model == model {
+			out = append(out, r.Input...)
+		}
+	}
+	s.requests = nil
+	return out
+}
+
+func (s *embedServer) config(model string) EmbeddingsConfig {
+	c := DefaultConfig().Embeddings
+	c.BaseURL, c.Model, c.APIKey = s.URL+"/v1", model, s.key
+	c.BatchSize = 3 // several requests for a few pages: batching is exercised
+	c.QueryTimeout = Duration{500 * time.Millisecond}
+	if os.Getenv("ASKWPD_TEST_EMBED_URL") != "" {
+		c.QueryTimeout = Duration{10 * time.Second}
+	}
+	return c
+}
+
+// openHybridDaemon opens a daemon on the test site with embeddings on.
+func openHybridDaemon(t *testing.T, site *wptest.Site, stateDir string, ec EmbeddingsConfig, logs io.Writer) *Daemon {
+	t.Helper()
+	cfg := DefaultConfig()
+	cfg.WPRoot = site.Root()
+	cfg.StateDir = stateDir
+	cfg.Listen = "127.0.0.1:0"
+	cfg.Crawl.RatePerSec = 200
+	cfg.Schedule.Disabled = true
+	cfg.Embeddings = ec
+	d, err := Open(context.Background(), cfg, slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() { d.Close() })
+	return d
+}
+
+// TestHybrid_RealWordPress indexes pages of the real test site with
+// embeddings from an endpoint speaking the OpenAI wire format, and checks
+// what hybrid search promises: every chunk embedded with its contextual
+// header, raw text shown; a paraphrase keyword search misses found; strict
+// filters; alpha 0 is keyword search; a failing endpoint means keyword
+// results, a counted fallback and one log line, never an error; a new
+// model means re-embedding.
+func TestHybrid_RealWordPress(t *testing.T) {
+	site := wptest.Get(t)
+	site.Lock(t)
+	ctx := context.Background()
+	srv := newEmbedServer(t)
+	logs := &syncBuffer{}
+	stateDir := t.TempDir()
+	d := openHybridDaemon(t, site, stateDir, srv.config(srv.model), logs)
+
+	w := "zq" + strconv.FormatUint(rand.Uint64()%1e9, 36)
+	pages := []struct{ typ, title, body string }{
+		{"post", "Looking after your automobile " + w, "Regular maintenance keeps an automobile running: change the lubricant every spring and check the tyres."},
+		{"page", "Automobile checklist " + w, "Yearly upkeep for the automobile: lubricant, brakes and lights."},
+		{"page", "Parking at the office " + w, "Park your car in bay three. Visitors leave the car at the gate."},
+		{"page", "Opening hours " + w, "We are open from nine to five, Monday to Friday."},
+	}
+	var urls []string
+	for _, p := range pages {
+		var pp phpPost
+		out := site.PHP(t, fmt.Sprintf(`$id = wp_insert_post(array('post_type' => '%s', 'post_title' => '%s', 'post_content' => '<p>%s</p>', 'post_status' => 'publish'), true);
+			if (is_wp_error($id)) { fwrite(STDERR, $id->get_error_message()); exit(1); }
+			echo json_encode(array('id' => $id, 'url' => get_permalink($id)));`, p.typ, p.title, p.body))
+		if err := json.Unmarshal([]byte(out[strings.Index(out, "{"):]), &pp); err != nil {
+			t.Fatalf("php: %v: %s", err, out)
+		}
+		t.Cleanup(func() { site.PHP(t, fmt.Sprintf(`wp_delete_post(%d, true);`, pp.ID)) })
+		urls = append(urls, Canonical(pp.URL))
+	}
+	for _, u := range urls {
+		page, err := d.Fetcher.Get(ctx, u, Conditional{})
+		if err != nil {
+			t.Fatalf("fetch %s: %v", u, err)
+		}
+		if st, err := d.IndexPage(ctx, page, nil); err != nil || st != "indexed" {
+			t.Fatalf("index %s: %s %v", u, st, err)
+		}
+	}
+	if _, err := d.EmbedPending(ctx); err != nil {
+		t.Fatalf("EmbedPending: %v", err)
+	}
+
+	t.Run("every chunk embedded with its header", func(t *testing.T) {
+		st, err := d.Store.VectorStats(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Vectors != st.Chunks || st.Chunks == 0 || st.Model != srv.model {
+			t.Fatalf("vector stats %+v, want a vector for every chunk, model %s", st, srv.model)
+		}
+		sent := srv.take(srv.model)
+		for _, u := range urls {
+			doc, err := d.Store.FindDocument(ctx, u, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range doc.Chunks {
+				want := store.EmbeddingInput(doc.Title, doc.URL, c.HeadingPath, doc.PostType, c.Type, c.CodeLang, c.Text)
+				if !strings.HasPrefix(want, "Title: "+doc.Title+"\nURL: "+doc.URL+"\n") || !strings.HasSuffix(want, "\n---\n"+c.Text) {
+					t.Fatalf("input for %s is not header + raw chunk: %q", u, want)
+				}
+				if !slices.Contains(sent, want) {
+					t.Errorf("%s chunk %d was not embedded with its header; sent %q", u, c.Ord, sent)
+				}
+				if strings.Contains(c.Text, "Title: ") {
+					t.Errorf("%s chunk %d stores the header in its text", u, c.Ord)
+				}
+			}
+		}
+	})
+
+	const q = "car oil servicing"
+	t.Run("hybrid finds the paraphrase keyword misses", func(t *testing.T) {
+		kw, err := d.Store.Search(ctx, store.SearchQuery{Text: q, Limit: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		kwURLs := hitURLs(kw.Hits)
+		if len(kwURLs) == 0 || slices.Contains(kwURLs, urls[0]) || slices.Contains(kwURLs, urls[1]) {
+			t.Fatalf("keyword search must find the parking page only: %v", kwURLs)
+		}
+		raw, _ := json.Marshal(map[string]any{"query": q, "limit": 10})
+		out, err := d.CallTool(ctx, "search_site", raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp := out.(*api.SearchResponse)
+		rank := map[string]int{}
+		for i, e := range resp.Results {
+			rank[e.URL] = i + 1
+			t.Logf("%d %s %.3f %s %q", i+1, e.URL, e.Score, e.Source, e.Passage)
+			if e.URL == urls[0] && e.Source != "embedding" {
+				t.Errorf("%s source %q, want embedding", e.URL, e.Source)
+			}
+			if e.URL == urls[2] && e.Source != "hybrid" {
+				t.Errorf("%s source %q, want hybrid (both rankings found it)", e.URL, e.Source)
+			}
+			if strings.Contains(e.Passage, "Title: ") || strings.Contains(e.Passage, "URL: ") {
+				t.Errorf("%s shows the embedding header: %q", e.URL, e.Passage)
+			}
+		}
+		if rank[urls[0]] == 0 || rank[urls[1]] == 0 {
+			t.Fatalf("hybrid misses the automobile pages: %v", rank)
+		}
+		// The vector truly hits: the paraphrases rank above the unrelated page.
+		if rank[urls[3]] != 0 && (rank[urls[0]] > rank[urls[3]] || rank[urls[1]] > rank[urls[3]]) {
+			t.Errorf("unrelated %s ranks above the paraphrases: %v", urls[3], rank)
+		}
+	})
+
+	t.Run("filters stay strict", func(t *testing.T) {
+		for _, typ := range []string{"page", "post"} {
+			res, err := d.search(ctx, store.SearchQuery{Text: q, Filters: store.Filters{PostType: []string{typ}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Hits) == 0 {
+				t.Fatalf("type %s: no hits", typ)
+			}
+			for _, h := range res.Hits {
+				if h.Type != typ {
+					t.Errorf("type %s: %s (%s) passed the filter", typ, h.URL, h.Type)
+				}
+			}
+			if typ == "post" && !slices.Contains(hitURLs(res.Hits), urls[0]) {
+				t.Errorf("type post: the automobile post is missing: %v", hitURLs(res.Hits))
+			}
+		}
+	})
+
+	t.Run("alpha 0 is keyword search", func(t *testing.T) {
+		d.Config.Embeddings.Alpha = 0
+		defer func() { d.Config.Embeddings.Alpha = 0.5 }()
+		srv.take(srv.model)
+		for _, text := range []string{q, "automobile lubricant", "parking gate"} {
+			kw, err := d.Store.Search(ctx, store.SearchQuery{Text: text})
+			if err != nil {
+				t.Fatal(err)
+			}
+			hy, err := d.search(ctx, store.SearchQuery{Text: text})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !sameHits(kw.Hits, hy.Hits) {
+				t.Errorf("%q: alpha 0 %v, keyword %v", text, hitURLs(hy.Hits), hitURLs(kw.Hits))
+			}
+		}
+		if n := len(srv.take(srv.model)); n != 0 {
+			t.Errorf("alpha 0 still embedded %d queries", n)
+		}
+	})
+
+	t.Run("a failing endpoint means keyword results", func(t *testing.T) {
+		for i, mode := range []string{"500", "hangup", "slow", "down"} {
+			reason := "error"
+			if mode == "slow" {
+				reason = "timeout"
+			}
+			if mode == "down" {
+				srv.Close()
+			} else {
+				srv.setMode(mode)
+			}
+			before := fallbacks(t, d, reason)
+			// A new text each time: a cached vector would not ask the endpoint.
+			text := fmt.Sprintf("car parking gate %d", i)
+			kw, err := d.Store.Search(ctx, store.SearchQuery{Text: text})
+			if err != nil {
+				t.Fatal(err)
+			}
+			start := time.Now()
+			hy, err := d.search(ctx, store.SearchQuery{Text: text})
+			took := time.Since(start)
+			if err != nil {
+				t.Fatalf("%s: search failed: %v", mode, err)
+			}
+			if !sameHits(kw.Hits, hy.Hits) || len(kw.Hits) == 0 {
+				t.Errorf("%s: %v, keyword %v", mode, hitURLs(hy.Hits), hitURLs(kw.Hits))
+			}
+			if after := fallbacks(t, d, reason); after != before+1 {
+				t.Errorf("%s: fallback counter %s went %v → %v", mode, reason, before, after)
+			}
+			if took > d.Config.Embeddings.QueryTimeout.Duration+time.Second {
+				t.Errorf("%s: search took %v, the query timeout is %v", mode, took, d.Config.Embeddings.QueryTimeout)
+			}
+			raw, _ := json.Marshal(map[string]any{"query": text + " tool"})
+			if _, err := d.CallTool(ctx, "search_site", raw); err != nil {
+				t.Errorf("%s: search_site failed: %v", mode, err)
+			}
+		}
+		// Rate-limited: the four failures within seconds log one line.
+		if n := strings.Count(logs.String(), "Query embedding failed"); n != 1 {
+			t.Errorf("%d fallback warnings logged, want 1", n)
+		}
+		if srv.key != "" && strings.Contains(logs.String(), srv.key) {
+			t.Error("the API key appears in the logs")
+		}
+	})
+
+	t.Run("a new model re-embeds", func(t *testing.T) {
+		model2 := srv.model + "-v2"
+		if os.Getenv("ASKWPD_TEST_EMBED_URL") != "" {
+			if model2 = os.Getenv("ASKWPD_TEST_EMBED_MODEL2"); model2 == "" {
+				t.Skip("set ASKWPD_TEST_EMBED_MODEL2 to test a model change on a real endpoint")
+			}
+		}
+		srv2 := newEmbedServer(t)
+		d.Close()
+		d2 := openHybridDaemon(t, site, stateDir, srv2.config(model2), logs)
+		st, err := d2.Store.VectorStats(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Model != model2 || st.Vectors != 0 {
+			t.Fatalf("after a model change: %+v, want no vectors, model %s", st, model2)
+		}
+		if !strings.Contains(logs.String(), "Embedding model changed") {
+			t.Error("the model change is not logged")
+		}
+		n, err := d2.EmbedPending(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, _ = d2.Store.VectorStats(ctx)
+		if st.Vectors != st.Chunks || n != st.Chunks {
+			t.Fatalf("re-embedded %d, stats %+v", n, st)
+		}
+		if sent := srv2.take(model2); len(sent) < st.Chunks {
+			t.Fatalf("the endpoint saw %d inputs for model %s, want %d", len(sent), model2, st.Chunks)
+		}
+		res, err := d2.search(ctx, store.SearchQuery{Text: q})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Contains(hitURLs(res.Hits), urls[0]) {
+			t.Errorf("after re-embedding, hybrid misses the paraphrase: %v", hitURLs(res.Hits))
+		}
+	})
+}
+
+// fallbacks reads askwpd_embedding_fallbacks_total{reason} as /metrics
+// serves it.
+func fallbacks(t *testing.T, d *Daemon, reason string) float64 {
+	t.Helper()
+	mfs, err := d.obs().reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != "askwpd_embedding_fallbacks_total" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "reason" && l.GetValue() == reason {
+					return m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return 0
+}
+
+func hitURLs(hs []store.Hit) []string {
+	out := make([]string, 0, len(hs))
+	for _, h := range hs {
+		out = append(out, h.URL)
+	}
+	return out
+}
+
+func sameHits(a, b []store.Hit) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].URL != b[i].URL || a[i].ChunkID != b[i].ChunkID || a[i].Score != b[i].Score || b[i].Source != "keyword" {
+			return false
+		}
+	}
+	return true
+}
+
+func TestEmbedder_WireFormat(t *testing.T) {
+	srv := newEmbedServer(t)
+	cfg := srv.config(srv.model)
+	e := NewEmbedder(cfg, nil)
+	inputs := []string{"alpha automobile", "beta lubricant", "gamma", "delta maintenance", "epsilon", "zeta car", "eta"}
+	vs, err := e.Embed(context.Background(), inputs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(vs) != len(inputs) {
+		t.Fatalf("%d vectors for %d inputs", len(vs), len(inputs))
+	}
+	if os.Getenv("ASKWPD_TEST_EMBED_URL") == "" {
+		for i, in := range inputs {
+			if !slices.Equal(vs[i], conceptVector(in)) {
+				t.Fatalf("vector %d is not the one for %q: placed by position, not index?", i, in)
+			}
+		}
+	}
+	srv.mu.Lock()
+	nreq := len(srv.requests)
+	srv.mu.Unlock()
+	if want := (len(inputs) + cfg.BatchSize - 1) / cfg.BatchSize; nreq != want {
+		t.Errorf("%d requests for %d inputs in batches of %d, want %d", nreq, len(inputs), cfg.BatchSize, want)
+	}
+	// Base URLs with and without the API path reach the same endpoint.
+	for base, want := range map[string]string{
+		"http://h:1":                "http://h:1/v1/embeddings",
+		"http://h:1/v1":             "http://h:1/v1/embeddings",
+		"http://h:1/v1/":            "http://h:1/v1/embeddings",
+		"http://h:1/api/v1":         "http://h:1/api/v1/embeddings",
+		"http://h:1/v1/embeddings/": "http://h:1/v1/embeddings",
+	} {
+		if got := NewEmbedder(EmbeddingsConfig{BaseURL: base}, nil).url; got != want {
+			t.Errorf("base %s: %s, want %s", base, got, want)
+		}
+	}
+	// A wrong key is an error that does not carry the key.
+	bad := cfg
+	bad.APIKey = "sk-wrong-0123456789"
+	if _, err := NewEmbedder(bad, nil).Embed(context.Background(), []string{"x"}); err == nil || strings.Contains(err.Error(), bad.APIKey) {
+		t.Errorf("wrong key: %v", err)
+	}
+}
+
+func TestConfig_Embeddings(t *testing.T) {
+	base := func() Config {
+		c := DefaultConfig()
+		c.WPRoot = "/srv/wp"
+		return c
+	}
+	c := base()
+	if err := c.Validate(); err != nil || c.Embeddings.BaseURL != "" {
+		t.Fatalf("embeddings must be off and valid by default: %v", err)
+	}
+	c, err := LoadConfig("", []string{
+		"ASKWPD_WP_ROOT=/srv/wp", "ASKWPD_EMBEDDINGS_BASE_URL=http://127.0.0.1:11434/v1",
+		"ASKWPD_EMBEDDINGS_MODEL=nomic-embed-text", "ASKWPD_EMBEDDINGS_API_KEY=k", "ASKWPD_EMBEDDINGS_ALPHA=0.7",
+		"ASKWPD_EMBEDDINGS_FUSION=rrf", "ASKWPD_EMBEDDINGS_DIMENSIONS=256", "ASKWPD_EMBEDDINGS_QUERY_TIMEOUT=1500ms",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := c.Embeddings
+	if e.BaseURL != "http://127.0.0.1:11434/v1" || e.Model != "nomic-embed-text" || e.APIKey != "k" || e.Alpha != 0.7 ||
+		e.Fusion != "rrf" || e.Dimensions != 256 || e.QueryTimeout.Duration != 1500*time.Millisecond {
+		t.Fatalf("env mapping: %+v", e)
+	}
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Set("embeddings.alpha", "0"); err != nil || c.Embeddings.Alpha != 0 || c.Validate() != nil {
+		t.Fatalf("alpha 0 must be settable and valid: %v", err)
+	}
+	for name, mut := range map[string]func(*EmbeddingsConfig){
+		"no model":    func(e *EmbeddingsConfig) { e.Model = "" },
+		"alpha > 1":   func(e *EmbeddingsConfig) { e.Alpha = 1.5 },
+		"alpha < 0":   func(e *EmbeddingsConfig) { e.Alpha = -0.1 },
+		"fusion":      func(e *EmbeddingsConfig) { e.Fusion = "max" },
+		"url":         func(e *EmbeddingsConfig) { e.BaseURL = "127.0.0.1:11434" },
+		"batch":       func(e *EmbeddingsConfig) { e.BatchSize = 0 },
+		"concurrency": func(e *EmbeddingsConfig) { e.Concurrency = 0 },
+		"dimensions":  func(e *EmbeddingsConfig) { e.Dimensions = -1 },
+	} {
+		c2 := c
+		mut(&c2.Embeddings)
+		if err := c2.Validate(); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+	// A log line that prints the section shows that a key is set, not the key.
+	var buf strings.Builder
+	c.Embeddings.APIKey = "sk-secret-0123456789"
+	slog.New(slog.NewJSONHandler(&buf, nil)).Info("config", "embeddings", c.Embeddings)
+	if strings.Contains(buf.String(), c.Embeddings.APIKey) || !strings.Contains(buf.String(), `"api_key":"(set)"`) {
+		t.Errorf("log line: %s", buf.String())
+	}
+}
+
+// TestHybrid_Latency measures what fusion adds to a search, on SciFact
+// (5,183 abstracts) from ../shared: `askwpd eval` keyword and hybrid, then
+// the store's search with and without a precomputed query vector, so the
+// endpoint's round trip is not counted. With the fake model its nDCG says
+// nothing about quality. Set ASKWPD_BENCH_HYBRID=1 to run it (~2 min).
+func TestHybrid_Latency(t *testing.T) {
+	if os.Getenv("ASKWPD_BENCH_HYBRID") == "" {
+		t.Skip("set ASKWPD_BENCH_HYBRID=1 to measure hybrid search latency on SciFact")
+	}
+	dir := wptest.RepoRoot() + "/../shared/evaldata/beir-scifact"
+	if _, err := os.Stat(dir + "/corpus.jsonl"); err != nil {
+		t.Skipf("SciFact is not in ../shared: %v", err)
+	}
+	ctx := context.Background()
+	srv := newEmbedServer(t)
+	ec := srv.config(srv.model)
+	ec.BatchSize, ec.Concurrency = 64, 2
+	tmp := t.TempDir()
+	opt := EvalOptions{Corpus: dir + "/corpus.jsonl", Queries: dir + "/queries.jsonl", Qrels: dir + "/qrels/train.tsv",
+		Limit: 300, Depth: 10}
+	for _, run := range []struct {
+		name string
+		ec   EmbeddingsConfig
+	}{{"keyword", EmbeddingsConfig{}}, {"hybrid-alpha", ec}} {
+		o := opt
+		o.StateDir, o.Embeddings = tmp+"/"+run.name, run.ec
+		os.MkdirAll(o.StateDir, 0o700)
+		var out strings.Builder
+		if _, err := Evaluate(ctx, o, &out); err != nil {
+			t.Fatal(err)
+		}
+		fmt.Printf("== askwpd eval, %s, model %s\n%s", run.name, srv.model, out.String())
+	}
+
+	db, err := store.Open(ctx, tmp+"/hybrid-alpha/eval.db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	qs, err := readBEIRQueries(opt.Queries)
+	if err != nil {
+		t.Fatal(err)
+	}
+	qs = qs[:min(len(qs), 300)]
+	e := NewEmbedder(ec, nil)
+	vecs := make([][]float32, len(qs))
+	for i, q := range qs {
+		if vecs[i], err = e.Query(ctx, q.text); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st, _ := db.VectorStats(ctx)
+	for _, mode := range []string{"keyword", "alpha", "rrf"} {
+		var lat []time.Duration
+		for round := 0; round < 2; round++ {
+			for i, q := range qs {
+				sq := store.SearchQuery{Text: q.text, Limit: 10}
+				if mode != "keyword" {
+					sq.Hybrid = &store.HybridQuery{Vector: vecs[i], Alpha: 0.5, Fusion: mode}
+				}
+				t0 := time.Now()
+				if _, err := db.SearchHybrid(ctx, sq); err != nil {
+					t.Fatal(err)
+				}
+				if round == 1 {
+					lat = append(lat, time.Since(t0))
+				}
+			}
+		}
+		var sum time.Duration
+		for _, l := range lat {
+			sum += l
+		}
+		fmt.Printf("store search %-7s over %d chunks (%d vectors × %d dims), %d queries, limit 10: mean %s, p50 %s, p95 %s\n",
+			mode, st.Chunks, st.Vectors, st.Dims, len(lat), fmtMS(sum/time.Duration(len(lat))), fmtMS(percentile(lat, 0.5)), fmtMS(percentile(lat, 0.95)))
+	}
+}
