@@ -264,7 +264,15 @@ func TestEvents_SurviveRestart(t *testing.T) {
 	stop := d2.StartEvents(ctx)
 	defer stop()
 	waitSearch(t, d2, time.Now(), w, Canonical(p.URL), true, 5*time.Second)
-	e, err := d2.Store.FindEvent(ctx, "restart-"+w)
+	// The page is searchable as soon as it is stored; the event is marked
+	// applied right after.
+	var e *store.Event
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		e, err = d2.Store.FindEvent(ctx, "restart-"+w)
+		if err == nil && !e.AppliedAt.IsZero() || time.Now().After(deadline) {
+			break
+		}
+	}
 	if err != nil || e.AppliedAt.IsZero() {
 		t.Fatalf("event after restart: %+v, %v", e, err)
 	}
