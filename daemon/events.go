@@ -266,6 +266,7 @@ func (d *Daemon) applyBatch(ctx context.Context, evs []*store.Event) (int, error
 	for _, id := range order {
 		w := posts[id]
 		p.Go(func() {
+			started := d.Store.Now()
 			err := d.refreshPost(ctx, w)
 			if ctx.Err() != nil {
 				return // shutting down: the events stay pending
@@ -291,6 +292,13 @@ func (d *Daemon) applyBatch(ctx context.Context, evs []*store.Event) (int, error
 			}
 			if msg == "" {
 				n.Add(int64(len(w.events)))
+				// Later batches' events for this post that arrived before
+				// this refresh began are answered by it too.
+				more, err := d.Store.MarkPostEventsApplied(context.WithoutCancel(ctx), w.id, started)
+				if err != nil {
+					d.Log.Error("Unable to mark events applied", "error", err)
+				}
+				n.Add(more)
 			}
 		})
 	}

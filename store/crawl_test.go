@@ -106,3 +106,41 @@ func TestDB_Events(t *testing.T) {
 		t.Fatalf("prune = %d %v", n, err)
 	}
 }
+
+// TestDB_MarkPostEventsApplied: one refresh answers the post's events that
+// arrived before it began, and no others.
+func TestDB_MarkPostEventsApplied(t *testing.T) {
+	db := openTest(t)
+	ctx := context.Background()
+	now := time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC)
+	db.Now = func() time.Time { return now }
+	insert := func(id, typ string, post int64) {
+		if err := db.InsertEvents(ctx, []*Event{{EventID: id, Type: typ, PostID: post}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	insert("a", EventPostUpdated, 7)
+	insert("b", EventPostTrashed, 7)
+	insert("other-post", EventPostUpdated, 8)
+	insert("term", EventTermChanged, 7)
+	asOf := now
+	now = now.Add(time.Second)
+	insert("after", EventPostUpdated, 7)
+
+	n, err := db.MarkPostEventsApplied(ctx, 7, asOf)
+	if err != nil || n != 2 {
+		t.Fatalf("MarkPostEventsApplied = %d, %v; want 2", n, err)
+	}
+	for id, want := range map[string]bool{"a": true, "b": true, "other-post": false, "term": false, "after": false} {
+		e, err := db.FindEvent(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := !e.AppliedAt.IsZero(); got != want {
+			t.Errorf("event %s applied = %v, want %v", id, got, want)
+		}
+	}
+	if n, _ := db.MarkPostEventsApplied(ctx, 7, asOf); n != 0 {
+		t.Errorf("second call marked %d, want 0: events are applied once", n)
+	}
+}

@@ -154,6 +154,22 @@ func (db *DB) MarkEventsApplied(ctx context.Context, ids []int64, errMsg string)
 	return nil
 }
 
+// MarkPostEventsApplied marks applied every pending event about post
+// postID (publish, update, unpublish, trash, delete) received at or before
+// asOf, and returns how many. A refresh of the post that began reading
+// WordPress after asOf saw whatever those events announced, so a burst of
+// edits to one post costs one render, not one per batch of the queue.
+func (db *DB) MarkPostEventsApplied(ctx context.Context, postID int64, asOf time.Time) (int64, error) {
+	res, err := db.write.ExecContext(ctx, `UPDATE events SET applied_at = ?, error = ''
+		WHERE post_id = ? AND applied_at = '' AND received_at <= ? AND type IN (?, ?, ?, ?, ?)`,
+		fmtTimeNano(db.Now()), postID, fmtTimeNano(asOf),
+		EventPostPublished, EventPostUpdated, EventPostUnpublished, EventPostTrashed, EventPostDeleted)
+	if err != nil {
+		return 0, fmt.Errorf("store: mark post events: %w", err)
+	}
+	return res.RowsAffected()
+}
+
 // NoteEventsError records why the events are still pending without
 // counting an attempt: the failure was the site's or the database's, not
 // the event's.
