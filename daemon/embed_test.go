@@ -4,10 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"hash/fnv"
 	"io"
 	"log/slog"
-	"math"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
@@ -20,49 +18,15 @@ import (
 	"sync"
 	"testing"
 	"time"
-	"unicode"
 
 	"github.com/askwp/askwpd/api"
+	"github.com/askwp/askwpd/internal/fakeembed"
 	"github.com/askwp/askwpd/internal/wptest"
 	"github.com/askwp/askwpd/store"
 )
 
-// conceptVector is the fake model: a hashed bag of concepts in 64
-// dimensions, where a few groups of words that mean the same thing share
-// a concept, so "car oil servicing" is near "automobile lubricant
-// maintenance" while keyword search (no synonyms file) sees no common word.
-func conceptVector(text string) []float32 {
-	concepts := map[string]string{
-		"car": "car", "cars": "car", "automobile": "car", "automobiles": "car", "vehicle": "car",
-		"oil": "oil", "lubricant": "oil", "lubrication": "oil",
-		"servicing": "service", "service": "service", "maintenance": "service", "upkeep": "service",
-	}
-	v := make([]float32, 64)
-	for _, w := range strings.FieldsFunc(strings.ToLower(text), func(r rune) bool { return !unicode.IsLetter(r) }) {
-		if len(w) < 3 {
-			continue
-		}
-		if c, ok := concepts[w]; ok {
-			w = "concept:" + c
-		}
-		h := fnv.New32a()
-		h.Write([]byte(w))
-		v[h.Sum32()%64]++
-	}
-	var n float64
-	for _, x := range v {
-		n += float64(x) * float64(x)
-	}
-	for i := range v {
-		if n > 0 {
-			v[i] /= float32(math.Sqrt(n))
-		}
-	}
-	return v
-}
-
 // embedServer speaks the OpenAI embeddings wire format. It answers with
-// conceptVector, or, when ASKWPD_TEST_EMBED_URL is set, forwards to that
+// fakeembed.Vector, or, when ASKWPD_TEST_EMBED_URL is set, forwards to that
 // endpoint; either way it records what it was asked and can be told to
 // fail (500), hang up, or be slow.
 type embedServer struct {
@@ -144,7 +108,7 @@ func newEmbedServer(t *testing.T) *embedServer {
 		}{Object: "list", Model: req.Model, Usage: map[string]int{"prompt_tokens": 0, "total_tokens": 0}}
 		// Answer in reverse order: clients must place vectors by index.
 		for i := len(req.Input) - 1; i >= 0; i-- {
-			out.Data = append(out.Data, datum{Object: "embedding", Index: i, Embedding: conceptVector(req.Input[i])})
+			out.Data = append(out.Data, datum{Object: "embedding", Index: i, Embedding: fakeembed.Vector(req.Input[i])})
 		}
 		w.Header().Set("Content-Type", "application/json")
 		json.NewEncoder(w).Encode(out)
@@ -505,7 +469,7 @@ func TestEmbedder_WireFormat(t *testing.T) {
 	}
 	if os.Getenv("ASKWPD_TEST_EMBED_URL") == "" {
 		for i, in := range inputs {
-			if !slices.Equal(vs[i], conceptVector(in)) {
+			if !slices.Equal(vs[i], fakeembed.Vector(in)) {
 				t.Fatalf("vector %d is not the one for %q: placed by position, not index?", i, in)
 			}
 		}

@@ -4,51 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"hash/fnv"
-	"math"
 	"math/rand/v2"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
-	"unicode"
-)
 
-// conceptEmbed is a deterministic stand-in for an embedding model: a
-// hashed bag of concepts in 64 dimensions, where a few groups of words
-// that mean the same thing share a concept. It knows "car" and
-// "automobile" are alike, which keyword search (without a synonyms file)
-// does not: the gap hybrid search exists to close.
-func conceptEmbed(text string) []float32 {
-	concepts := map[string]string{
-		"car": "car", "cars": "car", "automobile": "car", "automobiles": "car", "vehicle": "car",
-		"oil": "oil", "lubricant": "oil", "lubrication": "oil",
-		"servicing": "service", "service": "service", "maintenance": "service", "upkeep": "service",
-	}
-	v := make([]float32, 64)
-	for _, w := range strings.FieldsFunc(strings.ToLower(text), func(r rune) bool { return !unicode.IsLetter(r) }) {
-		if len(w) < 3 {
-			continue
-		}
-		if c, ok := concepts[w]; ok {
-			w = "concept:" + c
-		}
-		h := fnv.New32a()
-		h.Write([]byte(w))
-		v[h.Sum32()%64]++
-	}
-	var n float64
-	for _, x := range v {
-		n += float64(x) * float64(x)
-	}
-	if n > 0 {
-		for i := range v {
-			v[i] /= float32(math.Sqrt(n))
-		}
-	}
-	return v
-}
+	"github.com/askwp/askwpd/internal/fakeembed"
+)
 
 func garageDocs() []*Document {
 	doc := func(path, typ, title, body string, cats ...string) *Document {
@@ -94,7 +58,7 @@ func embedAll(t *testing.T, db *DB, model string) int {
 	}
 	var vs []ChunkVector
 	for _, p := range pend {
-		vs = append(vs, ChunkVector{ChunkID: p.ChunkID, InputHash: p.Hash, Vector: conceptEmbed(p.Input)})
+		vs = append(vs, ChunkVector{ChunkID: p.ChunkID, InputHash: p.Hash, Vector: fakeembed.Vector(p.Input)})
 	}
 	n, err := db.PutVectors(ctx, model, vs)
 	if err != nil {
@@ -164,7 +128,7 @@ func TestVectors_StoreLifecycle(t *testing.T) {
 	}
 	// A vector computed from the old input is not stored for the new
 	// chunk, even if it got the old chunk's id.
-	if n, err := db.PutVectors(ctx, "m1", []ChunkVector{{ChunkID: pend2[0].ChunkID, InputHash: pend[0].Hash, Vector: conceptEmbed(pend[0].Input)}}); err != nil || n != 0 {
+	if n, err := db.PutVectors(ctx, "m1", []ChunkVector{{ChunkID: pend2[0].ChunkID, InputHash: pend[0].Hash, Vector: fakeembed.Vector(pend[0].Input)}}); err != nil || n != 0 {
 		t.Fatalf("stale vector: stored %d, err %v; want 0, nil", n, err)
 	}
 	embedAll(t, db, "m1")
@@ -200,7 +164,7 @@ func hitPaths(hs []Hit) []string {
 }
 
 func hybrid(text string, alpha float64, fusion string) *HybridQuery {
-	return &HybridQuery{Vector: conceptEmbed(text), Alpha: alpha, Fusion: fusion}
+	return &HybridQuery{Vector: fakeembed.Vector(text), Alpha: alpha, Fusion: fusion}
 }
 
 func TestSearchHybrid_FindsParaphrase(t *testing.T) {
