@@ -218,7 +218,7 @@ func (d *Daemon) supporting(ctx context.Context, doc *store.Document) ([]api.Sup
 		if strings.TrimSpace(q) == "" || len(out) == 3 {
 			continue
 		}
-		r, err := d.Store.Search(ctx, store.SearchQuery{Text: q, Limit: 8, Lang: doc.Lang})
+		r, err := d.search(ctx, store.SearchQuery{Text: q, Limit: 8, Lang: doc.Lang})
 		if err != nil {
 			return nil, err
 		}
