@@ -86,34 +86,11 @@ func AnalyzeTokens(text, lang string) []Token {
 	return toks
 }
 
-// indexTerms is the text stored in a body or keywords column: the terms,
-// with identifier parts following their identifier.
+// indexTerms is the text stored in a title, keywords or body column: the
+// terms, each identifier's parts after it, and hyphenated compounds joined
+// at the end.
 func indexTerms(text, lang string) string {
-	var b strings.Builder
-	l := languageOf(lang)
-	emit := func(raw string) {
-		t, ok := l.token(raw)
-		if !ok {
-			return
-		}
-		if b.Len() > 0 {
-			b.WriteByte(' ')
-		}
-		b.WriteString(t.Term)
-		for _, p := range t.Parts {
-			b.WriteByte(' ')
-			b.WriteString(p)
-		}
-	}
-	scanTokens(text, emit)
-	// The joined word alone: its parts are the pieces already written.
-	hyphenJoins(text, func(raw string) {
-		if t, ok := l.token(raw); ok {
-			b.WriteByte(' ')
-			b.WriteString(t.Term)
-		}
-	})
-	return b.String()
+	return strings.Join(analyzeIndexed(text, lang, nil), " ")
 }
 
 func isHyphen(r rune) bool { return r == '-' || r == '\u2010' || r == '\u2011' }
@@ -609,8 +586,9 @@ func (l *language) tokenFor(raw string, want termInitials, fast bool) (Token, bo
 	return l.token(raw)
 }
 
-// analyzeIndexed is analyzeFor with each identifier's parts after it, as
-// indexTerms stores them, so a rescoring counts what the index matched.
+// analyzeIndexed is analyzeFor with each identifier's parts after it and
+// hyphenated compounds joined at the end, as indexTerms stores them, so a
+// rescoring counts what the index matched.
 func analyzeIndexed(text, lang string, want termInitials) []string {
 	var terms []string
 	l := languageOf(lang)
