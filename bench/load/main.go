@@ -1104,14 +1104,8 @@ func load(ctx context.Context, o options, p *daemonProc, hot []hotPost) (bool, e
 	time.Sleep(time.Second)
 	after := p.sampleNow(ctx)
 
-	ok := true
-	check := func(cond bool, format string, a ...any) {
-		mark := "ok  "
-		if !cond {
-			mark, ok = "FAIL", false
-		}
-		fmt.Printf("  [%s] %s\n", mark, fmt.Sprintf(format, a...))
-	}
+	v := &verdict{ok: true}
+	check := v.check
 
 	// Searches.
 	ss.mu.Lock()
@@ -1203,7 +1197,7 @@ func load(ctx context.Context, o options, p *daemonProc, hot []hotPost) (bool, e
 	if len(unapplied) > 0 {
 		fmt.Printf("    e.g. %q\n", unapplied[:min(3, len(unapplied))])
 	}
-	return ok, nil
+	return v.ok, nil
 }
 
 func soak(ctx context.Context, o options, p *daemonProc, hot []hotPost) (bool, error) {
@@ -1295,14 +1289,8 @@ func soak(ctx context.Context, o options, p *daemonProc, hot []hotPost) (bool, e
 	time.Sleep(time.Second)
 	final := p.sampleNow(ctx)
 
-	ok := true
-	check := func(cond bool, format string, a ...any) {
-		mark := "ok  "
-		if !cond {
-			mark, ok = "FAIL", false
-		}
-		fmt.Printf("  [%s] %s\n", mark, fmt.Sprintf(format, a...))
-	}
+	v := &verdict{ok: true}
+	check := v.check
 	var steady []sample
 	for _, s := range samples {
 		if s.at >= o.warmup {
@@ -1395,7 +1383,7 @@ func soak(ctx context.Context, o options, p *daemonProc, hot []hotPost) (bool, e
 	}
 	check(len(missing) == 0 && len(unapplied) == 0 && stored == len(accepted), "every accepted event stored once and applied: %d of %d applied, %d missing, %d unapplied",
 		applied, len(accepted), len(missing), len(unapplied))
-	return ok, nil
+	return v.ok, nil
 }
 
 // slope is the least-squares growth per hour.
@@ -1411,4 +1399,15 @@ func slope(xs []sample, f func(sample) float64) float64 {
 		return 0
 	}
 	return (n*sxy - sx*sy) / d
+}
+
+// verdict prints acceptance checks and remembers whether all of them held.
+type verdict struct{ ok bool }
+
+func (v *verdict) check(cond bool, format string, a ...any) {
+	mark := "ok  "
+	if !cond {
+		mark, v.ok = "FAIL", false
+	}
+	fmt.Printf("  [%s] %s\n", mark, fmt.Sprintf(format, a...))
 }
