@@ -1027,13 +1027,7 @@ func load(ctx context.Context, o options, p *daemonProc, hot []hotPost) (bool, e
 	ss := newSearchStats()
 	es := newEventStats()
 	var wg sync.WaitGroup
-	for i := range o.clients {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			searchClient(lctx, p, newQueryMix(), uint64(i+1), o.think, ss)
-		}()
-	}
+	startSearchClients(lctx, &wg, p, o.clients, o.think, ss)
 	// RSS and goroutines every 5 s, for the peak (/metrics reads the
 	// index stats, so more often would add load of its own).
 	var (
@@ -1210,13 +1204,7 @@ func soak(ctx context.Context, o options, p *daemonProc, hot []hotPost) (bool, e
 	ss := newSearchStats()
 	es := newEventStats()
 	var wg sync.WaitGroup
-	for i := range o.clients {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			searchClient(sctx, p, newQueryMix(), uint64(i+1), o.think, ss)
-		}()
-	}
+	startSearchClients(sctx, &wg, p, o.clients, o.think, ss)
 	sender := &eventSender{p: p, hot: hot, dup: o.dup, st: es, tag: strconv.FormatInt(time.Now().UnixNano(), 36), rand: rand.New(rand.NewPCG(42, 43))}
 	wg.Add(1)
 	go func() {
@@ -1410,4 +1398,16 @@ func (v *verdict) check(cond bool, format string, a ...any) {
 		mark, v.ok = "FAIL", false
 	}
 	fmt.Printf("  [%s] %s\n", mark, fmt.Sprintf(format, a...))
+}
+
+// startSearchClients runs n search clients on wg until ctx is done, each
+// with its own query mix and seed.
+func startSearchClients(ctx context.Context, wg *sync.WaitGroup, p *daemonProc, n int, think time.Duration, ss *searchStats) {
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			searchClient(ctx, p, newQueryMix(), uint64(i+1), think, ss)
+		}()
+	}
 }
