@@ -107,6 +107,10 @@ func Evaluate(ctx context.Context, opt EvalOptions, out io.Writer) (*EvalMetrics
 		return nil, err
 	}
 	m.IndexTime = time.Since(start)
+	// Search as the daemon does, from the in-memory index.
+	if err := db.LoadSearchIndex(ctx); err != nil {
+		return nil, fmt.Errorf("eval: %w", err)
+	}
 	hyb, err := newEvalHybrid(ctx, db, opt.Embeddings, out)
 	if err != nil {
 		return nil, err

@@ -97,6 +97,7 @@ func (d *Daemon) Serve(ctx context.Context) error {
 	d.lifeMu.Lock()
 	d.life = bg
 	d.lifeMu.Unlock()
+	go d.loadSearchIndex(bg)
 	sched := d.schedule(bg)
 	stopEvents := d.StartEvents(bg)
 
@@ -138,6 +139,19 @@ func (d *Daemon) Serve(ctx context.Context) error {
 	d.crawlMu.Lock()
 	d.crawlMu.Unlock()
 	return nil
+}
+
+// loadSearchIndex builds the store's in-memory search index; until it is
+// ready, searches run on FTS5 alone, slower but the same.
+func (d *Daemon) loadSearchIndex(ctx context.Context) {
+	start := time.Now()
+	if err := d.Store.LoadSearchIndex(ctx); err != nil {
+		if ctx.Err() == nil {
+			d.Log.Warn("Unable to load the search index into memory; searching with FTS5", "error", err)
+		}
+		return
+	}
+	d.Log.Info("Search index loaded", "took", time.Since(start).Round(time.Millisecond))
 }
 
 func (d *Daemon) runPass(ctx context.Context, opt IndexOptions) {

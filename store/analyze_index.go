@@ -81,7 +81,7 @@ func (db *DB) RebuildIndex(ctx context.Context) error {
 		analyzerVersion); err != nil {
 		return fmt.Errorf("store: rebuild index: %w", err)
 	}
-	if err := tx.Commit(); err != nil {
+	if err := db.commitIndexed(ctx, tx, &indexTx{rebuilt: true}); err != nil {
 		return fmt.Errorf("store: rebuild index: %w", err)
 	}
 	indexGen.Add(1)
@@ -97,48 +97,69 @@ func rebuildIndex(ctx context.Context, tx *sql.Tx) error {
 		return err
 	}
 	defer ins.Close()
-	rows, err := tx.QueryContext(ctx, `
-		SELECT d.id, d.title, d.lang, d.categories, d.tags, c.id, c.text, c.heading_path
+	// Read everything first: the same connection cannot insert while it
+	// steps through a query on the same table set.
+	var pending []indexRow
+	if err := scanIndexRows(ctx, tx, func(r indexRow) error {
+		pending = append(pending, r)
+		return nil
+	}); err != nil {
+		return err
+	}
+	for _, r := range pending {
+		if _, err := ins.ExecContext(ctx, r.chunkID, r.cols.title, r.cols.keywords, r.cols.body, r.cols.exact); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// indexRow is one chunk's full-text row with its document's fields.
+type indexRow struct {
+	docID, chunkID                  int64
+	url, title, lang, postType      string
+	cats, tags, published, modified string
+	thin                            bool
+	typ, codeLang                   string
+	cols                            ftsColumns
+}
+
+// scanIndexRows analyzes every stored chunk into its full-text columns, a
+// document's chunks together, with the fields search filters on.
+func scanIndexRows(ctx context.Context, q interface {
+	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
+}, fn func(indexRow) error) error {
+	rows, err := q.QueryContext(ctx, `
+		SELECT d.id, d.title, d.lang, d.categories, d.tags, c.id, c.text, c.heading_path,
+			d.url, d.post_type, d.published, d.modified, d.thin, c.type, c.code_lang
 		FROM chunks c JOIN documents d ON d.id = c.doc_id
 		ORDER BY d.id, c.ord`)
 	if err != nil {
 		return err
 	}
-	type row struct {
-		id   int64
-		cols ftsColumns
-	}
-	// Read everything first: the same connection cannot insert while it
-	// steps through a query on the same table set.
+	defer rows.Close()
 	var (
-		pending []row
 		lastDoc int64 = -1
 		di      docIndex
 	)
 	for rows.Next() {
 		var (
-			docID, chunkID                    int64
-			title, lang, cats, tags, text, hp string
+			r        indexRow
+			text, hp string
 		)
-		if err := rows.Scan(&docID, &title, &lang, &cats, &tags, &chunkID, &text, &hp); err != nil {
-			rows.Close()
+		if err := rows.Scan(&r.docID, &r.title, &r.lang, &r.cats, &r.tags, &r.chunkID, &text, &hp,
+			&r.url, &r.postType, &r.published, &r.modified, &r.thin, &r.typ, &r.codeLang); err != nil {
 			return err
 		}
-		if docID != lastDoc {
-			di = newDocIndex(title, lang, parseList(cats), parseList(tags))
-			lastDoc = docID
+		if r.docID != lastDoc {
+			di = newDocIndex(r.title, r.lang, parseList(r.cats), parseList(r.tags))
+			lastDoc = r.docID
 		}
 		c := Chunk{Text: text, HeadingPath: parseList(hp)}
-		pending = append(pending, row{chunkID, di.columns(&c)})
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return err
-	}
-	for _, r := range pending {
-		if _, err := ins.ExecContext(ctx, r.id, r.cols.title, r.cols.keywords, r.cols.body, r.cols.exact); err != nil {
+		r.cols = di.columns(&c)
+		if err := fn(r); err != nil {
 			return err
 		}
 	}
-	return nil
+	return rows.Err()
 }

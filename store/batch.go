@@ -27,13 +27,14 @@ func (db *DB) PutDocuments(ctx context.Context, docs []*Document) error {
 		return fmt.Errorf("store: put documents: %w", err)
 	}
 	defer ins.Close()
+	var it indexTx
 	for _, d := range docs {
 		if d.URL == "" {
 			return errors.New("store: put documents: empty URL")
 		}
 		var old int64
 		if err := tx.QueryRowContext(ctx, `SELECT id FROM documents WHERE url = ?`, d.URL).Scan(&old); err == nil {
-			if err := deleteChunks(ctx, tx, old); err != nil {
+			if err := deleteChunks(ctx, tx, old, &it); err != nil {
 				return fmt.Errorf("store: put document %s: %w", d.URL, err)
 			}
 			if _, err := tx.ExecContext(ctx, `DELETE FROM documents WHERE id = ?`, old); err != nil {
@@ -52,11 +53,11 @@ func (db *DB) PutDocuments(ctx context.Context, docs []*Document) error {
 			return fmt.Errorf("store: put document %s: %w", d.URL, err)
 		}
 		d.IndexedAt = now
-		if err := insertChunks(ctx, tx, d); err != nil {
+		if err := insertChunks(ctx, tx, d, &it); err != nil {
 			return fmt.Errorf("store: put document %s: %w", d.URL, err)
 		}
 	}
-	if err := tx.Commit(); err != nil {
+	if err := db.commitIndexed(ctx, tx, &it); err != nil {
 		return fmt.Errorf("store: put documents: %w", err)
 	}
 	return nil

@@ -108,8 +108,9 @@ func (db *DB) PutDocument(ctx context.Context, d *Document) (PutResult, error) {
 		return PutResult{ID: id, Unchanged: true}, nil
 	}
 
+	var it indexTx
 	if id != 0 {
-		if err := deleteChunks(ctx, tx, id); err != nil {
+		if err := deleteChunks(ctx, tx, id, &it); err != nil {
 			return PutResult{}, fmt.Errorf("store: put document %s: %w", d.URL, err)
 		}
 	}
@@ -145,16 +146,16 @@ func (db *DB) PutDocument(ctx context.Context, d *Document) (PutResult, error) {
 	}
 	d.ID = id
 	d.IndexedAt = now
-	if err := insertChunks(ctx, tx, d); err != nil {
+	if err := insertChunks(ctx, tx, d, &it); err != nil {
 		return PutResult{}, fmt.Errorf("store: put document %s: %w", d.URL, err)
 	}
-	if err := tx.Commit(); err != nil {
+	if err := db.commitIndexed(ctx, tx, &it); err != nil {
 		return PutResult{}, fmt.Errorf("store: put document %s: %w", d.URL, err)
 	}
 	return PutResult{ID: id}, nil
 }
 
-func insertChunks(ctx context.Context, tx *sql.Tx, d *Document) error {
+func insertChunks(ctx context.Context, tx *sql.Tx, d *Document, it *indexTx) error {
 	insChunk, err := tx.PrepareContext(ctx, `
 		INSERT INTO chunks (doc_id, ord, start, end, text, heading_path, type, code_lang, content_hash, tokens)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
@@ -187,12 +188,14 @@ func insertChunks(ctx context.Context, tx *sql.Tx, d *Document) error {
 		if _, err := insFTS.ExecContext(ctx, c.ID, cols.title, cols.keywords, cols.body, cols.exact); err != nil {
 			return fmt.Errorf("index chunk %d: %w", c.Ord, err)
 		}
+		it.addChunk(d, c, cols)
 	}
 	indexGen.Add(1)
 	return nil
 }
 
-func deleteChunks(ctx context.Context, tx *sql.Tx, docID int64) error {
+func deleteChunks(ctx context.Context, tx *sql.Tx, docID int64, it *indexTx) error {
+	it.deleteDoc(docID)
 	if _, err := tx.ExecContext(ctx, `DELETE FROM chunks_fts WHERE rowid IN (SELECT id FROM chunks WHERE doc_id = ?)`, docID); err != nil {
 		return err
 	}
@@ -238,15 +241,16 @@ func (db *DB) deleteWhere(ctx context.Context, where string, arg any) (bool, err
 	if err := rows.Err(); err != nil {
 		return false, fmt.Errorf("store: delete document: %w", err)
 	}
+	var it indexTx
 	for _, id := range ids {
-		if err := deleteChunks(ctx, tx, id); err != nil {
+		if err := deleteChunks(ctx, tx, id, &it); err != nil {
 			return false, fmt.Errorf("store: delete document: %w", err)
 		}
 		if _, err := tx.ExecContext(ctx, `DELETE FROM documents WHERE id = ?`, id); err != nil {
 			return false, fmt.Errorf("store: delete document: %w", err)
 		}
 	}
-	if err := tx.Commit(); err != nil {
+	if err := db.commitIndexed(ctx, tx, &it); err != nil {
 		return false, fmt.Errorf("store: delete document: %w", err)
 	}
 	return len(ids) > 0, nil

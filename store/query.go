@@ -42,6 +42,8 @@ type parsedQuery struct {
 	// cutTerms is set when common terms were left out of the full-text
 	// query (cutCommon): the rerank must then score them.
 	cutTerms bool
+	// mem is the in-memory index when it is current, else nil.
+	mem *memIndex
 }
 
 var temporalWords = map[string]bool{

@@ -248,6 +248,7 @@ func (db *DB) Search(ctx context.Context, q SearchQuery) (*SearchResult, error) 
 		return res, nil
 	}
 
+	pq.mem = db.currentMem(ctx)
 	df, err := db.queryStats(ctx, pq)
 	if err != nil {
 		return nil, fmt.Errorf("store: search: %w", err)
@@ -459,7 +460,13 @@ func (db *DB) candidates(ctx context.Context, pq *parsedQuery, q SearchQuery, rk
 	// Known terms matter for short, navigational queries ("home",
 	// "notes"); in long questions the exact column only double-counts
 	// titles, which measured worse.
-	expr := pq.matchExpr(rk.Bigrams, rk.ExactWeight > 0 && pq.liveTerms() <= rk.ExactMaxTerms)
+	exact := rk.ExactWeight > 0 && pq.liveTerms() <= rk.ExactMaxTerms
+	if pq.mem != nil {
+		if ps, groups, ok := pq.memPhrases(rk.Bigrams, exact); ok {
+			return pq.mem.candidates(ps, groups, q, rk, k), nil
+		}
+	}
+	expr := pq.matchExpr(rk.Bigrams, exact)
 	if expr == "" {
 		return nil, nil
 	}

@@ -150,7 +150,7 @@ func (db *DB) mergeIntents(ctx context.Context, pq *parsedQuery, q SearchQuery, 
 	var lead []*docHit
 	used := map[int64]bool{}
 	for _, part := range pq.Intents {
-		sub := &parsedQuery{Text: pq.Text, Lang: pq.Lang, Seq: part}
+		sub := &parsedQuery{Text: pq.Text, Lang: pq.Lang, Seq: part, mem: pq.mem}
 		want := map[string]bool{}
 		for _, t := range part {
 			want[t] = true

@@ -17,6 +17,9 @@ type fieldStats struct {
 
 func (db *DB) fieldStats(ctx context.Context) (fieldStats, error) {
 	st := db.search()
+	if st.mem.isReady() {
+		return st.mem.fieldStats(), nil
+	}
 	gen := indexGen.Load()
 	st.mu.Lock()
 	fs := st.fields

@@ -21,6 +21,7 @@ type searchState struct {
 	indexOK  bool
 	fields   fieldStats
 	countGen int64
+	mem      *memIndex
 }
 
 var searchStates sync.Map // *DB → *searchState
@@ -29,7 +30,7 @@ func (db *DB) search() *searchState {
 	if s, ok := searchStates.Load(db); ok {
 		return s.(*searchState)
 	}
-	s, _ := searchStates.LoadOrStore(db, &searchState{ranking: DefaultRanking()})
+	s, _ := searchStates.LoadOrStore(db, &searchState{ranking: DefaultRanking(), mem: newMemIndex()})
 	return s.(*searchState)
 }
 
@@ -244,6 +245,9 @@ func (db *DB) termDocs(ctx context.Context, terms []string) (map[string]int, err
 	if len(terms) == 0 {
 		return out, nil
 	}
+	if m := db.search().mem; m.isReady() {
+		return m.termDocs(terms), nil
+	}
 	if v, err := db.vocabulary(ctx); err == nil && v.gen == indexGen.Load() {
 		for _, t := range terms {
 			if n, ok := v.docCount[t]; ok {
@@ -258,6 +262,9 @@ func (db *DB) termDocs(ctx context.Context, terms []string) (map[string]int, err
 // chunkCount is the number of chunks, cached until the index changes.
 func (db *DB) chunkCount(ctx context.Context) (int, error) {
 	st := db.search()
+	if st.mem.isReady() {
+		return st.mem.fieldStats().n, nil
+	}
 	gen := indexGen.Load()
 	st.mu.Lock()
 	if st.countGen == gen && st.count > 0 {

@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/pprof"
 	"sort"
 	"strings"
@@ -37,6 +38,7 @@ func runLatency(ctx context.Context, args []string) error {
 	dir := fs.String("dir", "", "store directory (default: temp)")
 	prof := fs.String("cpuprofile", "", "CPU profile of the query phase")
 	overHTTP := fs.Bool("http", false, "search through the daemon's HTTP API on loopback, not in-process")
+	ftsOnly := fs.Bool("fts", false, "search with FTS5 alone, without the in-memory index")
 	rk := rankingFlags(fs)
 	fs.IntVar(&rk.AllTermsMax, "allmax", rk.AllTermsMax, "AND-first up to this many terms")
 	fs.Parse(args)
@@ -145,6 +147,20 @@ func runLatency(ctx context.Context, args []string) error {
 		return err
 	}
 	fmt.Printf("store: %d documents, %d chunks, indexed in %s\n", *docs, nChunks, time.Since(t0).Round(time.Millisecond))
+	if !*ftsOnly && !*overHTTP {
+		t := time.Now()
+		var before runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		if err := db.LoadSearchIndex(ctx); err != nil {
+			return err
+		}
+		var after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		fmt.Printf("in-memory index: loaded in %s, %.1f MB of heap\n", time.Since(t).Round(time.Millisecond),
+			float64(after.HeapAlloc-before.HeapAlloc)/1e6)
+	}
 
 	type kind struct {
 		name string
@@ -290,6 +306,11 @@ func serveHTTP(ctx context.Context, dir string) (func(store.SearchQuery) error, 
 	cfg.StateDir, cfg.SiteURL = dir, "https://site.test"
 	d, err := daemon.Open(ctx, cfg, slog.New(slog.DiscardHandler))
 	if err != nil {
+		return nil, nil, err
+	}
+	// The daemon's Serve loads this at start-up.
+	if err := d.Store.LoadSearchIndex(ctx); err != nil {
+		d.Close()
 		return nil, nil, err
 	}
 	const token = "bench-token"
