@@ -408,9 +408,15 @@ func scanTokens(text string, fn func(string)) {
 	}
 	prev := rune(-1)
 	for i := 0; i < len(text); {
-		r, size := utf8.DecodeRuneInString(text[i:])
+		r, size := rune(text[i]), 1
+		if r >= utf8.RuneSelf {
+			r, size = utf8.DecodeRuneInString(text[i:])
+		}
 		i += size
 		switch {
+		case r < utf8.RuneSelf && ('a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' || r == '_'):
+			// Most text is ASCII: skip the Unicode tables.
+			buf = append(buf, byte(r))
 		case isIdeograph(r):
 			flush()
 			fn(string(r))
