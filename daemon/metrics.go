@@ -354,11 +354,14 @@ var (
 	descFree     = prometheus.NewDesc("askwpd_state_dir_free_bytes", "Space left on the state dir's filesystem.", nil, nil)
 	descFull     = prometheus.NewDesc("askwpd_store_disk_full", "1 while the store refuses writes because the state dir is full.", nil, nil)
 	descDBUp     = prometheus.NewDesc("askwpd_wp_database_up", "1 when the WordPress database answers a ping.", nil, nil)
+	descMemReady = prometheus.NewDesc("askwpd_search_index_ready", "1 while searches can run on the in-memory index.", nil, nil)
+	descMemLoads = prometheus.NewDesc("askwpd_search_index_loads_total", "Builds of the in-memory search index (start-up, and after writes it could not follow).", nil, nil)
+	descSearches = prometheus.NewDesc("askwpd_searches_total", "Searches by the index they ran on: memory, or fts5 while the in-memory index is not current.", []string{"index"}, nil)
 )
 
 func (c *indexCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descDocs, descChunks, descThin, descBytes, descLag, descLastIdx, descCrawling,
-		descQueue, descErrors, descLastRun, descLastEnd, descFree, descFull, descDBUp} {
+		descQueue, descErrors, descLastRun, descLastEnd, descFree, descFull, descDBUp, descMemReady, descMemLoads, descSearches} {
 		ch <- d
 	}
 }
@@ -384,6 +387,18 @@ func (c *indexCollector) Collect(ch chan<- prometheus.Metric) {
 		d.Log.Warn("Metrics: unable to read index stats", "error", err)
 	}
 	gauge(descBytes, float64(d.Store.Size()))
+	si := d.Store.SearchIndexStats()
+	ready := 0.0
+	if si.Ready {
+		ready = 1
+	}
+	gauge(descMemReady, ready)
+	counter := func(desc *prometheus.Desc, v float64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(desc, prometheus.CounterValue, v, labels...)
+	}
+	counter(descMemLoads, float64(si.Loads))
+	counter(descSearches, float64(si.Memory), "memory")
+	counter(descSearches, float64(si.FTS), "fts5")
 	var fs syscall.Statfs_t
 	if err := syscall.Statfs(d.Config.StateDir, &fs); err == nil {
 		gauge(descFree, float64(fs.Bavail)*float64(fs.Bsize))

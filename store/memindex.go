@@ -40,8 +40,15 @@ type memIndex struct {
 	delGen uint64
 	// buffered holds this process's commits that landed during a build.
 	buffered []memCommit
+	// early holds commits that arrived before one with a smaller count:
+	// two writers' commits can reach apply in either order.
+	early    map[int64]memCommit
 	inflight atomic.Int32
-	scratch  sync.Pool // *memScratch
+	// applied is closed, and replaced, whenever gen moves.
+	applied chan struct{}
+	scratch sync.Pool // *memScratch
+	// For SearchIndexStats.
+	loads, memSearches, ftsSearches atomic.Int64
 }
 
 type memDoc struct {
@@ -239,12 +246,12 @@ func (db *DB) commitIndexed(ctx context.Context, tx *sql.Tx, it *indexTx) error 
 }
 
 func newMemIndex() *memIndex {
-	return &memIndex{terms: map[string]*memTerm{}, docSlots: map[int64][]uint32{}}
+	return &memIndex{terms: map[string]*memTerm{}, docSlots: map[int64][]uint32{}, applied: make(chan struct{})}
 }
 
-// apply brings a commit into the index. A commit that does not follow the
-// index's generation means another process wrote in between; the index
-// then waits for a rebuild (searches use FTS5 meanwhile).
+// apply brings a commit into the index, in the order of the store's
+// index_writes count. A count that never arrives is another process's
+// write: currentMem sees the gap and rebuilds (searches use FTS5 meanwhile).
 func (m *memIndex) apply(c memCommit) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -255,14 +262,35 @@ func (m *memIndex) apply(c memCommit) {
 		m.buffered = append(m.buffered, c)
 		return
 	}
-	if !m.ready {
-		return
+	if m.ready {
+		m.offerLocked(c)
 	}
-	if c.gen != m.gen+1 || c.rebuilt {
+}
+
+func (m *memIndex) offerLocked(c memCommit) {
+	switch {
+	case c.rebuilt:
 		m.ready = false
+		m.early = nil
+		return
+	case c.gen <= m.gen:
+		return // in the snapshot already
+	case c.gen > m.gen+1:
+		if m.early == nil {
+			m.early = map[int64]memCommit{}
+		}
+		m.early[c.gen] = c
 		return
 	}
 	m.applyLocked(c)
+	for {
+		next, ok := m.early[m.gen+1]
+		if !ok {
+			return
+		}
+		delete(m.early, next.gen)
+		m.applyLocked(next)
+	}
 }
 
 func (m *memIndex) applyLocked(c memCommit) {
@@ -285,10 +313,16 @@ func (m *memIndex) applyLocked(c memCommit) {
 	for i := range c.adds {
 		m.addLocked(&c.adds[i])
 	}
-	m.gen = c.gen
+	m.setGenLocked(c.gen)
 	if m.dead > memCompactMin && m.dead > m.live {
 		m.compactLocked()
 	}
+}
+
+func (m *memIndex) setGenLocked(gen int64) {
+	m.gen = gen
+	close(m.applied)
+	m.applied = make(chan struct{})
 }
 
 func (m *memIndex) addLocked(mc *memChunk) {
@@ -416,18 +450,15 @@ func (db *DB) buildMem(ctx context.Context, m *memIndex) error {
 	m.slots, m.terms, m.docSlots = fresh.slots, fresh.terms, fresh.docSlots
 	m.live, m.dead, m.colTotal = fresh.live, 0, fresh.colTotal
 	m.delGen++
-	m.gen = gen
+	m.setGenLocked(gen)
 	m.ready = true
+	m.loads.Add(1)
 	m.building = false
+	m.early = nil
 	for _, c := range m.buffered {
-		if c.gen <= gen {
-			continue // already in the snapshot
+		if m.ready {
+			m.offerLocked(c)
 		}
-		if c.gen != m.gen+1 || c.rebuilt {
-			m.ready = false
-			break
-		}
-		m.applyLocked(c)
 	}
 	m.buffered = nil
 	return nil
@@ -459,12 +490,17 @@ func (db *DB) currentMem(ctx context.Context) *memIndex {
 	if err != nil {
 		return nil
 	}
-	if ready && cur == gen {
+	if ready && gen >= cur {
+		return m
+	}
+	if ready && cur > gen && m.inflight.Load() > 0 && m.waitGen(ctx, cur, memWaitMax) {
+		// This process's commit landed and is being applied: a moment's
+		// wait beats a search on FTS5.
 		return m
 	}
 	if !building && m.inflight.Load() == 0 {
 		m.mu.RLock()
-		caughtUp := m.ready && m.gen == cur
+		caughtUp := m.ready && m.gen >= cur
 		m.mu.RUnlock()
 		if caughtUp {
 			return m
@@ -474,13 +510,53 @@ func (db *DB) currentMem(ctx context.Context) *memIndex {
 	return nil
 }
 
-// isReady reports whether the index is built and following this
-// process's writes. Statistics may come from it; candidates check
-// currentMem, which also rules out other processes' writes.
-func (m *memIndex) isReady() bool {
+// SearchIndexStats tells how searches were served.
+type SearchIndexStats struct {
+	Enabled, Ready bool
+	Chunks         int
+	// Loads counts builds of the in-memory index: the first, and one
+	// after each write it could not follow (another process's).
+	Loads int64
+	// Memory and FTS count searches by the index they ran on.
+	Memory, FTS int64
+}
+
+// SearchIndexStats reports on the in-memory search index.
+func (db *DB) SearchIndexStats() SearchIndexStats {
+	m := db.search().mem
 	m.mu.RLock()
 	defer m.mu.RUnlock()
-	return m.enabled && m.ready
+	return SearchIndexStats{Enabled: m.enabled, Ready: m.ready, Chunks: m.live, Loads: m.loads.Load(),
+		Memory: m.memSearches.Load(), FTS: m.ftsSearches.Load()}
+}
+
+// memWaitMax bounds how long a search waits for a commit to reach the
+// in-memory index before it searches FTS5 instead.
+const memWaitMax = 20 * time.Millisecond
+
+// waitGen waits until the index reflects gen, for at most d.
+func (m *memIndex) waitGen(ctx context.Context, gen int64, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	for {
+		m.mu.RLock()
+		ok, ready, ch := m.gen >= gen, m.ready, m.applied
+		m.mu.RUnlock()
+		if !ready {
+			return false
+		}
+		if ok {
+			// Later commits of this process may be in too: newer still.
+			return true
+		}
+		select {
+		case <-ch:
+		case <-t.C:
+			return false
+		case <-ctx.Done():
+			return false
+		}
+	}
 }
 
 // counts returns a term's live chunk counts in the stemmed columns and in
@@ -509,6 +585,24 @@ func (m *memIndex) counts(t *memTerm) (stem, exact int) {
 	nc.n = len(t.post)
 	t.cnt.Store(&nc)
 	return nc.stem, nc.exact
+}
+
+// eachTerm calls fn with every term and the number of live chunks holding
+// it, in any column.
+func (m *memIndex) eachTerm(fn func(term string, docs int)) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	for term, t := range m.terms {
+		n := 0
+		for _, p := range t.post {
+			if !m.slots[p.slot].dead {
+				n++
+			}
+		}
+		if n > 0 {
+			fn(term, n)
+		}
+	}
 }
 
 // termDocs is termDocs from memory: chunks holding each term in any column.

@@ -249,6 +249,11 @@ func (db *DB) Search(ctx context.Context, q SearchQuery) (*SearchResult, error) 
 	}
 
 	pq.mem = db.currentMem(ctx)
+	if m := db.search().mem; pq.mem != nil {
+		m.memSearches.Add(1)
+	} else {
+		m.ftsSearches.Add(1)
+	}
 	df, err := db.queryStats(ctx, pq)
 	if err != nil {
 		return nil, fmt.Errorf("store: search: %w", err)
@@ -308,7 +313,7 @@ func (db *DB) queryStats(ctx context.Context, pq *parsedQuery) (map[string]int, 
 			keys = append(keys, t.Surface)
 		}
 	}
-	return db.termDocs(ctx, keys)
+	return db.termDocs(ctx, pq.mem, keys)
 }
 
 // correctTypos replaces query words found nowhere in the index by the

@@ -27,7 +27,7 @@ func (db *DB) decide(ctx context.Context, pq *parsedQuery, rk Ranking, df map[st
 		res.Action, res.Reason = "no_match", "nothing matched"
 		return
 	}
-	n, err := db.chunkCount(ctx)
+	n, err := db.chunkCount(ctx, pq.mem)
 	if err != nil || n == 0 {
 		n = 1
 	}

@@ -15,10 +15,10 @@ type fieldStats struct {
 	avgTitle, avgKeywords, avgBody float64
 }
 
-func (db *DB) fieldStats(ctx context.Context) (fieldStats, error) {
+func (db *DB) fieldStats(ctx context.Context, mem *memIndex) (fieldStats, error) {
 	st := db.search()
-	if st.mem.isReady() {
-		return st.mem.fieldStats(), nil
+	if mem != nil {
+		return mem.fieldStats(), nil
 	}
 	gen := indexGen.Load()
 	st.mu.Lock()
@@ -27,7 +27,7 @@ func (db *DB) fieldStats(ctx context.Context) (fieldStats, error) {
 	if fs.n > 0 && fs.gen == gen {
 		return fs, nil
 	}
-	n, err := db.chunkCount(ctx)
+	n, err := db.chunkCount(ctx, nil)
 	if err != nil {
 		return fs, err
 	}
@@ -72,7 +72,7 @@ func (db *DB) rerank(ctx context.Context, pq *parsedQuery, rk Ranking, df map[st
 		return nil
 	}
 	top := cands[:depth]
-	fs, err := db.fieldStats(ctx)
+	fs, err := db.fieldStats(ctx, pq.mem)
 	if err != nil {
 		return err
 	}
@@ -91,7 +91,7 @@ func (db *DB) rerank(ctx context.Context, pq *parsedQuery, rk Ranking, df map[st
 		}
 	}
 	if len(missing) > 0 {
-		more, err := db.termDocs(ctx, missing)
+		more, err := db.termDocs(ctx, pq.mem, missing)
 		if err != nil {
 			return err
 		}
@@ -295,7 +295,7 @@ func (db *DB) rm3(ctx context.Context, weights, idf map[string]float64, n int, r
 		out[c.t] = scale * lambda * c.w / rsum
 		keys = append(keys, c.t)
 	}
-	df, err := db.termDocs(ctx, keys)
+	df, err := db.termDocs(ctx, nil, keys)
 	if err != nil {
 		return nil, err
 	}

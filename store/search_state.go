@@ -106,32 +106,49 @@ func (db *DB) vocabulary(ctx context.Context) (*vocabulary, error) {
 	}
 	st.building = true
 	st.mu.Unlock()
+	if v != nil {
+		// Stale: answer from the old list while a new one is read; a
+		// search should not wait for a scan of the whole vocabulary.
+		go db.buildVocabulary(context.WithoutCancel(ctx), gen) //nolint:errcheck // the next search retries
+		return v, nil
+	}
+	return db.buildVocabulary(ctx, gen)
+}
+
+func (db *DB) buildVocabulary(ctx context.Context, gen int64) (*vocabulary, error) {
+	st := db.search()
 	defer func() {
 		st.mu.Lock()
 		st.building = false
 		st.mu.Unlock()
 	}()
-
-	rows, err := db.read.QueryContext(ctx, `SELECT term, doc FROM chunks_vocab`)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
 	nv := &vocabulary{gen: gen, built: time.Now(), byKey: map[vocabKey][]vocabTerm{}, docCount: map[string]int{}}
-	for rows.Next() {
-		var t vocabTerm
-		if err := rows.Scan(&t.term, &t.docs); err != nil {
-			return nil, err
-		}
+	add := func(t vocabTerm) {
 		nv.docCount[t.term] = t.docs
 		n := utf8.RuneCountInString(t.term)
 		if n < 3 || hasDigit(t.term) || strings.ContainsAny(t.term, "_.") {
-			continue
+			return
 		}
 		nv.add(t)
 	}
-	if err := rows.Err(); err != nil {
-		return nil, err
+	if m := db.currentMem(ctx); m != nil {
+		m.eachTerm(func(term string, docs int) { add(vocabTerm{term, docs}) })
+	} else {
+		rows, err := db.read.QueryContext(ctx, `SELECT term, doc FROM chunks_vocab`)
+		if err != nil {
+			return nil, err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var t vocabTerm
+			if err := rows.Scan(&t.term, &t.docs); err != nil {
+				return nil, err
+			}
+			add(t)
+		}
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
 	}
 	st.mu.Lock()
 	st.vocab = nv
@@ -240,13 +257,13 @@ func abs(x int) int {
 // termDocs returns how many chunks hold each term (stems and exact
 // surfaces share one vocabulary), from the cached vocabulary when it is
 // current, else from the index.
-func (db *DB) termDocs(ctx context.Context, terms []string) (map[string]int, error) {
+func (db *DB) termDocs(ctx context.Context, mem *memIndex, terms []string) (map[string]int, error) {
 	out := map[string]int{}
 	if len(terms) == 0 {
 		return out, nil
 	}
-	if m := db.search().mem; m.isReady() {
-		return m.termDocs(terms), nil
+	if mem != nil {
+		return mem.termDocs(terms), nil
 	}
 	if v, err := db.vocabulary(ctx); err == nil && v.gen == indexGen.Load() {
 		for _, t := range terms {
@@ -260,10 +277,10 @@ func (db *DB) termDocs(ctx context.Context, terms []string) (map[string]int, err
 }
 
 // chunkCount is the number of chunks, cached until the index changes.
-func (db *DB) chunkCount(ctx context.Context) (int, error) {
+func (db *DB) chunkCount(ctx context.Context, mem *memIndex) (int, error) {
 	st := db.search()
-	if st.mem.isReady() {
-		return st.mem.fieldStats().n, nil
+	if mem != nil {
+		return mem.fieldStats().n, nil
 	}
 	gen := indexGen.Load()
 	st.mu.Lock()
