@@ -23,6 +23,12 @@ func FuzzSearchQuery(f *testing.F) {
 			f.Fatal(err)
 		}
 	}
+	// Searches run on the in-memory index, and each query's candidates
+	// are checked against FTS5's (the store is fresh: bm25() is exact).
+	if err := db.LoadSearchIndex(ctx); err != nil {
+		f.Fatal(err)
+	}
+	rk := DefaultRanking()
 	f.Fuzz(func(t *testing.T, q string) {
 		pq := parseQuery(q, "en", nil)
 		if len(pq.Terms) > maxQueryTerms {
@@ -44,6 +50,24 @@ func FuzzSearchQuery(f *testing.F) {
 		}
 		if len(res.Hits) > 5 {
 			t.Fatalf("Search(%q) returned %d hits, limit 5", q, len(res.Hits))
+		}
+		m := db.currentMem(ctx)
+		if m == nil {
+			t.Fatal("in-memory index not current")
+		}
+		for _, all := range []bool{false, true} {
+			pq.requireAll = all
+			ps, groups, ok := pq.memPhrases(false, rk.ExactWeight > 0 && pq.liveTerms() <= rk.ExactMaxTerms)
+			if !ok {
+				continue
+			}
+			want, err := db.candidates(ctx, pq, SearchQuery{}, rk, 1000)
+			if err != nil {
+				t.Fatalf("FTS5 candidates for %q: %v", q, err)
+			}
+			if msg := sameCandidates(want, m.candidates(ps, groups, SearchQuery{}, rk, 1000), false); msg != "" {
+				t.Fatalf("%q (all %v): %s", q, all, msg)
+			}
 		}
 	})
 }
