@@ -174,7 +174,9 @@ type Status struct {
 	Errors    []*store.URLState `json:"errors"`
 	Crawling  bool              `json:"crawling"`
 	Database  string            `json:"database"`
-	Extra     map[string]any    `json:"extra,omitempty"`
+	// SearchIndex is the in-memory search index's state.
+	SearchIndex store.SearchIndexStats `json:"search_index"`
+	Extra       map[string]any         `json:"extra,omitempty"`
 	// Observability is retrieval quality, latency and index health (metrics.go).
 	Observability *Observability `json:"observability,omitempty"`
 	// Freshness is the event queue, frontier and schedule (events.go).

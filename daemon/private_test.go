@@ -621,6 +621,11 @@ func TestPrivate_NothingLeaks(t *testing.T) {
 		callTool("get_recent", args)
 	}
 	t.Logf("%d tool calls over HTTP", calls)
+	// The searches ran where the daemon's searches run: its in-memory
+	// index, kept current through every event above.
+	if si := c.status().SearchIndex; !si.Ready || si.Memory == 0 || si.Loads != 1 {
+		t.Fatalf("search index %+v: want it loaded once and serving the searches", si)
+	}
 	c.settle()
 	phase("tools")
 	checkViews("after every tool", inputs)

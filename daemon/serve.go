@@ -33,7 +33,7 @@ func (d *Daemon) Status(ctx context.Context) (*api.Status, error) {
 	}
 	st := &api.Status{
 		Site: d.Site, Version: Version, StartedAt: d.startedAt, Index: stats, Runs: runs,
-		Errors: errs, Database: "none",
+		Errors: errs, Database: "none", SearchIndex: d.Store.SearchIndexStats(),
 	}
 	if st.Errors == nil {
 		st.Errors = []*store.URLState{}

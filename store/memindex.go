@@ -348,8 +348,11 @@ func (m *memIndex) addLocked(mc *memChunk) {
 	}
 }
 
-// memCompactMin is the fewest dead slots worth a compaction.
-var memCompactMin = 4096
+// memCompactMin is the fewest dead slots worth a compaction. Compacting
+// costs a pass over every posting; waiting until the dead outnumber the
+// live keeps that cost per deleted chunk bounded, and this floor keeps a
+// small site from compacting at every edit.
+var memCompactMin = 256
 
 // compactLocked drops dead slots and their postings. It runs when more
 // slots are dead than live, so its cost per deleted chunk stays bounded.
@@ -521,13 +524,15 @@ func (db *DB) currentMem(ctx context.Context) *memIndex {
 
 // SearchIndexStats tells how searches were served.
 type SearchIndexStats struct {
-	Enabled, Ready bool
-	Chunks         int
+	Enabled bool `json:"enabled"`
+	Ready   bool `json:"ready"`
+	Chunks  int  `json:"chunks"`
 	// Loads counts builds of the in-memory index: the first, and one
 	// after each write it could not follow (another process's).
-	Loads int64
+	Loads int64 `json:"loads"`
 	// Memory and FTS count searches by the index they ran on.
-	Memory, FTS int64
+	Memory int64 `json:"memory_searches"`
+	FTS    int64 `json:"fts5_searches"`
 }
 
 // SearchIndexStats reports on the in-memory search index.
