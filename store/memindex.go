@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -46,7 +47,9 @@ type memIndex struct {
 	inflight atomic.Int32
 	// applied is closed, and replaced, whenever gen moves.
 	applied chan struct{}
-	scratch sync.Pool // *memScratch
+	// scratch holds the score arrays: 12 bytes a chunk each, so their
+	// number, not the number of concurrent searches, bounds the memory.
+	scratch chan *memScratch
 	// For SearchIndexStats.
 	loads, memSearches, ftsSearches atomic.Int64
 }
@@ -249,7 +252,12 @@ func (db *DB) commitIndexed(ctx context.Context, tx *sql.Tx, it *indexTx) error 
 }
 
 func newMemIndex() *memIndex {
-	return &memIndex{terms: map[string]*memTerm{}, docSlots: map[int64][]uint32{}, applied: make(chan struct{})}
+	m := &memIndex{terms: map[string]*memTerm{}, docSlots: map[int64][]uint32{}, applied: make(chan struct{}),
+		scratch: make(chan *memScratch, 2*runtime.GOMAXPROCS(0))}
+	for range cap(m.scratch) {
+		m.scratch <- &memScratch{}
+	}
+	return m
 }
 
 // apply brings a commit into the index, in the order of the store's
@@ -731,16 +739,15 @@ type memHit struct {
 func (m *memIndex) candidates(ps []memPhrase, groups int, q SearchQuery, rk Ranking, k int) []*candidate {
 	const k1, b = 1.2, 0.75
 	weights := [4]float64{rk.TitleWeight, rk.KeywordWeight, rk.BodyWeight, rk.ExactWeight}
+	// A free scratch first, the lock second: a search waiting for
+	// scratch space must not hold up a writer.
+	sc := <-m.scratch
+	defer func() { m.scratch <- sc }()
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	if m.live == 0 {
 		return nil
 	}
-	sc, _ := m.scratch.Get().(*memScratch)
-	if sc == nil {
-		sc = &memScratch{}
-	}
-	defer m.scratch.Put(sc)
 	if len(sc.score) < len(m.slots) {
 		sc.score = make([]float64, len(m.slots)+len(m.slots)/4)
 		sc.mask = make([]uint32, len(sc.score))
