@@ -97,7 +97,9 @@ func (d *Daemon) Serve(ctx context.Context) error {
 	d.lifeMu.Lock()
 	d.life = bg
 	d.lifeMu.Unlock()
-	go d.loadSearchIndex(bg)
+	if d.Config.Search.MemoryIndex {
+		go d.loadSearchIndex(bg)
+	}
 	sched := d.schedule(bg)
 	stopEvents := d.StartEvents(bg)
 
