@@ -165,6 +165,18 @@ func (db *DB) migrate(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("store: migrate %s: %w", m.name, err)
 		}
+		// Another process opening the same new store may have migrated
+		// since the version was read; the transaction's write lock makes
+		// this second reading the one that counts.
+		var now int
+		if err := tx.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&now); err != nil {
+			tx.Rollback()
+			return fmt.Errorf("store: migrate %s: %w", m.name, err)
+		}
+		if now >= m.version {
+			tx.Rollback()
+			continue
+		}
 		if _, err := tx.ExecContext(ctx, m.sql); err != nil {
 			tx.Rollback()
 			return fmt.Errorf("store: migrate %s: %w", m.name, err)

@@ -99,3 +99,24 @@ func TestDB_SearchFilters(t *testing.T) {
 		t.Fatalf("filtered search = %+v", sr.Hits)
 	}
 }
+
+// TestOpen_ConcurrentMigrations: processes opening the same new store at
+// once (serve and index started together) all succeed.
+func TestOpen_ConcurrentMigrations(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "askwpd.db")
+	errs := make(chan error, 4)
+	for range cap(errs) {
+		go func() {
+			db, err := Open(context.Background(), path)
+			if err == nil {
+				err = db.Close()
+			}
+			errs <- err
+		}()
+	}
+	for range cap(errs) {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+}
