@@ -530,6 +530,38 @@ func (db *DB) currentMem(ctx context.Context) *memIndex {
 	return nil
 }
 
+// CheckSearchIndex compares the in-memory index's chunks with the store's.
+// On a difference (a bug in following writes; nothing else should cause
+// one) it reloads the index and reports the two counts. A cheap check:
+// one count over the chunks table.
+func (db *DB) CheckSearchIndex(ctx context.Context) (ok bool, inMemory, stored int, err error) {
+	m := db.search().mem
+	tx, err := db.read.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return false, 0, 0, fmt.Errorf("store: check search index: %w", err)
+	}
+	defer tx.Rollback()
+	gen, err := readIndexWrites(ctx, tx)
+	if err != nil {
+		return false, 0, 0, fmt.Errorf("store: check search index: %w", err)
+	}
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM chunks`).Scan(&stored); err != nil {
+		return false, 0, 0, fmt.Errorf("store: check search index: %w", err)
+	}
+	m.mu.RLock()
+	current := m.enabled && m.ready && !m.building && m.gen == gen
+	inMemory = m.live
+	m.mu.RUnlock()
+	if !current || inMemory == stored {
+		// Not loaded, or moving: nothing to compare this time.
+		return true, inMemory, stored, nil
+	}
+	if err := db.LoadSearchIndex(ctx); err != nil {
+		return false, inMemory, stored, err
+	}
+	return false, inMemory, stored, nil
+}
+
 // SearchIndexStats tells how searches were served.
 type SearchIndexStats struct {
 	Enabled bool `json:"enabled"`

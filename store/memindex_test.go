@@ -330,3 +330,27 @@ func TestMemIndex_CommitsOutOfOrder(t *testing.T) {
 		t.Fatalf("a repeated commit was applied again")
 	}
 }
+
+// TestMemIndex_Check: a copy that lost track of the store (simulated by
+// dropping a chunk from memory only) is caught and reloaded.
+func TestMemIndex_Check(t *testing.T) {
+	ctx := context.Background()
+	db := openSite(t)
+	if err := db.LoadSearchIndex(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if ok, mem, stored, err := db.CheckSearchIndex(ctx); err != nil || !ok || mem != stored {
+		t.Fatalf("fresh index: ok %v, %d in memory, %d stored, %v", ok, mem, stored, err)
+	}
+	m := db.search().mem
+	m.mu.Lock()
+	m.applyLocked(memCommit{gen: m.gen, dels: []int64{m.slots[0].doc.id}})
+	m.mu.Unlock()
+	ok, mem, stored, err := db.CheckSearchIndex(ctx)
+	if err != nil || ok || mem >= stored {
+		t.Fatalf("after a lost chunk: ok %v, %d in memory, %d stored, %v", ok, mem, stored, err)
+	}
+	if ok, mem, stored, err := db.CheckSearchIndex(ctx); err != nil || !ok || mem != stored {
+		t.Fatalf("after the reload: ok %v, %d in memory, %d stored, %v", ok, mem, stored, err)
+	}
+}
