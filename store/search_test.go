@@ -148,8 +148,19 @@ func TestDB_SearchEvidence(t *testing.T) {
 }
 
 func TestDB_SearchFiltersStrict(t *testing.T) {
+	for _, mem := range []bool{false, true} {
+		t.Run(fmt.Sprintf("memory=%v", mem), func(t *testing.T) { testFiltersStrict(t, mem) })
+	}
+}
+
+func testFiltersStrict(t *testing.T, mem bool) {
 	db := openSite(t)
 	ctx := context.Background()
+	if mem {
+		if err := db.LoadSearchIndex(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
 	// Prose ranks higher for "login handler", yet the filter holds.
 	all, err := db.Search(ctx, SearchQuery{Text: "login handler", Passages: true, PerDoc: 3})
 	if err != nil {
@@ -179,6 +190,9 @@ func TestDB_SearchFiltersStrict(t *testing.T) {
 		if h.Published.Before(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)) {
 			t.Errorf("hit %s published %s passes After", h.URL, h.Published)
 		}
+	}
+	if st := db.SearchIndexStats(); mem != (st.Memory > 0) || !mem != (st.FTS > 0) {
+		t.Fatalf("searches ran on the wrong index: %+v", st)
 	}
 }
 
