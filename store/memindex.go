@@ -718,14 +718,10 @@ func (pq *parsedQuery) memPhrases(bigrams, exact bool) (ps []memPhrase, groups i
 			if t.Weight <= 0 {
 				continue
 			}
-			key := t.Term
-			if t.Source == "synonym" && t.From != "" {
-				key = "\x00" + t.From
-			}
-			g, seen := idx[key]
+			g, seen := idx[t.group()]
 			if !seen {
 				g = len(idx)
-				idx[key] = g
+				idx[t.group()] = g
 			}
 			if !single(t.Term) {
 				return nil, 0, false

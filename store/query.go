@@ -233,6 +233,15 @@ func (pq *parsedQuery) matchExpr(bigrams, exact bool) string {
 	return strings.Join(parts, " OR ")
 }
 
+// group is the term's group in an AND of the terms: its own, or, for a
+// synonym, the query word it stands for.
+func (t queryTerm) group() string {
+	if t.Source == "synonym" && t.From != "" {
+		return "\x00" + t.From
+	}
+	return t.Term
+}
+
 // allExpr requires every live query term (or one of its synonyms, or its
 // exact surface form) to match.
 func (pq *parsedQuery) allExpr() string {
@@ -242,10 +251,7 @@ func (pq *parsedQuery) allExpr() string {
 		if t.Weight <= 0 {
 			continue
 		}
-		key := t.Term
-		if t.Source == "synonym" && t.From != "" {
-			key = "\x00" + t.From
-		}
+		key := t.group()
 		if _, ok := groups[key]; !ok {
 			order = append(order, key)
 		}
