@@ -87,11 +87,12 @@ type memTerm struct {
 }
 
 // memCount caches how many live chunks hold a term in the stemmed columns
-// and in the exact column (bm25()'s nHit for the two kinds of phrase).
+// and in the exact column (bm25()'s nHit for the two kinds of phrase), and
+// in any column (the vocabulary's count).
 type memCount struct {
-	delGen      uint64
-	n           int // postings counted
-	stem, exact int
+	delGen           uint64
+	n                int // postings counted
+	stem, exact, any int
 }
 
 // memCommit is one committed transaction's index changes.
@@ -613,22 +614,22 @@ func (m *memIndex) waitGen(ctx context.Context, gen int64, d time.Duration) bool
 	}
 }
 
-// counts returns a term's live chunk counts in the stemmed columns and in
-// the exact column. Call with m.mu read-locked.
-func (m *memIndex) counts(t *memTerm) (stem, exact int) {
+// counts returns a term's live chunk counts. Call with m.mu read-locked.
+func (m *memIndex) counts(t *memTerm) memCount {
 	c := t.cnt.Load()
 	if c != nil && c.delGen == m.delGen && c.n == len(t.post) {
-		return c.stem, c.exact
+		return *c
 	}
 	nc := memCount{delGen: m.delGen}
-	from := 0
 	if c != nil && c.delGen == m.delGen && c.n <= len(t.post) {
-		from, nc.stem, nc.exact = c.n, c.stem, c.exact
+		// Only appended since: count the new postings.
+		nc = *c
 	}
-	for _, p := range t.post[from:] {
+	for _, p := range t.post[nc.n:] {
 		if m.slots[p.slot].dead {
 			continue
 		}
+		nc.any++
 		if p.tf[0]|p.tf[1]|p.tf[2] != 0 {
 			nc.stem++
 		}
@@ -638,7 +639,7 @@ func (m *memIndex) counts(t *memTerm) (stem, exact int) {
 	}
 	nc.n = len(t.post)
 	t.cnt.Store(&nc)
-	return nc.stem, nc.exact
+	return nc
 }
 
 // eachTerm calls fn with every term and the number of live chunks holding
@@ -647,13 +648,7 @@ func (m *memIndex) eachTerm(fn func(term string, docs int)) {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	for term, t := range m.terms {
-		n := 0
-		for _, p := range t.post {
-			if !m.slots[p.slot].dead {
-				n++
-			}
-		}
-		if n > 0 {
+		if n := m.counts(t).any; n > 0 {
 			fn(term, n)
 		}
 	}
@@ -665,18 +660,10 @@ func (m *memIndex) termDocs(terms []string) map[string]int {
 	defer m.mu.RUnlock()
 	out := make(map[string]int, len(terms))
 	for _, term := range terms {
-		t := m.terms[term]
-		if t == nil {
-			continue
-		}
-		n := 0
-		for _, p := range t.post {
-			if !m.slots[p.slot].dead {
-				n++
+		if t := m.terms[term]; t != nil {
+			if n := m.counts(t).any; n > 0 {
+				out[term] = n
 			}
-		}
-		if n > 0 {
-			out[term] = n
 		}
 	}
 	return out
@@ -800,11 +787,11 @@ func (m *memIndex) candidates(ps []memPhrase, groups int, q SearchQuery, rk Rank
 		if t == nil {
 			continue
 		}
-		stem, exact := m.counts(t)
-		nHit := float64(stem)
+		cnt := m.counts(t)
+		nHit := float64(cnt.stem)
 		lo, hi := 0, 3
 		if p.exact {
-			nHit, lo, hi = float64(exact), 3, 4
+			nHit, lo, hi = float64(cnt.exact), 3, 4
 		}
 		if nHit == 0 {
 			continue
