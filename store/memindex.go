@@ -52,6 +52,8 @@ type memIndex struct {
 	scratch chan *memScratch
 	// For SearchIndexStats.
 	loads, memSearches, ftsSearches atomic.Int64
+	// lastReload is when a search last started a reload (unix nanos).
+	lastReload atomic.Int64
 }
 
 type memDoc struct {
@@ -526,10 +528,18 @@ func (db *DB) currentMem(ctx context.Context) *memIndex {
 		if caughtUp {
 			return m
 		}
-		go db.LoadSearchIndex(context.WithoutCancel(ctx)) //nolint:errcheck // the next search retries
+		// Another process writing for minutes (askwpd index beside serve)
+		// would otherwise have each reload followed by the next.
+		now, last := time.Now().UnixNano(), m.lastReload.Load()
+		if now-last >= int64(memReloadEvery) && m.lastReload.CompareAndSwap(last, now) {
+			go db.LoadSearchIndex(context.WithoutCancel(ctx)) //nolint:errcheck // the next search retries
+		}
 	}
 	return nil
 }
+
+// memReloadEvery spaces the reloads searches start.
+var memReloadEvery = 10 * time.Second
 
 // CheckSearchIndex compares the in-memory index's chunks with the store's.
 // On a difference (a bug in following writes; nothing else should cause
