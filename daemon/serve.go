@@ -153,7 +153,8 @@ func (d *Daemon) loadSearchIndex(ctx context.Context) {
 		}
 		return
 	}
-	d.Log.Info("Search index loaded", "took", time.Since(start).Round(time.Millisecond))
+	si := d.Store.SearchIndexStats()
+	d.Log.Info("Search index loaded into memory", "chunks", si.Chunks, "took_ms", time.Since(start).Milliseconds())
 }
 
 func (d *Daemon) runPass(ctx context.Context, opt IndexOptions) {
