@@ -501,7 +501,11 @@ func greekWord(word []byte, fn func(string)) {
 	}
 }
 
-var folder = transform.Chain(norm.NFD, runes.Remove(runes.In(unicode.Mn)), norm.NFC)
+// folders hold the diacritic-removing chain: a transform.Chain keeps its
+// buffers between calls, so each goroutine needs its own.
+var folders = sync.Pool{New: func() any {
+	return transform.Chain(norm.NFD, runes.Remove(runes.In(unicode.Mn)), norm.NFC)
+}}
 
 // foldMap covers letters that are not a base letter plus a combining mark,
 // so NFD leaves them alone.
@@ -526,7 +530,9 @@ func fold(s string) string {
 	if isASCII(s) {
 		return s
 	}
+	folder := folders.Get().(transform.Transformer)
 	out, _, err := transform.String(folder, s)
+	folders.Put(folder)
 	if err != nil {
 		out = s
 	}

@@ -3,6 +3,8 @@ package store
 import (
 	"context"
 	"reflect"
+	"slices"
+	"sync"
 	"testing"
 )
 
@@ -137,4 +139,22 @@ func TestAnalyzeFor(t *testing.T) {
 			t.Errorf("%s: analyzeFor(nil) = %q, want %q", lang, got, full)
 		}
 	}
+}
+
+// TestAnalyze_Concurrent: searches analyze queries concurrently; folding
+// diacritics must not share state between them (run with -race).
+func TestAnalyze_Concurrent(t *testing.T) {
+	want := Analyze("Café Łódź straße naïve résumé", "en")
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			for range 200 {
+				if got := Analyze("Café Łódź straße naïve résumé", "en"); !slices.Equal(got, want) {
+					t.Errorf("got %v, want %v", got, want)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
 }
