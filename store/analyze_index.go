@@ -106,6 +106,7 @@ func rebuildIndex(ctx context.Context, tx *sql.Tx) error {
 	}); err != nil {
 		return err
 	}
+	analyzeRows(pending)
 	for _, r := range pending {
 		if _, err := ins.ExecContext(ctx, r.chunkID, r.cols.title, r.cols.keywords, r.cols.body, r.cols.exact); err != nil {
 			return err
@@ -116,16 +117,34 @@ func rebuildIndex(ctx context.Context, tx *sql.Tx) error {
 
 // indexRow is one chunk's full-text row with its document's fields.
 type indexRow struct {
-	docID, chunkID                  int64
-	url, title, lang, postType      string
-	cats, tags, published, modified string
-	thin                            bool
-	typ, codeLang                   string
-	cols                            ftsColumns
+	docID, chunkID                   int64
+	url, title, lang, postType       string
+	cats, tags, published, modified  string
+	thin                             bool
+	typ, codeLang, text, headingPath string
+	cols                             ftsColumns // filled by analyzeRows
 }
 
-// scanIndexRows analyzes every stored chunk into its full-text columns, a
-// document's chunks together, with the fields search filters on.
+// analyzeRows fills in the rows' full-text columns, analyzing a
+// document's own fields once for its run of chunks.
+func analyzeRows(rs []indexRow) {
+	var (
+		lastDoc int64 = -1
+		di      docIndex
+	)
+	for i := range rs {
+		r := &rs[i]
+		if r.docID != lastDoc {
+			di = newDocIndex(r.title, r.lang, parseList(r.cats), parseList(r.tags))
+			lastDoc = r.docID
+		}
+		c := Chunk{Text: r.text, HeadingPath: parseList(r.headingPath)}
+		r.cols = di.columns(&c)
+	}
+}
+
+// scanIndexRows reads every stored chunk with the document fields its
+// full-text row and search's filters need, a document's chunks together.
 func scanIndexRows(ctx context.Context, q interface {
 	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
 }, fn func(indexRow) error) error {
@@ -138,25 +157,12 @@ func scanIndexRows(ctx context.Context, q interface {
 		return err
 	}
 	defer rows.Close()
-	var (
-		lastDoc int64 = -1
-		di      docIndex
-	)
 	for rows.Next() {
-		var (
-			r        indexRow
-			text, hp string
-		)
-		if err := rows.Scan(&r.docID, &r.title, &r.lang, &r.cats, &r.tags, &r.chunkID, &text, &hp,
+		var r indexRow
+		if err := rows.Scan(&r.docID, &r.title, &r.lang, &r.cats, &r.tags, &r.chunkID, &r.text, &r.headingPath,
 			&r.url, &r.postType, &r.published, &r.modified, &r.thin, &r.typ, &r.codeLang); err != nil {
 			return err
 		}
-		if r.docID != lastDoc {
-			di = newDocIndex(r.title, r.lang, parseList(r.cats), parseList(r.tags))
-			lastDoc = r.docID
-		}
-		c := Chunk{Text: text, HeadingPath: parseList(hp)}
-		r.cols = di.columns(&c)
 		if err := fn(r); err != nil {
 			return err
 		}

@@ -445,18 +445,61 @@ func (db *DB) buildMem(ctx context.Context, m *memIndex) error {
 	if err != nil {
 		return err
 	}
-	fresh := newMemIndex()
+	// Analysis is most of the work: workers analyze batches of rows while
+	// this goroutine reads the next ones, and one collector adds them.
+	type batch struct {
+		rows []indexRow
+		docs []*memDoc
+	}
+	var (
+		fresh   = newMemIndex()
+		jobs    = make(chan batch, 4)
+		done    = make(chan []memChunk, 4)
+		workers sync.WaitGroup
+		added   = make(chan struct{})
+	)
+	for range runtime.GOMAXPROCS(0) {
+		workers.Go(func() {
+			for b := range jobs {
+				analyzeRows(b.rows)
+				out := make([]memChunk, len(b.rows))
+				for i, r := range b.rows {
+					out[i] = tokenizeChunk(r.chunkID, b.docs[i], r.typ, r.codeLang, r.cols)
+				}
+				done <- out
+			}
+		})
+	}
+	go func() {
+		for out := range done {
+			for i := range out {
+				fresh.addLocked(&out[i])
+			}
+		}
+		close(added)
+	}()
 	docs := map[int64]*memDoc{}
+	var b batch
 	err = scanIndexRows(ctx, tx, func(r indexRow) error {
 		d := docs[r.docID]
 		if d == nil {
 			d = newMemDoc(r.docID, r.url, r.title, r.lang, r.postType, r.cats, r.tags, r.published, r.modified, r.thin)
 			docs[r.docID] = d
 		}
-		mc := tokenizeChunk(r.chunkID, d, r.typ, r.codeLang, r.cols)
-		fresh.addLocked(&mc)
+		b.rows, b.docs = append(b.rows, r), append(b.docs, d)
+		if len(b.rows) == 256 {
+			jobs <- b
+			b = batch{}
+		}
 		return nil
 	})
+	if len(b.rows) > 0 && err == nil {
+		jobs <- b
+	}
+	close(jobs)
+	workers.Wait()
+	close(done)
+	<-added
 	if err != nil {
 		return err
 	}
