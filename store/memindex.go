@@ -97,12 +97,18 @@ type memCount struct {
 	stem, exact, any int
 }
 
-// memCommit is one committed transaction's index changes.
+// memCommit is one committed transaction's index changes, in the order
+// the transaction made them: a batch may add a page and then replace it.
 type memCommit struct {
 	gen     int64
-	dels    []int64
-	adds    []memChunk
+	ops     []memOp
 	rebuilt bool
+}
+
+// memOp deletes a document's chunks (add nil) or adds a chunk.
+type memOp struct {
+	del int64
+	add *memChunk
 }
 
 // memChunk is an added chunk, tokenized outside the lock.
@@ -117,15 +123,14 @@ type memChunk struct {
 
 // indexTx collects a transaction's changes to chunks_fts.
 type indexTx struct {
-	dels    []int64
-	adds    []memChunk
+	ops     []memOp
 	rebuilt bool
 	docs    map[int64]*memDoc
 }
 
-func (it *indexTx) empty() bool { return len(it.dels) == 0 && len(it.adds) == 0 && !it.rebuilt }
+func (it *indexTx) empty() bool { return len(it.ops) == 0 && !it.rebuilt }
 
-func (it *indexTx) deleteDoc(docID int64) { it.dels = append(it.dels, docID) }
+func (it *indexTx) deleteDoc(docID int64) { it.ops = append(it.ops, memOp{del: docID}) }
 
 func (it *indexTx) addChunk(d *Document, c *Chunk, cols ftsColumns) {
 	if it.docs == nil {
@@ -137,7 +142,8 @@ func (it *indexTx) addChunk(d *Document, c *Chunk, cols ftsColumns) {
 			fmtTime(d.Published), fmtTime(d.Modified), d.Thin)
 		it.docs[d.ID] = md
 	}
-	it.adds = append(it.adds, tokenizeChunk(c.ID, md, c.Type, c.CodeLang, cols))
+	mc := tokenizeChunk(c.ID, md, c.Type, c.CodeLang, cols)
+	it.ops = append(it.ops, memOp{add: &mc})
 }
 
 func newMemDoc(id int64, url, title, lang, postType, cats, tags, pub, mod string, thin bool) *memDoc {
@@ -250,7 +256,7 @@ func (db *DB) commitIndexed(ctx context.Context, tx *sql.Tx, it *indexTx) error 
 	if err := tx.Commit(); err != nil {
 		return err
 	}
-	m.apply(memCommit{gen: gen, dels: it.dels, adds: it.adds, rebuilt: it.rebuilt})
+	m.apply(memCommit{gen: gen, ops: it.ops, rebuilt: it.rebuilt})
 	return nil
 }
 
@@ -308,8 +314,12 @@ func (m *memIndex) offerLocked(c memCommit) {
 }
 
 func (m *memIndex) applyLocked(c memCommit) {
-	for _, id := range c.dels {
-		for _, s := range m.docSlots[id] {
+	for _, op := range c.ops {
+		if op.add != nil {
+			m.addLocked(op.add)
+			continue
+		}
+		for _, s := range m.docSlots[op.del] {
 			sl := &m.slots[s]
 			if sl.dead {
 				continue
@@ -321,11 +331,8 @@ func (m *memIndex) applyLocked(c memCommit) {
 				m.colTotal[i] -= int64(n)
 			}
 		}
-		delete(m.docSlots, id)
+		delete(m.docSlots, op.del)
 		m.delGen++
-	}
-	for i := range c.adds {
-		m.addLocked(&c.adds[i])
 	}
 	m.setGenLocked(c.gen)
 	if m.dead > memCompactMin && m.dead > m.live {
