@@ -910,10 +910,7 @@ func (m *memIndex) candidates(ps []memPhrase, groups int, q SearchQuery, rk Rank
 		}
 		return m.slots[a.slot].chunkID < m.slots[b.slot].chunkID
 	}
-	sort.Slice(hits, func(i, j int) bool { return less(hits[i], hits[j]) })
-	if len(hits) > k {
-		hits = hits[:k]
-	}
+	hits = bestK(hits, k, less)
 	out := make([]*candidate, len(hits))
 	for i, h := range hits {
 		sl := &m.slots[h.slot]
@@ -923,6 +920,46 @@ func (m *memIndex) candidates(ps []memPhrase, groups int, q SearchQuery, rk Rank
 			published: d.published, modified: d.modified, thin: d.thin}
 	}
 	return out
+}
+
+// bestK returns the k best of hs, best first. A common word matches tens
+// of thousands of chunks; a heap of k keeps the selection O(n log k).
+func bestK(hs []memHit, k int, better func(a, b memHit) bool) []memHit {
+	if len(hs) > k && k > 0 {
+		// A heap with the worst of the best k at its root.
+		h := hs[:k]
+		worse := func(i, j int) bool { return better(h[j], h[i]) }
+		down := func(i int) {
+			for {
+				w, l, r := i, 2*i+1, 2*i+2
+				if l < len(h) && worse(l, w) {
+					w = l
+				}
+				if r < len(h) && worse(r, w) {
+					w = r
+				}
+				if w == i {
+					return
+				}
+				h[i], h[w] = h[w], h[i]
+				i = w
+			}
+		}
+		for i := len(h)/2 - 1; i >= 0; i-- {
+			down(i)
+		}
+		for _, x := range hs[k:] {
+			if better(x, h[0]) {
+				h[0] = x
+				down(0)
+			}
+		}
+		hs = h
+	} else if k <= 0 {
+		return nil
+	}
+	sort.Slice(hs, func(i, j int) bool { return better(hs[i], hs[j]) })
+	return hs
 }
 
 // match is Filters.sql as a predicate on one chunk.

@@ -358,3 +358,33 @@ func TestMemIndex_Check(t *testing.T) {
 		t.Fatalf("after the reload: ok %v, %d in memory, %d stored, %v", ok, mem, stored, err)
 	}
 }
+
+func TestBestK(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	better := func(a, b memHit) bool {
+		if a.score != b.score {
+			return a.score > b.score
+		}
+		return a.slot < b.slot
+	}
+	for _, n := range []int{0, 1, 5, 100, 1000} {
+		for _, k := range []int{0, 1, 3, 100, 2000} {
+			hs := make([]memHit, n)
+			for i := range hs {
+				hs[i] = memHit{uint32(i), float64(rng.IntN(50))}
+			}
+			want := append([]memHit(nil), hs...)
+			sort.Slice(want, func(i, j int) bool { return better(want[i], want[j]) })
+			want = want[:min(k, n)]
+			got := bestK(hs, k, better)
+			if len(got) != len(want) {
+				t.Fatalf("n %d k %d: %d hits, want %d", n, k, len(got), len(want))
+			}
+			for i := range want {
+				if got[i] != want[i] {
+					t.Fatalf("n %d k %d: hit %d is %v, want %v", n, k, i, got[i], want[i])
+				}
+			}
+		}
+	}
+}
