@@ -828,6 +828,16 @@ func (s *eventSender) sendPaced(ctx context.Context, n int, window time.Duration
 }
 
 // drain polls /v1/status until no event is pending or failed, bounded.
+// drainAndSample waits for the event queue to empty, then samples the
+// daemon. The clients' idle keep-alive connections each hold a server
+// goroutine; they are closed first so the sample counts the daemon's own.
+func drainAndSample(ctx context.Context, p *daemonProc, limit time.Duration) (time.Duration, *statusView, sample, error) {
+	drained, st, err := drain(ctx, p, limit)
+	p.client.Transport.(*http.Transport).CloseIdleConnections()
+	time.Sleep(time.Second)
+	return drained, st, p.sampleNow(ctx), err
+}
+
 func drain(ctx context.Context, p *daemonProc, limit time.Duration) (time.Duration, *statusView, error) {
 	t0 := time.Now()
 	for {
@@ -1105,12 +1115,7 @@ func load(ctx context.Context, o options, p *daemonProc, hot []hotPost) (bool, e
 	fmt.Printf("load average at end of load: %s; daemon CPU during the load: %.1f s in %.1f s (%.0f%% of one core)\n",
 		uptime(), cpuLoad, loadWall.Seconds(), 100*cpuLoad/loadWall.Seconds())
 
-	drained, stEnd, derr := drain(ctx, p, o.drain)
-	// The clients' idle keep-alive connections each hold a server
-	// goroutine; close them so "after" counts the daemon's own.
-	p.client.Transport.(*http.Transport).CloseIdleConnections()
-	time.Sleep(time.Second)
-	after := p.sampleNow(ctx)
+	drained, stEnd, after, derr := drainAndSample(ctx, p, o.drain)
 
 	v := &verdict{ok: true}
 	check := v.check
@@ -1290,10 +1295,7 @@ func soak(ctx context.Context, o options, p *daemonProc, hot []hotPost) (bool, e
 		return false, ctx.Err()
 	}
 	take()
-	drained, _, derr := drain(ctx, p, o.drain)
-	p.client.Transport.(*http.Transport).CloseIdleConnections()
-	time.Sleep(time.Second)
-	final := p.sampleNow(ctx)
+	drained, _, final, derr := drainAndSample(ctx, p, o.drain)
 
 	v := &verdict{ok: true}
 	check := v.check
