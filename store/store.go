@@ -23,7 +23,8 @@ import (
 	"syscall"
 	"time"
 
-	_ "modernc.org/sqlite" // registers the "sqlite" driver
+	"modernc.org/sqlite" // also registers the "sqlite" driver
+	sqlite3 "modernc.org/sqlite/lib"
 )
 
 //go:embed migrations/*.sql
@@ -51,8 +52,11 @@ func Open(ctx context.Context, path string) (*DB, error) {
 		}
 	}
 	pragmas := []string{
-		"journal_mode(WAL)",
+		// Pragmas run in this order on each new connection. The busy
+		// timeout comes first, so the switch of a new file to WAL, which
+		// takes an exclusive lock, waits for other openers' locks.
 		"busy_timeout(10000)",
+		"journal_mode(WAL)",
 		"foreign_keys(1)",
 		"synchronous(NORMAL)",
 		// No larger page cache or mmap: 64 MiB per connection plus a
@@ -76,7 +80,7 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	w.SetConnMaxLifetime(0)
 
 	db := &DB{Path: path, write: w, Now: time.Now}
-	if err := db.migrate(ctx); err != nil {
+	if err := db.migrateRetrying(ctx); err != nil {
 		w.Close()
 		return nil, err
 	}
@@ -146,6 +150,30 @@ func loadMigrations() ([]migration, error) {
 		}
 	}
 	return ms, nil
+}
+
+// migrateRetrying is migrate, tried again while SQLite answers SQLITE_BUSY.
+// Processes opening a new file together can deadlock on its switch to
+// WAL; SQLite then fails one of them at once, without calling the busy
+// handler, since waiting could never help. A moment later the file is in
+// WAL and the open succeeds.
+func (db *DB) migrateRetrying(ctx context.Context) error {
+	for attempt := 1; ; attempt++ {
+		err := db.migrate(ctx)
+		if err == nil || !isBusy(err) || attempt == 20 {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(time.Duration(attempt) * 10 * time.Millisecond):
+		}
+	}
+}
+
+func isBusy(err error) bool {
+	var se *sqlite.Error
+	return errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_BUSY
 }
 
 func (db *DB) migrate(ctx context.Context) error {
