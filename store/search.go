@@ -164,7 +164,15 @@ type Ranking struct {
 	AllTermsMax int
 	// Coord multiplies a chunk's score by the share of the query's IDF it
 	// matches, raised to Coord (Lucene's coordination factor, softened).
-	Coord         float64
+	Coord float64
+	// Variants: in the rerank, a query term a chunk lacks is matched by
+	// the chunk's words that share its first VariantPrefix letters (of
+	// the stems), at VariantWeight, with the IDF of all the index's words
+	// with that prefix. Snowball stemmers keep derivations apart
+	// ("partner" and "partnership", "inflammation" and "inflammatory");
+	// a shared prefix joins them in any language. 0 turns it off.
+	VariantPrefix int
+	VariantWeight float64
 	MinCoverage   float64 // share of query IDF the top document must match
 	MinGap        float64 // relative gap to the second document
 	MinMatched    int     // matched terms (an exact title phrase counts 2)
@@ -185,6 +193,7 @@ func DefaultRanking() Ranking {
 		MinCoverage: 0.6, MinGap: 0.1, MinMatched: 2,
 		TypoMaxPerQry: 4, AllTermsMax: 4, MaxPostings: 3000,
 		RerankDepth: 30, RerankMinTerms: 4, K1: 1.2, BTitle: 0.75, BBody: 0.75, Proximity: 0.3, ProximityWindow: 4, QLMu: 1000,
+		VariantPrefix: 5, VariantWeight: 0.7,
 	}
 }
 

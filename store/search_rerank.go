@@ -6,6 +6,7 @@ import (
 	"math"
 	"sort"
 	"strings"
+	"unicode/utf8"
 )
 
 // fieldStats are the index's average column lengths, for BM25F.
@@ -104,12 +105,27 @@ func (db *DB) rerank(ctx context.Context, pq *parsedQuery, rk Ranking, df map[st
 		d := float64(df[t])
 		idf[t] = math.Log(1 + (float64(fs.n)-d+0.5)/(d+0.5))
 	}
+	// A query word found nowhere on the site has weight 0, but the site
+	// may hold its variants ("partner" where pages say "partnership").
+	unseen := map[string]float64{}
+	for _, t := range pq.Terms {
+		if _, ok := weights[t.Term]; !ok && t.Weight == 0 && t.Source == "query" && !t.Code {
+			unseen[t.Term] = 1
+		}
+	}
+	variants, err := db.variantPrefixes(ctx, weights, unseen, fs.n, rk)
+	if err != nil {
+		return err
+	}
 	type rdoc struct {
 		c               *candidate
 		title, kw, body map[string]float64
 		exact           map[string]float64
 		nt, nk, nb      float64
 		bodyTerms       []string
+		// variant counts the words of each column (title, keywords,
+		// body) by the query prefix they start with.
+		variant map[string]*[3]float64
 	}
 	docs2cands := func(ds []*rdoc, f func(*rdoc) (map[string]float64, int)) []qlDoc {
 		out := make([]qlDoc, len(ds))
@@ -163,6 +179,17 @@ func (db *DB) rerank(ctx context.Context, pq *parsedQuery, rk Ranking, df map[st
 			nk: 1 - rk.BBody + rk.BBody*float64(len(kw))/max(fs.avgKeywords, 1),
 			nb: 1 - rk.BBody + rk.BBody*float64(len(body))/max(fs.avgBody, 1),
 		}
+		if len(variants.idf) > 0 {
+			docs[i].variant = variants.count(docs[i].title, docs[i].kw, docs[i].body)
+		}
+	}
+	variant := func(d *rdoc, t string, w float64) float64 {
+		n := d.variant[variants.prefix[t]]
+		if n == nil {
+			return 0
+		}
+		f := rk.TitleWeight*n[0]/d.nt + rk.KeywordWeight*n[1]/d.nk + rk.BodyWeight*n[2]/d.nb
+		return rk.VariantWeight * w * variants.idf[variants.prefix[t]] * f * (rk.K1 + 1) / (f + rk.K1)
 	}
 	score := func(d *rdoc, weights map[string]float64) float64 {
 		var s float64
@@ -173,7 +200,12 @@ func (db *DB) rerank(ctx context.Context, pq *parsedQuery, rk Ranking, df map[st
 			}
 			if f > 0 {
 				s += w * idf[t] * f * (rk.K1 + 1) / (f + rk.K1)
+			} else {
+				s += variant(d, t, w)
 			}
+		}
+		for t, w := range unseen {
+			s += variant(d, t, w)
 		}
 		if rk.Proximity > 0 && len(pq.Seq) > 1 {
 			s += rk.Proximity * proximity(d.bodyTerms, pq.Seq, idf, rk.ProximityWindow)
@@ -230,6 +262,82 @@ func (db *DB) rerank(ctx context.Context, pq *parsedQuery, rk Ranking, df map[st
 		c.score = floor * math.Pow(0.999, float64(i+1))
 	}
 	return nil
+}
+
+// variantSet holds the query terms' prefixes for Ranking.VariantPrefix.
+type variantSet struct {
+	prefix map[string]string  // query term → its prefix
+	idf    map[string]float64 // prefix → IDF of the words that have it
+}
+
+// variantPrefixes finds the prefixes of the query terms long enough to
+// have one, with each prefix's IDF from the vocabulary.
+func (db *DB) variantPrefixes(ctx context.Context, weights, unseen map[string]float64, n int, rk Ranking) (variantSet, error) {
+	var vs variantSet
+	if rk.VariantPrefix <= 0 || rk.VariantWeight <= 0 {
+		return vs, nil
+	}
+	v, err := db.vocabulary(ctx)
+	if err != nil {
+		return vs, err
+	}
+	vs.prefix, vs.idf = map[string]string{}, map[string]float64{}
+	for t := range joined(weights, unseen) {
+		p, ok := runePrefix(t, rk.VariantPrefix)
+		if !ok {
+			continue
+		}
+		vs.prefix[t] = p
+		if _, done := vs.idf[p]; !done {
+			d := float64(min(v.prefixCount(p, rk.VariantPrefix), n))
+			vs.idf[p] = math.Log(1 + (float64(n)-d+0.5)/(d+0.5))
+		}
+	}
+	return vs, nil
+}
+
+// joined iterates over the keys of both maps.
+func joined(a, b map[string]float64) func(func(string) bool) {
+	return func(yield func(string) bool) {
+		for _, m := range []map[string]float64{a, b} {
+			for k := range m {
+				if !yield(k) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// count tallies a chunk's words, column by column, under the query
+// prefixes they start with. Words equal to a query term are counted too,
+// but a term the chunk holds never reads its variants.
+func (vs variantSet) count(cols ...map[string]float64) map[string]*[3]float64 {
+	var out map[string]*[3]float64
+	n := 0
+	for p := range vs.idf {
+		n = utf8.RuneCountInString(p)
+		break
+	}
+	for i, col := range cols {
+		for u, c := range col {
+			p, ok := runePrefix(u, n)
+			if !ok {
+				continue
+			}
+			if _, want := vs.idf[p]; !want {
+				continue
+			}
+			if out == nil {
+				out = map[string]*[3]float64{}
+			}
+			if out[p] == nil {
+				out[p] = new([3]float64)
+			}
+			out[p][i] += c
+		}
+	}
+	return out
 }
 
 // rm3 mixes the query with a relevance model estimated from the feedback

@@ -74,6 +74,39 @@ type vocabulary struct {
 	// byKey groups the typo targets by length and first rune.
 	byKey    map[vocabKey][]vocabTerm
 	docCount map[string]int
+	// prefixDocs sums docCount by the terms' first prefixLen runes, for
+	// Ranking.VariantPrefix. A chunk holding two such terms counts twice:
+	// the IDF it gives is a little low, never high.
+	prefixLen  int
+	prefixDocs map[string]int
+}
+
+// prefixCount is the summed chunk count of the terms that start with p,
+// a prefix of n runes.
+func (v *vocabulary) prefixCount(p string, n int) int {
+	if n == v.prefixLen {
+		return v.prefixDocs[p]
+	}
+	// A ranking changed since the build (bench/search sweeps).
+	var c int
+	for t, d := range v.docCount {
+		if strings.HasPrefix(t, p) {
+			c += d
+		}
+	}
+	return c
+}
+
+// runePrefix returns s's first n runes, and whether s has that many.
+func runePrefix(s string, n int) (string, bool) {
+	i := 0
+	for k := range s {
+		if i == n {
+			return s[:k], true
+		}
+		i++
+	}
+	return s, i == n
 }
 
 type vocabKey struct {
@@ -99,7 +132,7 @@ func (db *DB) vocabulary(ctx context.Context) (*vocabulary, error) {
 	st.mu.Lock()
 	v := st.vocab
 	gen := indexGen.Load()
-	fresh := v != nil && (v.gen == gen || time.Since(v.built) < vocabMaxAge)
+	fresh := v != nil && (v.gen == gen || time.Since(v.built) < vocabMaxAge) && v.prefixLen == st.ranking.VariantPrefix
 	if fresh || (v != nil && st.building) {
 		st.mu.Unlock()
 		return v, nil
@@ -122,9 +155,14 @@ func (db *DB) buildVocabulary(ctx context.Context, gen int64) (*vocabulary, erro
 		st.building = false
 		st.mu.Unlock()
 	}()
-	nv := &vocabulary{gen: gen, built: time.Now(), byKey: map[vocabKey][]vocabTerm{}, docCount: map[string]int{}}
+	_, rk := st.config()
+	nv := &vocabulary{gen: gen, built: time.Now(), byKey: map[vocabKey][]vocabTerm{}, docCount: map[string]int{},
+		prefixLen: rk.VariantPrefix, prefixDocs: map[string]int{}}
 	add := func(t vocabTerm) {
 		nv.docCount[t.term] = t.docs
+		if p, ok := runePrefix(t.term, nv.prefixLen); ok && nv.prefixLen > 0 {
+			nv.prefixDocs[p] += t.docs
+		}
 		n := utf8.RuneCountInString(t.term)
 		if n < 3 || hasDigit(t.term) || strings.ContainsAny(t.term, "_.") {
 			return

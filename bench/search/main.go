@@ -64,6 +64,8 @@ func rankingFlags(fs *flag.FlagSet) *store.Ranking {
 	fs.IntVar(&r.ExactMaxTerms, "xmax", r.ExactMaxTerms, "exact column for queries up to this many terms")
 	fs.IntVar(&r.Candidates, "cand", r.Candidates, "chunks the full-text query returns (at least 3 × limit × per-doc)")
 	fs.IntVar(&r.MaxPostings, "maxpost", r.MaxPostings, "leave common terms out of the full-text query above this many postings (0: off)")
+	fs.IntVar(&r.VariantPrefix, "vpre", r.VariantPrefix, "variant prefix runes (0: off)")
+	fs.Float64Var(&r.VariantWeight, "vw", r.VariantWeight, "variant weight")
 	fs.IntVar(&r.RerankMinTerms, "rerankmin", r.RerankMinTerms, "rerank queries of at least this many terms")
 	return &r
 }
