@@ -185,7 +185,7 @@ func DefaultRanking() Ranking {
 		TitleWeight: 2, KeywordWeight: 1.5, BodyWeight: 1, ExactWeight: 0.5, ExactMaxTerms: 3,
 		Bigrams:          false,
 		Candidates:       100,
-		SecondChunk:      0.1,
+		SecondChunk:      0.2,
 		TitlePhraseBonus: 0.25,
 		ThinPenalty:      0.7, ArchivePenalty: 0.6,
 		FreshOffset: 7 * 24 * time.Hour, FreshScale: 14 * 24 * time.Hour, FreshDecay: 0.25,
