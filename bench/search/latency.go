@@ -39,6 +39,7 @@ func runLatency(ctx context.Context, args []string) error {
 	prof := fs.String("cpuprofile", "", "CPU profile of the query phase")
 	overHTTP := fs.Bool("http", false, "search through the daemon's HTTP API on loopback, not in-process")
 	ftsOnly := fs.Bool("fts", false, "search with FTS5 alone, without the in-memory index")
+	questions := fs.Int("questions", 200, "then time this many chat-style questions of 8–12 words, reported apart from the mix")
 	rk := rankingFlags(fs)
 	fs.IntVar(&rk.AllTermsMax, "allmax", rk.AllTermsMax, "AND-first up to this many terms")
 	fs.Parse(args)
@@ -271,6 +272,38 @@ func runLatency(ctx context.Context, args []string) error {
 	sort.Strings(names)
 	for _, k := range names {
 		report(k, kinds[k].lat)
+	}
+
+	// A chat question is longer than a search box query: every one is
+	// reranked (four words or more), which the mix above rarely is.
+	fill := []string{"how", "do", "i", "the", "my", "with", "what", "is", "a", "for", "can", "you"}
+	var long []time.Duration
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
+	cpu0 = time.Duration(ru0.Utime.Nano() + ru0.Stime.Nano())
+	for range *questions {
+		tp := topics[rng.IntN(len(topics))]
+		var ws []string
+		for range 8 + rng.IntN(5) {
+			switch rng.IntN(3) {
+			case 0:
+				ws = append(ws, fill[rng.IntN(len(fill))])
+			case 1:
+				ws = append(ws, vocab[20+rng.IntN(2000)])
+			default:
+				ws = append(ws, tp[rng.IntN(len(tp))])
+			}
+		}
+		t := time.Now()
+		if err := search(store.SearchQuery{Text: strings.Join(ws, " ") + "?", Limit: 10}); err != nil {
+			return err
+		}
+		long = append(long, time.Since(t))
+	}
+	if len(long) > 0 {
+		syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+		cpu = time.Duration(ru.Utime.Nano()+ru.Stime.Nano()) - cpu0
+		fmt.Printf("questions, apart from the mix (cpu per query %.2f ms):\n", float64(cpu)/1e6/float64(len(long)))
+		report("question", long)
 	}
 	return nil
 }
