@@ -90,6 +90,11 @@ func (d *Daemon) Index(ctx context.Context, opt IndexOptions) (_ *store.Run, err
 	default:
 		return nil, err
 	}
+	if n, err := d.Store.CloseInterruptedRuns(ctx, run.ID); err != nil {
+		return nil, err
+	} else if n > 0 {
+		d.Log.Info("Closed passes that were interrupted and cannot resume", "count", n)
+	}
 	ps := &passState{run: run, opt: opt, seenPost: map[int64]bool{}, seenURL: map[string]bool{}}
 	err = d.pass(ctx, ps, resumed, discoveryOK)
 	d.kickEmbed()

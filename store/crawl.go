@@ -209,6 +209,25 @@ func (db *DB) FinishRun(ctx context.Context, r *Run) error {
 	return nil
 }
 
+// InterruptedRun is the error recorded on a pass that never finished.
+const InterruptedRun = "interrupted: askwpd stopped before the pass finished"
+
+// CloseInterruptedRuns gives every pass but keep that has no finish record
+// one, with InterruptedRun as its error, and returns how many it closed. A
+// pass killed during discovery, when nothing is queued to resume, or
+// between its last page and its run record, is never resumed; without
+// this, status would list it as started and never ended. A pass another
+// process is running is closed too, and its own FinishRun later puts its
+// real counts and error back.
+func (db *DB) CloseInterruptedRuns(ctx context.Context, keep int64) (int64, error) {
+	res, err := db.write.ExecContext(ctx, `UPDATE crawl_runs SET finished_at = ?, error = ? WHERE finished_at = '' AND id != ?`,
+		fmtTime(db.Now()), InterruptedRun, keep)
+	if err != nil {
+		return 0, fmt.Errorf("store: close interrupted runs: %w", err)
+	}
+	return res.RowsAffected()
+}
+
 // Runs returns the latest passes, newest first.
 func (db *DB) Runs(ctx context.Context, limit int) ([]Run, error) {
 	rows, err := db.read.QueryContext(ctx, `

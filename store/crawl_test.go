@@ -144,3 +144,43 @@ func TestDB_MarkPostEventsApplied(t *testing.T) {
 		t.Errorf("second call marked %d, want 0: events are applied once", n)
 	}
 }
+
+// TestDB_CloseInterruptedRuns: passes left without a finish record are
+// closed with an error, except the one being resumed, and a finished pass
+// is left alone.
+func TestDB_CloseInterruptedRuns(t *testing.T) {
+	db := openTest(t)
+	ctx := context.Background()
+	var ids []int64
+	for range 3 {
+		id, err := db.StartRun(ctx, "index")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	if err := db.FinishRun(ctx, &Run{ID: ids[0], Indexed: 5}); err != nil {
+		t.Fatal(err)
+	}
+	n, err := db.CloseInterruptedRuns(ctx, ids[2])
+	if err != nil || n != 1 {
+		t.Fatalf("CloseInterruptedRuns = %d, %v; want 1", n, err)
+	}
+	runs, err := db.Runs(ctx, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byID := map[int64]Run{}
+	for _, r := range runs {
+		byID[r.ID] = r
+	}
+	if r := byID[ids[0]]; r.FinishedAt.IsZero() || r.Error != "" || r.Indexed != 5 {
+		t.Errorf("finished pass changed: %+v", r)
+	}
+	if r := byID[ids[1]]; r.FinishedAt.IsZero() || r.Error != InterruptedRun {
+		t.Errorf("interrupted pass not closed: %+v", r)
+	}
+	if r := byID[ids[2]]; !r.FinishedAt.IsZero() || r.Error != "" {
+		t.Errorf("the kept pass was closed: %+v", r)
+	}
+}
