@@ -208,6 +208,9 @@ type candidate struct {
 	thin                           bool
 	start, end                     int
 	text, headingPath, contentHash string
+	// variantOf lists the query terms the chunk matched only through
+	// variants (Ranking.VariantPrefix).
+	variantOf []string
 }
 
 // docHit is a document with its ranked chunks.
@@ -557,6 +560,9 @@ func groupDocs(cands []*candidate, pq *parsedQuery, q SearchQuery, rk Ranking, n
 			d.score += rk.SecondChunk * d.chunks[1].score
 		}
 		d.explain = append(d.explain, fmt.Sprintf("bm25 %.2f", first.score))
+		if len(first.variantOf) > 0 {
+			d.explain = append(d.explain, "variants of "+strings.Join(first.variantOf, ", "))
+		}
 		if first.thin && rk.ThinPenalty > 0 {
 			d.score *= rk.ThinPenalty
 			d.explain = append(d.explain, "thin page")

@@ -254,6 +254,14 @@ func (db *DB) rerank(ctx context.Context, pq *parsedQuery, rk Ranking, df map[st
 	}
 	for i, d := range docs {
 		top[i] = d.c
+		// Which query words the chunk matched only through a variant, for
+		// match_explain.
+		for t := range joined(weights, unseen) {
+			if d.title[t]+d.kw[t]+d.body[t] == 0 && d.variant[variants.prefix[t]] != nil {
+				d.c.variantOf = append(d.c.variantOf, t)
+			}
+		}
+		sort.Strings(d.c.variantOf)
 	}
 	// Candidates below the rerank depth keep their order, under the
 	// reranked ones.

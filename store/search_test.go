@@ -356,7 +356,12 @@ func TestDB_SearchVariants(t *testing.T) {
 			}
 			rank := map[string]int{}
 			for i, h := range res.Hits {
-				rank[strings.TrimPrefix(h.URL, "http://x.test")] = i + 1
+				u := strings.TrimPrefix(h.URL, "http://x.test")
+				rank[u] = i + 1
+				explained := strings.Contains(strings.Join(h.MatchExplain, "; "), "variants of ")
+				if explained != (variants && u == c.variant) {
+					t.Errorf("variants=%v %q: %s explains %q", variants, c.q, u, h.MatchExplain)
+				}
 			}
 			rv, ro := rank[c.variant], rank[c.other]
 			if rv == 0 || ro == 0 {
