@@ -113,7 +113,7 @@ func (db *DB) rerank(ctx context.Context, pq *parsedQuery, rk Ranking, df map[st
 			unseen[t.Term] = 1
 		}
 	}
-	variants, err := db.variantPrefixes(ctx, weights, unseen, fs.n, rk)
+	variants, err := db.variantPrefixes(ctx, pq, weights, unseen, fs.n, rk)
 	if err != nil {
 		return err
 	}
@@ -280,7 +280,7 @@ type variantSet struct {
 
 // variantPrefixes finds the prefixes of the query terms long enough to
 // have one, with each prefix's IDF from the vocabulary.
-func (db *DB) variantPrefixes(ctx context.Context, weights, unseen map[string]float64, n int, rk Ranking) (variantSet, error) {
+func (db *DB) variantPrefixes(ctx context.Context, pq *parsedQuery, weights, unseen map[string]float64, n int, rk Ranking) (variantSet, error) {
 	var vs variantSet
 	if rk.VariantPrefix <= 0 || rk.VariantWeight <= 0 {
 		return vs, nil
@@ -289,8 +289,19 @@ func (db *DB) variantPrefixes(ctx context.Context, weights, unseen map[string]fl
 	if err != nil {
 		return vs, err
 	}
+	// Identifiers and numbers have no variants: wp_enqueue_script is not
+	// wp_enqueue_style, nor 10240 10241.
+	literal := map[string]bool{}
+	for _, t := range pq.Terms {
+		if t.Code || hasDigit(t.Term) || strings.ContainsAny(t.Term, "_.") {
+			literal[t.Term] = true
+		}
+	}
 	vs.prefix, vs.idf = map[string]string{}, map[string]float64{}
 	for t := range joined(weights, unseen) {
+		if literal[t] {
+			continue
+		}
 		p, ok := runePrefix(t, rk.VariantPrefix)
 		if !ok {
 			continue

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -371,5 +373,29 @@ func TestDB_SearchVariants(t *testing.T) {
 				t.Errorf("variants=%v %q: %s ranks %d, %s ranks %d", variants, c.q, c.variant, rv, c.other, ro)
 			}
 		}
+	}
+}
+
+// TestDB_VariantsSkipLiterals: identifiers and numbers get no variants;
+// words do.
+func TestDB_VariantsSkipLiterals(t *testing.T) {
+	db := openSite(t)
+	ctx := context.Background()
+	pq := parseQuery("wp_enqueue_script loginHandler 102400 v1.2.3 widgets partner", "en", nil)
+	weights := map[string]float64{}
+	for _, qt := range pq.Terms {
+		weights[qt.Term] = 1
+	}
+	vs, err := db.variantPrefixes(ctx, pq, weights, nil, 100, DefaultRanking())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for term := range vs.prefix {
+		got = append(got, term)
+	}
+	sort.Strings(got)
+	if want := []string{"partner", "widget"}; !slices.Equal(got, want) {
+		t.Errorf("terms with variants %v, want %v (from %+v)", got, want, pq.Terms)
 	}
 }
