@@ -81,17 +81,25 @@ type Evidence struct {
 	ContentHash  string   `json:"content_hash"`
 	Thin         bool     `json:"thin"`
 	Source       string   `json:"source"`
+	// MatchExplain says, in short phrases, why the result ranks where it
+	// does ("bm25 14.01", "thin page", "variants of partner").
+	MatchExplain []string `json:"match_explain"`
 	Hint         string   `json:"hint"`
 }
 
 // SearchResponse is search_site's result.
 type SearchResponse struct {
-	Query      string     `json:"query"`
-	Terms      []string   `json:"terms"`
-	Action     string     `json:"action"`
-	Confidence float64    `json:"confidence"`
-	Evidence   string     `json:"evidence"` // grounded | thin | none
-	Results    []Evidence `json:"results"`
+	Query      string   `json:"query"`
+	Terms      []string `json:"terms"`
+	Action     string   `json:"action"`
+	Confidence float64  `json:"confidence"`
+	// Reason says why Action is what it is, in a few words.
+	Reason string `json:"reason,omitempty"`
+	// Corrections maps misspelt query words to the site's words that
+	// were searched instead.
+	Corrections map[string]string `json:"corrections,omitempty"`
+	Evidence    string            `json:"evidence"` // grounded | thin | none
+	Results     []Evidence        `json:"results"`
 	// Expanded lists the pages selective expansion fetched live because
 	// the index answered the query weakly; ExpansionStop says why it
 	// stopped. Both are empty when no expansion ran.
@@ -187,7 +195,8 @@ func (a *SearchArgs) ToSearchQuery() (store.SearchQuery, error) {
 
 // NewSearchResponse turns engine hits into result cards.
 func NewSearchResponse(query string, r *store.SearchResult) *SearchResponse {
-	resp := &SearchResponse{Query: query, Terms: r.Terms, Action: r.Action, Confidence: r.Confidence, Results: []Evidence{}}
+	resp := &SearchResponse{Query: query, Terms: r.Terms, Action: r.Action, Confidence: r.Confidence,
+		Reason: r.Reason, Corrections: r.Corrections, Results: []Evidence{}}
 	thin := 0
 	for _, h := range r.Hits {
 		if h.Thin {
@@ -197,7 +206,7 @@ func NewSearchResponse(query string, r *store.SearchResult) *SearchResponse {
 			URL: h.URL, Title: h.Title, Type: h.Type, Published: rfc3339(h.Published), Modified: rfc3339(h.Modified),
 			Score: h.Score, Snippet: h.Snippet, Passage: h.Passage.Text, Start: h.Passage.Start, End: h.Passage.End,
 			HeadingPath: nonNil(h.HeadingPath), MatchedTerms: nonNil(h.MatchedTerms), ChunkType: h.ChunkType, CodeLang: h.CodeLang,
-			ContentHash: h.ContentHash, Thin: h.Thin, Source: h.Source,
+			ContentHash: h.ContentHash, Thin: h.Thin, Source: h.Source, MatchExplain: nonNil(h.MatchExplain),
 			Hint: `get_document {"id_or_url": "` + h.URL + `"} reads the whole page`,
 		})
 	}

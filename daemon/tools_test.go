@@ -100,11 +100,37 @@ func TestTools_SearchSiteFindsEachPost(t *testing.T) {
 			if e.URL == "" || !strings.Contains(e.Hint, "get_document") {
 				t.Errorf("search_site %q: result without URL or hint: %+v", p.Title, e)
 			}
+			if len(e.MatchExplain) == 0 || !strings.HasPrefix(e.MatchExplain[0], "bm25 ") {
+				t.Errorf("search_site %q: %s explains %q", p.Title, e.URL, e.MatchExplain)
+			}
 		}
 	}
 	if n == 0 {
 		t.Fatal("no public posts")
 	}
+	// A misspelt word is searched as the site's word, and the answer says
+	// which.
+	for _, p := range truth.Public {
+		var word string
+		for _, w := range strings.Fields(strings.ToLower(p.Title)) {
+			if len(w) >= 7 && strings.Trim(w, "abcdefghijklmnopqrstuvwxyz") == "" {
+				word = w
+				break
+			}
+		}
+		if word == "" {
+			continue
+		}
+		typo := word[:3] + word[4:]
+		var r api.SearchResponse
+		call(t, d, "search_site", map[string]any{"query": typo}, &r)
+		if r.Corrections[typo] == "" || len(r.Results) == 0 || r.Reason == "" && r.Action != "answer" {
+			t.Errorf("search_site %q (%q misspelt): corrections %v, action %s (%s), %d results",
+				typo, word, r.Corrections, r.Action, r.Reason, len(r.Results))
+		}
+		return
+	}
+	t.Fatal("no title with a word of seven letters")
 }
 
 func TestTools_ThinPageHasLabeledSupport(t *testing.T) {
