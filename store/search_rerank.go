@@ -6,7 +6,6 @@ import (
 	"math"
 	"sort"
 	"strings"
-	"unicode/utf8"
 )
 
 // fieldStats are the index's average column lengths, for BM25F.
@@ -109,7 +108,7 @@ func (db *DB) rerank(ctx context.Context, pq *parsedQuery, rk Ranking, df map[st
 	// may hold its variants ("partner" where pages say "partnership").
 	unseen := map[string]float64{}
 	for _, t := range pq.Terms {
-		if _, ok := weights[t.Term]; !ok && t.Weight == 0 && t.Source == "query" && !t.Code {
+		if _, ok := weights[t.Term]; !ok && t.Weight == 0 && t.Source == "query" {
 			unseen[t.Term] = 1
 		}
 	}
@@ -274,6 +273,7 @@ func (db *DB) rerank(ctx context.Context, pq *parsedQuery, rk Ranking, df map[st
 
 // variantSet holds the query terms' prefixes for Ranking.VariantPrefix.
 type variantSet struct {
+	n      int                // runes in a prefix
 	prefix map[string]string  // query term → its prefix
 	idf    map[string]float64 // prefix → IDF of the words that have it
 }
@@ -297,7 +297,7 @@ func (db *DB) variantPrefixes(ctx context.Context, pq *parsedQuery, weights, uns
 			literal[t.Term] = true
 		}
 	}
-	vs.prefix, vs.idf = map[string]string{}, map[string]float64{}
+	vs.n, vs.prefix, vs.idf = rk.VariantPrefix, map[string]string{}, map[string]float64{}
 	for t := range joined(weights, unseen) {
 		if literal[t] {
 			continue
@@ -333,14 +333,9 @@ func joined(a, b map[string]float64) func(func(string) bool) {
 // but a term the chunk holds never reads its variants.
 func (vs variantSet) count(cols ...map[string]float64) map[string]*[3]float64 {
 	var out map[string]*[3]float64
-	n := 0
-	for p := range vs.idf {
-		n = utf8.RuneCountInString(p)
-		break
-	}
 	for i, col := range cols {
 		for u, c := range col {
-			p, ok := runePrefix(u, n)
+			p, ok := runePrefix(u, vs.n)
 			if !ok {
 				continue
 			}
