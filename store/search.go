@@ -405,7 +405,7 @@ func (db *DB) rank(ctx context.Context, pq *parsedQuery, q SearchQuery, rk Ranki
 			return nil, err
 		}
 	}
-	if q.Sort != "date" && (pq.liveTerms() >= rk.RerankMinTerms || pq.cutTerms) {
+	if q.Sort != "date" && (pq.liveTerms() >= rk.RerankMinTerms || pq.cutTerms || db.unseenHaveVariants(ctx, pq, rk)) {
 		if err := db.rerank(ctx, pq, rk, df, cands); err != nil {
 			return nil, err
 		}

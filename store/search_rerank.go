@@ -289,11 +289,9 @@ func (db *DB) variantPrefixes(ctx context.Context, pq *parsedQuery, weights, uns
 	if err != nil {
 		return vs, err
 	}
-	// Identifiers and numbers have no variants: wp_enqueue_script is not
-	// wp_enqueue_style, nor 10240 10241.
 	literal := map[string]bool{}
 	for _, t := range pq.Terms {
-		if t.Code || hasDigit(t.Term) || strings.ContainsAny(t.Term, "_.") {
+		if t.literal() {
 			literal[t.Term] = true
 		}
 	}
@@ -313,6 +311,40 @@ func (db *DB) variantPrefixes(ctx context.Context, pq *parsedQuery, weights, uns
 		}
 	}
 	return vs, nil
+}
+
+// literal reports whether t is an identifier or a number, which have no
+// variants: wp_enqueue_script is not wp_enqueue_style, nor 10240 10241.
+func (t queryTerm) literal() bool {
+	return t.Code || hasDigit(t.Term) || strings.ContainsAny(t.Term, "_.")
+}
+
+// unseenHaveVariants reports whether a query word found nowhere on the
+// site has variants there: then a short query is reranked too, for them.
+func (db *DB) unseenHaveVariants(ctx context.Context, pq *parsedQuery, rk Ranking) bool {
+	if rk.VariantPrefix <= 0 || rk.VariantWeight <= 0 {
+		return false
+	}
+	var v *vocabulary
+	for _, t := range pq.Terms {
+		if t.Weight != 0 || t.Source != "query" || t.literal() {
+			continue
+		}
+		p, ok := runePrefix(t.Term, rk.VariantPrefix)
+		if !ok {
+			continue
+		}
+		if v == nil {
+			var err error
+			if v, err = db.vocabulary(ctx); err != nil {
+				return false
+			}
+		}
+		if v.prefixCount(p, rk.VariantPrefix) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // joined iterates over the keys of both maps.

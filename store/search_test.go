@@ -342,6 +342,8 @@ func TestDB_SearchVariants(t *testing.T) {
 	cases := []struct{ q, lang, variant, other string }{
 		// "partner" is on no page.
 		{"does having a partner improve health outcomes for patients", "", "/partnership/", "/visits/"},
+		// A short query is reranked for an unseen word's variants.
+		{"partner patients", "", "/partnership/", "/visits/"},
 		// "Mitglied" is on a page of its own, so it is a live term.
 		{"was kostet ein Mitglied im Verein im ganzen Jahr", "de", "/zahlen/", "/verein/"},
 	}
