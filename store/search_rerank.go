@@ -107,9 +107,9 @@ func (db *DB) rerank(ctx context.Context, pq *parsedQuery, rk Ranking, df map[st
 	// A query word found nowhere on the site has weight 0, but the site
 	// may hold its variants ("partner" where pages say "partnership").
 	unseen := map[string]float64{}
-	for _, t := range pq.Terms {
-		if _, ok := weights[t.Term]; !ok && t.Weight == 0 && t.Source == "query" {
-			unseen[t.Term] = 1
+	for _, t := range pq.unseenWords() {
+		if _, ok := weights[t]; !ok {
+			unseen[t] = 1
 		}
 	}
 	variants, err := db.variantPrefixes(ctx, pq, weights, unseen, fs.n, rk)
@@ -319,6 +319,18 @@ func (t queryTerm) literal() bool {
 	return t.Code || hasDigit(t.Term) || strings.ContainsAny(t.Term, "_.")
 }
 
+// unseenWords are the query's own words found nowhere on the site
+// (weight 0), identifiers and numbers aside.
+func (pq *parsedQuery) unseenWords() []string {
+	var out []string
+	for _, t := range pq.Terms {
+		if t.Weight == 0 && t.Source == "query" && !t.literal() {
+			out = append(out, t.Term)
+		}
+	}
+	return out
+}
+
 // unseenHaveVariants reports whether a query word found nowhere on the
 // site has variants there: then a short query is reranked too, for them.
 func (db *DB) unseenHaveVariants(ctx context.Context, pq *parsedQuery, rk Ranking) bool {
@@ -326,11 +338,8 @@ func (db *DB) unseenHaveVariants(ctx context.Context, pq *parsedQuery, rk Rankin
 		return false
 	}
 	var v *vocabulary
-	for _, t := range pq.Terms {
-		if t.Weight != 0 || t.Source != "query" || t.literal() {
-			continue
-		}
-		p, ok := runePrefix(t.Term, rk.VariantPrefix)
+	for _, t := range pq.unseenWords() {
+		p, ok := runePrefix(t, rk.VariantPrefix)
 		if !ok {
 			continue
 		}
