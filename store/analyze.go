@@ -356,6 +356,12 @@ func hasInnerUpper(s string) bool {
 	return false
 }
 
+// literalTerm reports whether an index term is a number, a version or an
+// identifier: never a typo target, and without variants.
+func literalTerm(s string) bool {
+	return hasDigit(s) || strings.ContainsAny(s, "_.")
+}
+
 func hasDigit(s string) bool {
 	for i := 0; i < len(s); i++ {
 		if s[i] >= '0' && s[i] <= '9' {

@@ -289,15 +289,12 @@ func (db *DB) variantPrefixes(ctx context.Context, pq *parsedQuery, weights, uns
 	if err != nil {
 		return vs, err
 	}
-	literal := map[string]bool{}
-	for _, t := range pq.Terms {
-		if t.literal() {
-			literal[t.Term] = true
-		}
-	}
 	vs.n, vs.prefix, vs.idf = rk.VariantPrefix, map[string]string{}, map[string]float64{}
-	for t := range joined(weights, unseen) {
-		if literal[t] {
+	for _, qt := range pq.Terms {
+		t := qt.Term
+		_, scored := weights[t]
+		_, isUnseen := unseen[t]
+		if qt.literal() || !scored && !isUnseen {
 			continue
 		}
 		p, ok := runePrefix(t, rk.VariantPrefix)
@@ -316,7 +313,7 @@ func (db *DB) variantPrefixes(ctx context.Context, pq *parsedQuery, weights, uns
 // literal reports whether t is an identifier or a number, which have no
 // variants: wp_enqueue_script is not wp_enqueue_style, nor 10240 10241.
 func (t queryTerm) literal() bool {
-	return t.Code || hasDigit(t.Term) || strings.ContainsAny(t.Term, "_.")
+	return t.Code || literalTerm(t.Term)
 }
 
 // unseenWords are the query's own words found nowhere on the site

@@ -164,7 +164,7 @@ func (db *DB) buildVocabulary(ctx context.Context, gen int64) (*vocabulary, erro
 			nv.prefixDocs[p] += t.docs
 		}
 		n := utf8.RuneCountInString(t.term)
-		if n < 3 || hasDigit(t.term) || strings.ContainsAny(t.term, "_.") {
+		if n < 3 || literalTerm(t.term) {
 			return
 		}
 		nv.add(t)
