@@ -17,6 +17,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 
+	"github.com/askwp/askwpd/search"
 	"github.com/askwp/askwpd/store"
 )
 
@@ -175,8 +176,8 @@ type Status struct {
 	Crawling  bool              `json:"crawling"`
 	Database  string            `json:"database"`
 	// SearchIndex is the in-memory search index's state.
-	SearchIndex store.SearchIndexStats `json:"search_index"`
-	Extra       map[string]any         `json:"extra,omitempty"`
+	SearchIndex search.Stats   `json:"search_index"`
+	Extra       map[string]any `json:"extra,omitempty"`
 	// Observability is retrieval quality, latency and index health (metrics.go).
 	Observability *Observability `json:"observability,omitempty"`
 	// Freshness is the event queue, frontier and schedule (events.go).

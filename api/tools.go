@@ -11,9 +11,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/askwp/askwpd/search"
 	"github.com/labstack/echo/v4"
-
-	"github.com/askwp/askwpd/store"
 )
 
 const (
@@ -164,8 +163,8 @@ func clampLimit(n, def int) int {
 }
 
 // ToSearchQuery validates search_site arguments.
-func (a *SearchArgs) ToSearchQuery() (store.SearchQuery, error) {
-	q := store.SearchQuery{Text: strings.TrimSpace(a.Query), Limit: a.Limit, Sort: a.Sort, Passages: a.Passages}
+func (a *SearchArgs) ToSearchQuery() (search.Query, error) {
+	q := search.Query{Text: strings.TrimSpace(a.Query), Limit: a.Limit, Sort: a.Sort, Passages: a.Passages}
 	var err error
 	if q.Text, err = checkQuery(q.Text); err != nil {
 		return q, err
@@ -181,7 +180,7 @@ func (a *SearchArgs) ToSearchQuery() (store.SearchQuery, error) {
 	default:
 		return q, badRequest("filters.chunk_type: want prose, code, api, cmd or config")
 	}
-	f := store.Filters{PostType: a.Filters.Type, ChunkType: a.Filters.ChunkType, CodeLang: strings.ToLower(a.Filters.Language),
+	f := search.Filters{PostType: a.Filters.Type, ChunkType: a.Filters.ChunkType, CodeLang: strings.ToLower(a.Filters.Language),
 		Lang: a.Filters.Lang, Category: a.Filters.Category, Tag: a.Filters.Tag}
 	if f.After, err = parseDate("after", a.Filters.After); err != nil {
 		return q, err
@@ -194,7 +193,7 @@ func (a *SearchArgs) ToSearchQuery() (store.SearchQuery, error) {
 }
 
 // NewSearchResponse turns engine hits into result cards.
-func NewSearchResponse(query string, r *store.SearchResult) *SearchResponse {
+func NewSearchResponse(query string, r *search.Result) *SearchResponse {
 	resp := &SearchResponse{Query: query, Terms: r.Terms, Action: r.Action, Confidence: r.Confidence,
 		Reason: r.Reason, Corrections: r.Corrections, Results: []Evidence{}}
 	thin := 0

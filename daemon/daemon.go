@@ -22,6 +22,7 @@ import (
 
 	"golang.org/x/time/rate"
 
+	"github.com/askwp/askwpd/search"
 	"github.com/askwp/askwpd/store"
 	"github.com/askwp/askwpd/wp"
 )
@@ -42,6 +43,7 @@ type Daemon struct {
 	Config  Config
 	Log     *slog.Logger
 	Store   *store.DB
+	Search  *search.Index
 	WP      *wp.DB // nil when running from the sitemap alone
 	Site    Site
 	Fetcher *Fetcher
@@ -145,13 +147,14 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Daemon, error) {
 		return nil, fmt.Errorf("%w (check state_dir %s is writable)", err, cfg.StateDir)
 	}
 	d.Store = st
+	d.Search = search.New(st)
 	if path := cfg.Search.Synonyms; path != "" {
-		syn, err := store.LoadSynonyms(path)
+		syn, err := search.LoadSynonyms(path)
 		if err != nil {
 			d.Close()
 			return nil, fmt.Errorf("config: search.synonyms: %w", err)
 		}
-		st.SetSynonyms(syn)
+		d.Search.SetSynonyms(syn)
 	}
 	if err := d.openEmbeddings(ctx); err != nil {
 		d.Close()

@@ -17,6 +17,7 @@ import (
 
 	"github.com/sourcegraph/conc/pool"
 
+	"github.com/askwp/askwpd/search"
 	"github.com/askwp/askwpd/store"
 )
 
@@ -385,7 +386,7 @@ func embedPending(ctx context.Context, st *store.DB, e *Embedder, log *slog.Logg
 // embeddings off, alpha 0, or the endpoint failing or slow, which is
 // counted and logged (at most twice a minute) but never the caller's
 // error.
-func (d *Daemon) hybridQuery(ctx context.Context, text string) *store.HybridQuery {
+func (d *Daemon) hybridQuery(ctx context.Context, text string) *search.HybridQuery {
 	r := &d.embed
 	cfg := d.Config.Embeddings
 	if r.e == nil || cfg.Alpha <= 0 || strings.TrimSpace(text) == "" {
@@ -413,13 +414,13 @@ func (d *Daemon) hybridQuery(ctx context.Context, text string) *store.HybridQuer
 		}
 		return nil
 	}
-	return &store.HybridQuery{Vector: v, Alpha: cfg.Alpha, Fusion: cfg.Fusion}
+	return &search.HybridQuery{Vector: v, Alpha: cfg.Alpha, Fusion: cfg.Fusion}
 }
 
 // search is the store's search, hybrid when embeddings are configured.
-func (d *Daemon) search(ctx context.Context, q store.SearchQuery) (*store.SearchResult, error) {
+func (d *Daemon) search(ctx context.Context, q search.Query) (*search.Result, error) {
 	q.Hybrid = d.hybridQuery(ctx, q.Text)
-	return d.Store.SearchHybrid(ctx, q)
+	return d.Search.Search(ctx, q)
 }
 
 // evalHybrid is hybrid retrieval for `askwpd eval`: it embeds the whole
@@ -455,7 +456,7 @@ func newEvalHybrid(ctx context.Context, db *store.DB, cfg EmbeddingsConfig, out 
 }
 
 // query is a query's vector part; nil when off or when the endpoint failed.
-func (h *evalHybrid) query(ctx context.Context, text string) *store.HybridQuery {
+func (h *evalHybrid) query(ctx context.Context, text string) *search.HybridQuery {
 	if h == nil || h.cfg.Alpha <= 0 {
 		return nil
 	}
@@ -465,7 +466,7 @@ func (h *evalHybrid) query(ctx context.Context, text string) *store.HybridQuery 
 		h.lastErr = err
 		return nil
 	}
-	return &store.HybridQuery{Vector: v, Alpha: h.cfg.Alpha, Fusion: h.cfg.Fusion}
+	return &search.HybridQuery{Vector: v, Alpha: h.cfg.Alpha, Fusion: h.cfg.Fusion}
 }
 
 func (h *evalHybrid) report(out io.Writer) {

@@ -22,6 +22,7 @@ import (
 	"github.com/askwp/askwpd/api"
 	"github.com/askwp/askwpd/internal/fakeembed"
 	"github.com/askwp/askwpd/internal/wptest"
+	"github.com/askwp/askwpd/search"
 	"github.com/askwp/askwpd/store"
 )
 
@@ -245,7 +246,7 @@ func TestHybrid_RealWordPress(t *testing.T) {
 
 	const q = "car oil servicing"
 	t.Run("hybrid finds the paraphrase keyword misses", func(t *testing.T) {
-		kw, err := d.Store.Search(ctx, store.SearchQuery{Text: q, Limit: 10})
+		kw, err := d.Search.Search(ctx, search.Query{Text: q, Limit: 10})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -284,7 +285,7 @@ func TestHybrid_RealWordPress(t *testing.T) {
 
 	t.Run("filters stay strict", func(t *testing.T) {
 		for _, typ := range []string{"page", "post"} {
-			res, err := d.search(ctx, store.SearchQuery{Text: q, Filters: store.Filters{PostType: []string{typ}}})
+			res, err := d.search(ctx, search.Query{Text: q, Filters: search.Filters{PostType: []string{typ}}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -307,11 +308,11 @@ func TestHybrid_RealWordPress(t *testing.T) {
 		defer func() { d.Config.Embeddings.Alpha = 0.5 }()
 		srv.take(srv.model)
 		for _, text := range []string{q, "automobile lubricant", "parking gate"} {
-			kw, err := d.Store.Search(ctx, store.SearchQuery{Text: text})
+			kw, err := d.Search.Search(ctx, search.Query{Text: text})
 			if err != nil {
 				t.Fatal(err)
 			}
-			hy, err := d.search(ctx, store.SearchQuery{Text: text})
+			hy, err := d.search(ctx, search.Query{Text: text})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -338,12 +339,12 @@ func TestHybrid_RealWordPress(t *testing.T) {
 			before := fallbacks(t, d, reason)
 			// A new text each time: a cached vector would not ask the endpoint.
 			text := fmt.Sprintf("car parking gate %d", i)
-			kw, err := d.Store.Search(ctx, store.SearchQuery{Text: text})
+			kw, err := d.Search.Search(ctx, search.Query{Text: text})
 			if err != nil {
 				t.Fatal(err)
 			}
 			start := time.Now()
-			hy, err := d.search(ctx, store.SearchQuery{Text: text})
+			hy, err := d.search(ctx, search.Query{Text: text})
 			took := time.Since(start)
 			if err != nil {
 				t.Fatalf("%s: search failed: %v", mode, err)
@@ -402,7 +403,7 @@ func TestHybrid_RealWordPress(t *testing.T) {
 		if sent := srv2.take(model2); len(sent) < st.Chunks {
 			t.Fatalf("the endpoint saw %d inputs for model %s, want %d", len(sent), model2, st.Chunks)
 		}
-		res, err := d2.search(ctx, store.SearchQuery{Text: q})
+		res, err := d2.search(ctx, search.Query{Text: q})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -435,7 +436,7 @@ func fallbacks(t *testing.T, d *Daemon, reason string) float64 {
 	return 0
 }
 
-func hitURLs(hs []store.Hit) []string {
+func hitURLs(hs []search.Hit) []string {
 	out := make([]string, 0, len(hs))
 	for _, h := range hs {
 		out = append(out, h.URL)
@@ -443,7 +444,7 @@ func hitURLs(hs []store.Hit) []string {
 	return out
 }
 
-func sameHits(a, b []store.Hit) bool {
+func sameHits(a, b []search.Hit) bool {
 	if len(a) != len(b) {
 		return false
 	}
@@ -610,9 +611,9 @@ func TestHybrid_Latency(t *testing.T) {
 		var lat []time.Duration
 		for round := 0; round < 2; round++ {
 			for i, q := range qs {
-				sq := store.SearchQuery{Text: q.text, Limit: 10}
+				sq := search.Query{Text: q.text, Limit: 10}
 				if mode != "keyword" {
-					sq.Hybrid = &store.HybridQuery{Vector: vecs[i], Alpha: 0.5, Fusion: mode}
+					sq.Hybrid = &search.HybridQuery{Vector: vecs[i], Alpha: 0.5, Fusion: mode}
 				}
 				t0 := time.Now()
 				if _, err := db.SearchHybrid(ctx, sq); err != nil {

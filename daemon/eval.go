@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/askwp/askwpd/extract"
+	"github.com/askwp/askwpd/search"
 	"github.com/askwp/askwpd/store"
 )
 
@@ -29,7 +30,7 @@ type EvalOptions struct {
 	// StateDir holds the temporary store; "" means a new temp dir.
 	StateDir string
 	// Ranking overrides the store's default ranking when set.
-	Ranking *store.Ranking
+	Ranking *search.Ranking
 	// ChunkTokens is the chunker's target size; 0 means the daemon's.
 	ChunkTokens int
 	// Depth is how many documents each query asks for; 0 means 100.
@@ -94,11 +95,10 @@ func Evaluate(ctx context.Context, opt EvalOptions, out io.Writer) (*EvalMetrics
 		return nil, fmt.Errorf("eval: %w", err)
 	}
 	defer db.Close()
+	ix := search.New(db)
+	defer ix.Close()
 	if opt.Ranking != nil {
-		db.SetRanking(*opt.Ranking)
-	}
-	if err := db.EnsureIndex(ctx); err != nil {
-		return nil, fmt.Errorf("eval: %w", err)
+		ix.SetRanking(*opt.Ranking)
 	}
 
 	m := &EvalMetrics{}
@@ -108,7 +108,7 @@ func Evaluate(ctx context.Context, opt EvalOptions, out io.Writer) (*EvalMetrics
 	}
 	m.IndexTime = time.Since(start)
 	// Search as the daemon does, from the in-memory index.
-	if err := db.LoadSearchIndex(ctx); err != nil {
+	if err := ix.Load(ctx); err != nil {
 		return nil, fmt.Errorf("eval: %w", err)
 	}
 	hyb, err := newEvalHybrid(ctx, db, opt.Embeddings, out)
@@ -156,7 +156,7 @@ func Evaluate(ctx context.Context, opt EvalOptions, out io.Writer) (*EvalMetrics
 			return nil, err
 		}
 		t0 := time.Now()
-		res, err := db.SearchHybrid(ctx, store.SearchQuery{Text: q.text, Limit: depth, PerDoc: 1, Hybrid: hyb.query(ctx, q.text)})
+		res, err := ix.Search(ctx, search.Query{Text: q.text, Limit: depth, PerDoc: 1, Hybrid: hyb.query(ctx, q.text)})
 		if err != nil {
 			return nil, fmt.Errorf("eval: query %s: %w", q.id, err)
 		}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/askwp/askwpd/api"
 	"github.com/askwp/askwpd/internal/wptest"
+	"github.com/askwp/askwpd/search"
 	"github.com/askwp/askwpd/store"
 )
 
@@ -57,7 +58,7 @@ func (c *eventClient) post(ts, sig string, body []byte) (int, string) {
 // searchHas reports whether a search for q finds a passage at url.
 func searchHas(t *testing.T, d *Daemon, q, url string) bool {
 	t.Helper()
-	res, err := d.Store.Search(context.Background(), store.SearchQuery{Text: q, Limit: 10})
+	res, err := d.Search.Search(context.Background(), search.Query{Text: q, Limit: 10})
 	if err != nil {
 		t.Fatal(err)
 	}

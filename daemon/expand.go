@@ -8,8 +8,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/askwp/askwpd/analysis"
 	"github.com/askwp/askwpd/api"
 	"github.com/askwp/askwpd/extract"
+	"github.com/askwp/askwpd/search"
 	"github.com/askwp/askwpd/store"
 )
 
@@ -41,7 +43,7 @@ type linkCandidate struct {
 	score       float64
 }
 
-func (d *Daemon) expand(ctx context.Context, q store.SearchQuery, r *store.SearchResult, resp *api.SearchResponse) (*api.SearchResponse, error) {
+func (d *Daemon) expand(ctx context.Context, q search.Query, r *search.Result, resp *api.SearchResponse) (*api.SearchResponse, error) {
 	bctx, cancel := context.WithTimeout(ctx, expandBudget)
 	defer cancel()
 	lang := q.Lang
@@ -49,7 +51,7 @@ func (d *Daemon) expand(ctx context.Context, q store.SearchQuery, r *store.Searc
 		lang = q.Filters.Lang
 	}
 	want := map[string]bool{}
-	for _, t := range store.Analyze(q.Text, lang) {
+	for _, t := range analysis.Analyze(q.Text, lang) {
 		want[t] = true
 	}
 	var (
@@ -141,7 +143,7 @@ func (d *Daemon) scoreLinks(ctx context.Context, docIDs []int64, want map[string
 		if tried[l.URL] || !d.expandable(l.URL) {
 			continue
 		}
-		s := 2*overlap(store.Analyze(l.Text, lang), want) + overlap(store.Analyze(pathWords(l.URL), lang), want)
+		s := 2*overlap(analysis.Analyze(l.Text, lang), want) + overlap(analysis.Analyze(pathWords(l.URL), lang), want)
 		if s == 0 {
 			continue
 		}

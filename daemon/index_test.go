@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/askwp/askwpd/internal/wptest"
+	"github.com/askwp/askwpd/search"
 	"github.com/askwp/askwpd/sitemap"
-	"github.com/askwp/askwpd/store"
 )
 
 // TestIndex_RealWordPress is the spine's acceptance: after one pass over
@@ -97,7 +97,7 @@ func TestIndex_RealWordPress(t *testing.T) {
 		if n := countChunks(t, raw, marker); n > 0 {
 			t.Errorf("%s post %d (%s) has chunks in the store", p.Status, p.ID, marker)
 		}
-		res, err := d.Store.Search(ctx, store.SearchQuery{Text: p.Title, Limit: 50})
+		res, err := d.Search.Search(ctx, search.Query{Text: p.Title, Limit: 50})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -117,7 +117,7 @@ func TestIndex_RealWordPress(t *testing.T) {
 		if p.Type != "post" {
 			continue
 		}
-		res, err := d.Store.Search(ctx, store.SearchQuery{Text: p.Title, Limit: 5})
+		res, err := d.Search.Search(ctx, search.Query{Text: p.Title, Limit: 5})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -387,7 +387,7 @@ func (c *indexCollector) Collect(ch chan<- prometheus.Metric) {
 		d.Log.Warn("Metrics: unable to read index stats", "error", err)
 	}
 	gauge(descBytes, float64(d.Store.Size()))
-	si := d.Store.SearchIndexStats()
+	si := d.Search.Stats()
 	ready := 0.0
 	if si.Ready {
 		ready = 1

@@ -33,7 +33,7 @@ func (d *Daemon) Status(ctx context.Context) (*api.Status, error) {
 	}
 	st := &api.Status{
 		Site: d.Site, Version: Version, StartedAt: d.startedAt, Index: stats, Runs: runs,
-		Errors: errs, Database: "none", SearchIndex: d.Store.SearchIndexStats(),
+		Errors: errs, Database: "none", SearchIndex: d.Search.Stats(),
 	}
 	if st.Errors == nil {
 		st.Errors = []*store.URLState{}
@@ -147,13 +147,13 @@ func (d *Daemon) Serve(ctx context.Context) error {
 // ready, searches run on FTS5 alone, slower but the same.
 func (d *Daemon) loadSearchIndex(ctx context.Context) {
 	start := time.Now()
-	if err := d.Store.LoadSearchIndex(ctx); err != nil {
+	if err := d.Search.Load(ctx); err != nil {
 		if ctx.Err() == nil {
 			d.Log.Warn("Unable to load the search index into memory; searching with FTS5", "error", err)
 		}
 		return
 	}
-	si := d.Store.SearchIndexStats()
+	si := d.Search.Stats()
 	d.Log.Info("Search index loaded into memory", "chunks", si.Chunks, "took_ms", time.Since(start).Milliseconds())
 }
 

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/askwp/askwpd/api"
+	"github.com/askwp/askwpd/search"
 	"github.com/askwp/askwpd/store"
 )
 
@@ -218,7 +219,7 @@ func (d *Daemon) supporting(ctx context.Context, doc *store.Document) ([]api.Sup
 		if strings.TrimSpace(q) == "" || len(out) == 3 {
 			continue
 		}
-		r, err := d.search(ctx, store.SearchQuery{Text: q, Limit: 8, Lang: doc.Lang})
+		r, err := d.search(ctx, search.Query{Text: q, Limit: 8, Lang: doc.Lang})
 		if err != nil {
 			return nil, err
 		}
@@ -260,7 +261,7 @@ func (d *Daemon) toolSearchInDocument(ctx context.Context, raw json.RawMessage, 
 	if err != nil {
 		return nil, err
 	}
-	ps, terms, err := d.Store.SearchDocument(ctx, doc.ID, a.Query, doc.Lang, a.Limit)
+	ps, terms, err := d.Search.SearchDocument(ctx, doc.ID, a.Query, doc.Lang, a.Limit)
 	if err != nil {
 		return nil, err
 	}

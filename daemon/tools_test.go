@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/askwp/askwpd/analysis"
 	"github.com/askwp/askwpd/api"
 	"github.com/askwp/askwpd/internal/wptest"
-	"github.com/askwp/askwpd/store"
 )
 
 // toolsDaemon is the shared daemon over the indexed test site.
@@ -79,7 +79,7 @@ func TestTools_SearchSiteFindsEachPost(t *testing.T) {
 	truth := site.Truth(t)
 	n := 0
 	for _, p := range truth.Public {
-		if p.Type != "post" || len(store.Analyze(p.Title, "")) == 0 {
+		if p.Type != "post" || len(analysis.Analyze(p.Title, "")) == 0 {
 			continue
 		}
 		n++

@@ -12,6 +12,7 @@ import (
 
 	"github.com/askwp/askwpd/daemon"
 	"github.com/askwp/askwpd/extract"
+	"github.com/askwp/askwpd/search"
 	"github.com/askwp/askwpd/store"
 )
 
@@ -99,6 +100,14 @@ func runCalibrate(ctx context.Context, args []string) error {
 		return err
 	}
 	defer b.Close()
+	ia, ib := search.New(a), search.New(b)
+	defer ia.Close()
+	defer ib.Close()
+	for _, ix := range []*search.Index{ia, ib} {
+		if err := ix.Load(ctx); err != nil {
+			return err
+		}
+	}
 
 	var qs [][2]string
 	qf, err := os.Open(*queries)
@@ -118,14 +127,14 @@ func runCalibrate(ctx context.Context, args []string) error {
 	fmt.Printf("%d queries; store B lacks %d relevant documents\n", len(qs), len(relevant))
 	fmt.Println("min_coverage  answer|top1-relevant  answer|top1-not-relevant  answer|unanswerable(B)  actions(B)")
 	for _, cov := range []float64{0.3, 0.4, 0.5, 0.6, 0.7, 0.8} {
-		rk := store.DefaultRanking()
+		rk := search.DefaultRanking()
 		rk.MinCoverage = cov
-		a.SetRanking(rk)
-		b.SetRanking(rk)
+		ia.SetRanking(rk)
+		ib.SetRanking(rk)
 		var relN, relA, irrN, irrA, bA int
 		bActs := map[string]int{}
 		for _, q := range qs {
-			ra, err := a.Search(ctx, store.SearchQuery{Text: q[1]})
+			ra, err := ia.Search(ctx, search.Query{Text: q[1]})
 			if err != nil {
 				return err
 			}
@@ -141,7 +150,7 @@ func runCalibrate(ctx context.Context, args []string) error {
 					irrA++
 				}
 			}
-			rb, err := b.Search(ctx, store.SearchQuery{Text: q[1]})
+			rb, err := ib.Search(ctx, search.Query{Text: q[1]})
 			if err != nil {
 				return err
 			}

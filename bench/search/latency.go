@@ -22,6 +22,7 @@ import (
 
 	"github.com/askwp/askwpd/api"
 	"github.com/askwp/askwpd/daemon"
+	"github.com/askwp/askwpd/search"
 	"github.com/askwp/askwpd/store"
 )
 
@@ -57,7 +58,9 @@ func runLatency(ctx context.Context, args []string) error {
 		return err
 	}
 	defer db.Close()
-	db.SetRanking(*rk)
+	ix := search.New(db)
+	defer ix.Close()
+	ix.SetRanking(*rk)
 
 	rng := rand.New(rand.NewPCG(1, 2))
 	vocab := makeVocab(rng, 40000)
@@ -153,7 +156,7 @@ func runLatency(ctx context.Context, args []string) error {
 		var before runtime.MemStats
 		runtime.GC()
 		runtime.ReadMemStats(&before)
-		if err := db.LoadSearchIndex(ctx); err != nil {
+		if err := ix.Load(ctx); err != nil {
 			return err
 		}
 		var after runtime.MemStats
@@ -176,8 +179,8 @@ func runLatency(ctx context.Context, args []string) error {
 		i := 1 + rng.IntN(len(w)-2)
 		return w[:i] + w[i+1:]
 	}
-	search := func(q store.SearchQuery) error {
-		_, err := db.Search(ctx, q)
+	run := func(q search.Query) error {
+		_, err := ix.Search(ctx, q)
 		return err
 	}
 	if *overHTTP {
@@ -187,10 +190,10 @@ func runLatency(ctx context.Context, args []string) error {
 			return err
 		}
 		defer stop()
-		search = call
+		run = call
 	}
 	// Warm the caches (vocabulary, statistics) as a running daemon has.
-	if err := search(store.SearchQuery{Text: "warm " + typo(vocab[500])}); err != nil {
+	if err := run(search.Query{Text: "warm " + typo(vocab[500])}); err != nil {
 		return err
 	}
 	if *prof != "" {
@@ -220,7 +223,7 @@ func runLatency(ctx context.Context, args []string) error {
 				ws = append(ws, tp[rng.IntN(len(tp))])
 			}
 		}
-		q := store.SearchQuery{Text: strings.Join(ws, " "), Limit: 10}
+		q := search.Query{Text: strings.Join(ws, " "), Limit: 10}
 		k := "plain"
 		switch i % 10 {
 		case 0:
@@ -228,7 +231,7 @@ func runLatency(ctx context.Context, args []string) error {
 			q.Text = strings.Join(ws, " ")
 			k = "typo"
 		case 1:
-			q.Filters = store.Filters{ChunkType: "code", CodeLang: langs[rng.IntN(len(langs))]}
+			q.Filters = search.Filters{ChunkType: "code", CodeLang: langs[rng.IntN(len(langs))]}
 			k = "filtered"
 		case 2:
 			q.Text = "latest " + q.Text
@@ -238,7 +241,7 @@ func runLatency(ctx context.Context, args []string) error {
 			k = "passages"
 		}
 		t := time.Now()
-		if err := search(q); err != nil {
+		if err := run(q); err != nil {
 			return err
 		}
 		d := time.Since(t)
@@ -294,7 +297,7 @@ func runLatency(ctx context.Context, args []string) error {
 			}
 		}
 		t := time.Now()
-		if err := search(store.SearchQuery{Text: strings.Join(ws, " ") + "?", Limit: 10}); err != nil {
+		if err := run(search.Query{Text: strings.Join(ws, " ") + "?", Limit: 10}); err != nil {
 			return err
 		}
 		long = append(long, time.Since(t))
@@ -334,7 +337,7 @@ func makeVocab(rng *rand.Rand, n int) []string {
 // serveHTTP opens the store in dir through the daemon, as `askwpd serve`
 // does, serves its API on a loopback port, and returns a search_site call
 // over HTTP with keep-alive, as the PHP plugin makes it.
-func serveHTTP(ctx context.Context, dir string) (func(store.SearchQuery) error, func(), error) {
+func serveHTTP(ctx context.Context, dir string) (func(search.Query) error, func(), error) {
 	cfg := daemon.DefaultConfig()
 	cfg.StateDir, cfg.SiteURL = dir, "https://site.test"
 	d, err := daemon.Open(ctx, cfg, slog.New(slog.DiscardHandler))
@@ -342,7 +345,7 @@ func serveHTTP(ctx context.Context, dir string) (func(store.SearchQuery) error, 
 		return nil, nil, err
 	}
 	// The daemon's Serve loads this at start-up.
-	if err := d.Store.LoadSearchIndex(ctx); err != nil {
+	if err := d.Search.Load(ctx); err != nil {
 		d.Close()
 		return nil, nil, err
 	}
@@ -357,7 +360,7 @@ func serveHTTP(ctx context.Context, dir string) (func(store.SearchQuery) error, 
 	go hs.Serve(ln)
 	url := "http://" + ln.Addr().String() + "/v1/tools/search_site"
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
-	call := func(q store.SearchQuery) error {
+	call := func(q search.Query) error {
 		args := api.SearchArgs{Query: q.Text, Limit: q.Limit, Passages: q.Passages,
 			Filters: api.SearchFilter{ChunkType: q.Filters.ChunkType, Language: q.Filters.CodeLang}}
 		body, _ := json.Marshal(args)

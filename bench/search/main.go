@@ -14,7 +14,7 @@ import (
 	"runtime/pprof"
 
 	"github.com/askwp/askwpd/daemon"
-	"github.com/askwp/askwpd/store"
+	"github.com/askwp/askwpd/search"
 )
 
 func main() {
@@ -40,8 +40,8 @@ func main() {
 	}
 }
 
-func rankingFlags(fs *flag.FlagSet) *store.Ranking {
-	r := store.DefaultRanking()
+func rankingFlags(fs *flag.FlagSet) *search.Ranking {
+	r := search.DefaultRanking()
 	fs.Float64Var(&r.TitleWeight, "wt", r.TitleWeight, "title weight")
 	fs.Float64Var(&r.KeywordWeight, "wk", r.KeywordWeight, "keywords weight")
 	fs.Float64Var(&r.BodyWeight, "wb", r.BodyWeight, "body weight")

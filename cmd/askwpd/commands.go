@@ -14,6 +14,7 @@ import (
 	"github.com/askwp/askwpd/api"
 	"github.com/askwp/askwpd/daemon"
 	"github.com/askwp/askwpd/extract"
+	"github.com/askwp/askwpd/search"
 	"github.com/askwp/askwpd/store"
 )
 
@@ -136,7 +137,12 @@ func cmdSearch(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	r, err := st.Search(ctx, q)
+	ix := search.New(st)
+	defer ix.Close()
+	if err := ix.Load(ctx); err != nil {
+		return err
+	}
+	r, err := ix.Search(ctx, q)
 	if err != nil {
 		return err
 	}
