@@ -1,0 +1,235 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/askwp/askwpd/api"
+)
+
+// shimTimeout is the PHP shim's webhook timeout (askwpd_webhook_timeout_ms
+// in wp-plugin-shim/includes/class-askwpd-webhooks.php). A slower answer
+// is a lost event there, and trips its 30 s breaker.
+const shimTimeout = 750 * time.Millisecond
+
+type eventStats struct {
+	mu         sync.Mutex
+	sent       int
+	fresh      int
+	replays    int
+	accepted   int
+	duplicate  int
+	other      map[string]int
+	acceptedID []string
+	lat        []time.Duration
+}
+
+func newEventStats() *eventStats { return &eventStats{other: map[string]int{}} }
+
+type eventSender struct {
+	p    *daemonProc
+	hot  []hotPost
+	dup  float64
+	st   *eventStats
+	seq  atomic.Int64
+	tag  string
+	rmu  sync.Mutex
+	rand *rand.Rand
+}
+
+// one sends one event: a replay of an accepted id with probability dup,
+// else a fresh post_updated or post_published event for a hot post.
+func (s *eventSender) one(ctx context.Context) {
+	s.rmu.Lock()
+	replay := s.rand.Float64() < s.dup
+	hp := s.hot[s.rand.IntN(len(s.hot))]
+	published := s.rand.IntN(5) == 0
+	s.st.mu.Lock()
+	var id string
+	if replay && len(s.st.acceptedID) > 0 {
+		id = s.st.acceptedID[s.rand.IntN(len(s.st.acceptedID))]
+	} else {
+		replay = false
+	}
+	s.st.mu.Unlock()
+	s.rmu.Unlock()
+	if id == "" {
+		id = fmt.Sprintf("load-%s-%d", s.tag, s.seq.Add(1))
+	}
+	typ := "post_updated"
+	if published {
+		typ = "post_published"
+	}
+	ev := map[string]any{"id": id, "type": typ, "post_id": hp.ID, "post_type": "post", "status": "publish", "public": true, "url": hp.URL}
+	body, _ := json.Marshal(map[string]any{"events": []any{ev}})
+	ts := strconv.FormatInt(time.Now().Unix(), 10)
+	req, _ := http.NewRequestWithContext(ctx, "POST", s.p.base+"/v1/events", bytes.NewReader(body))
+	req.Header.Set(api.HeaderTimestamp, ts)
+	req.Header.Set(api.HeaderSignature, api.Sign(s.p.secret, ts, body))
+	req.Header.Set("Content-Type", "application/json")
+	t0 := time.Now()
+	resp, err := s.p.client.Do(req)
+	d := time.Since(t0)
+	outcome := ""
+	if err != nil {
+		if ctx.Err() != nil {
+			return // the run is over: not sent
+		}
+		outcome = "transport"
+	} else {
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		switch {
+		case resp.StatusCode == http.StatusAccepted:
+			outcome = "accepted"
+		case resp.StatusCode == http.StatusUnauthorized && bytes.Contains(b, []byte("replayed event id")):
+			outcome = "duplicate"
+		default:
+			outcome = "status_" + strconv.Itoa(resp.StatusCode)
+		}
+	}
+	s.st.mu.Lock()
+	defer s.st.mu.Unlock()
+	s.st.sent++
+	s.st.lat = append(s.st.lat, d)
+	if replay {
+		s.st.replays++
+	} else {
+		s.st.fresh++
+	}
+	switch outcome {
+	case "accepted":
+		s.st.accepted++
+		s.st.acceptedID = append(s.st.acceptedID, id)
+		if replay {
+			s.st.other["replay_accepted"]++
+		}
+	case "duplicate":
+		s.st.duplicate++
+		if !replay {
+			s.st.other["fresh_called_duplicate"]++
+		}
+	default:
+		s.st.other[outcome]++
+	}
+}
+
+// sendPaced sends n events spread evenly over window, from a pool of
+// workers, and returns how long the sending took.
+func (s *eventSender) sendPaced(ctx context.Context, n int, window time.Duration, workers int) time.Duration {
+	jobs := make(chan struct{}, n)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range jobs {
+				if ctx.Err() != nil {
+					continue
+				}
+				s.one(ctx)
+			}
+		}()
+	}
+	start := time.Now()
+	for i := range n {
+		at := start.Add(time.Duration(int64(window) * int64(i) / int64(n)))
+		if w := time.Until(at); w > 0 {
+			select {
+			case <-ctx.Done():
+			case <-time.After(w):
+			}
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		jobs <- struct{}{}
+	}
+	close(jobs)
+	wg.Wait()
+	return time.Since(start)
+}
+
+// drain polls /v1/status until no event is pending or failed, bounded.
+// drainAndSample waits for the event queue to empty, then samples the
+// daemon. The clients' idle keep-alive connections each hold a server
+// goroutine; they are closed first so the sample counts the daemon's own.
+func drainAndSample(ctx context.Context, p *daemonProc, limit time.Duration) (time.Duration, *statusView, sample, error) {
+	drained, st, err := drain(ctx, p, limit)
+	p.client.Transport.(*http.Transport).CloseIdleConnections()
+	time.Sleep(time.Second)
+	return drained, st, p.sampleNow(ctx), err
+}
+
+func drain(ctx context.Context, p *daemonProc, limit time.Duration) (time.Duration, *statusView, error) {
+	t0 := time.Now()
+	for {
+		st, err := p.status(ctx)
+		if err != nil {
+			return time.Since(t0), nil, err
+		}
+		if st.Freshness.PendingEvents == 0 && st.Freshness.FailedEvents == 0 {
+			return time.Since(t0), st, nil
+		}
+		if time.Since(t0) > limit {
+			return time.Since(t0), st, fmt.Errorf("%d events pending, %d failed after %s", st.Freshness.PendingEvents,
+				st.Freshness.FailedEvents, limit)
+		}
+		select {
+		case <-ctx.Done():
+			return time.Since(t0), st, ctx.Err()
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}
+
+// verifyEvents opens the stopped daemon's database and checks that every
+// accepted event id is stored once and applied without error.
+func verifyEvents(state string, accepted []string) (stored, applied int, missing, unapplied []string, err error) {
+	db, err := sql.Open("sqlite", "file:"+filepath.Join(state, "askwpd.db")+"?mode=ro")
+	if err != nil {
+		return 0, 0, nil, nil, err
+	}
+	defer db.Close()
+	rows, err := db.Query(`SELECT event_id, applied_at, error FROM events WHERE event_id LIKE 'load-%'`)
+	if err != nil {
+		return 0, 0, nil, nil, err
+	}
+	defer rows.Close()
+	type row struct{ applied, errMsg string }
+	got := map[string]row{}
+	for rows.Next() {
+		var id string
+		var r row
+		if err := rows.Scan(&id, &r.applied, &r.errMsg); err != nil {
+			return 0, 0, nil, nil, err
+		}
+		got[id] = r
+	}
+	if err := rows.Err(); err != nil {
+		return 0, 0, nil, nil, err
+	}
+	for _, id := range accepted {
+		r, ok := got[id]
+		switch {
+		case !ok:
+			missing = append(missing, id)
+		case r.applied == "" || r.errMsg != "":
+			unapplied = append(unapplied, id+" "+r.errMsg)
+		default:
+			applied++
+		}
+	}
+	return len(got), applied, missing, unapplied, nil
+}

@@ -1,0 +1,182 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+type sample struct {
+	at         time.Duration
+	rssKB      int64
+	anonKB     int64
+	fileKB     int64
+	goroutines float64
+	heapMB     float64
+	searches   int
+	p99        time.Duration
+	pending    int
+	crawling   bool
+}
+
+func (p *daemonProc) sampleNow(ctx context.Context) sample {
+	s := sample{at: time.Since(p.startedAt)}
+	s.rssKB, s.anonKB, s.fileKB = p.memKB()
+	if m, err := p.metrics(ctx); err == nil {
+		s.goroutines = m["go_goroutines"]
+		s.heapMB = m["go_memstats_heap_inuse_bytes"] / (1 << 20)
+	}
+	return s
+}
+
+// serverShare returns, from the tool latency histogram, how many
+// search_site calls there were and how many took at most 50 ms.
+func serverShare(m map[string]float64) (n, le50 float64) {
+	return m[`askwpd_tool_latency_seconds_count{tool="search_site"}`],
+		m[`askwpd_tool_latency_seconds_bucket{tool="search_site",le="0.05"}`]
+}
+
+func uptime() string {
+	b, _ := os.ReadFile("/proc/loadavg")
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "?"
+	}
+	return strings.Join(f[:3], " ")
+}
+
+func run(ctx context.Context, o options) (bool, error) {
+	e, err := siteEnv()
+	if err != nil {
+		return false, err
+	}
+	fmt.Printf("load average at start: %s (%d CPUs)\n", uptime(), numCPU())
+	tmp, err := os.MkdirTemp("", "askwpd-bench-load-")
+	if err != nil {
+		return false, err
+	}
+	defer func() {
+		if o.keepState {
+			fmt.Println("state kept in", tmp)
+			return
+		}
+		os.RemoveAll(tmp)
+	}()
+	bin := o.bin
+	if bin == "" {
+		if bin, err = buildDaemon(tmp); err != nil {
+			return false, err
+		}
+	}
+	if o.generate > 0 {
+		unlock, err := lockSite(ctx, e)
+		if err != nil {
+			return false, err
+		}
+		defer unlock()
+		// Removal runs even when ctx is cancelled (Ctrl-C).
+		defer func() {
+			t0 := time.Now()
+			if err := genPosts(e, "--remove"); err != nil {
+				fmt.Fprintln(os.Stderr, "removing generated posts:", err, "(run: bash scripts/wp-up.sh --remove-generated)")
+				return
+			}
+			fmt.Printf("removed generated posts in %.1fs\n", time.Since(t0).Seconds())
+		}()
+		t0 := time.Now()
+		if err := genPosts(e, "--count="+strconv.Itoa(o.generate)); err != nil {
+			return false, err
+		}
+		fmt.Printf("generated %d posts in %.1fs\n", o.generate, time.Since(t0).Seconds())
+	}
+	hot, err := hotPosts(e, o.hot)
+	if err != nil {
+		return false, err
+	}
+	state := o.reuse
+	if state == "" {
+		state = filepath.Join(tmp, "state")
+		if err := os.MkdirAll(state, 0o700); err != nil {
+			return false, err
+		}
+		if err := indexOnce(ctx, bin, state, e); err != nil {
+			return false, err
+		}
+	}
+	p, err := startDaemon(ctx, bin, state, e, o.soak > 0)
+	if err != nil {
+		return false, err
+	}
+	defer func() {
+		if err := p.stop(); err != nil {
+			fmt.Fprintln(os.Stderr, "stopping askwpd:", err)
+		}
+	}()
+	fmt.Printf("askwpd serve pid %d on %s, state %s\n", p.cmd.Process.Pid, p.base, state)
+	// Until its in-memory search index is loaded, the daemon searches on
+	// FTS5 alone; the run measures the daemon as it serves, after that.
+	t0 := time.Now()
+	for {
+		m, err := p.metrics(ctx)
+		if err == nil && m["askwpd_search_index_ready"] == 1 {
+			fmt.Printf("in-memory search index ready %.1f s after the daemon answered\n", time.Since(t0).Seconds())
+			break
+		}
+		if time.Since(t0) > 2*time.Minute {
+			return false, fmt.Errorf("the in-memory search index was not ready after %s", time.Since(t0).Round(time.Second))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if o.soak > 0 {
+		return soak(ctx, o, p, hot)
+	}
+	return load(ctx, o, p, hot)
+}
+
+func numCPU() int {
+	b, _ := os.ReadFile("/proc/cpuinfo")
+	return strings.Count(string(b), "processor\t:")
+}
+
+// slope is the least-squares growth per hour.
+func slope(xs []sample, f func(sample) float64) float64 {
+	var sx, sy, sxx, sxy float64
+	n := float64(len(xs))
+	for _, s := range xs {
+		x, y := s.at.Hours(), f(s)
+		sx, sy, sxx, sxy = sx+x, sy+y, sxx+x*x, sxy+x*y
+	}
+	d := n*sxx - sx*sx
+	if d == 0 {
+		return 0
+	}
+	return (n*sxy - sx*sy) / d
+}
+
+// verdict prints acceptance checks and remembers whether all of them held.
+type verdict struct{ ok bool }
+
+func (v *verdict) check(cond bool, format string, a ...any) {
+	mark := "ok  "
+	if !cond {
+		mark, v.ok = "FAIL", false
+	}
+	fmt.Printf("  [%s] %s\n", mark, fmt.Sprintf(format, a...))
+}
+
+// startSearchClients runs n search clients on wg until ctx is done, each
+// with its own query mix and seed.
+func startSearchClients(ctx context.Context, wg *sync.WaitGroup, p *daemonProc, n int, think time.Duration, ss *searchStats) {
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			searchClient(ctx, p, newQueryMix(), uint64(i+1), think, ss)
+		}()
+	}
+}
