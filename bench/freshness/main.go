@@ -178,7 +178,7 @@ func run(n int) error {
 		return false, nil
 	}
 
-	var lat, toEvent []time.Duration
+	var lat []time.Duration
 	var ids []int64
 	defer func() {
 		for _, id := range ids {
@@ -224,7 +224,6 @@ func run(n int) error {
 		}
 		l := time.Since(start)
 		lat = append(lat, l)
-		toEvent = append(toEvent, sent.Sub(start))
 		fmt.Printf("sample %2d: post %d searchable %.0f ms after wp_insert_post (wp_insert_post took %.0f ms; event sent at +%.0f ms)\n",
 			i+1, p.ID, ms(l), (p.T1-p.T0)*1000, ms(sent.Sub(start)))
 	}
