@@ -272,7 +272,7 @@ func run() error {
 	fmt.Println("  context build            ", pct(collect(tools, one(func(s sample) time.Duration { return fromMS(s.timing.ContextMS) }))))
 	fmt.Println("  client TTFT (after 2 rounds)", pct(collect(tools, one(func(s sample) time.Duration { return s.ttft }))))
 	fmt.Println("  total                    ", pct(collect(tools, one(func(s sample) time.Duration { return s.total }))))
-	fmt.Printf("\nSpec §6.9 budget: first token <= 2.5 s, full answer <= 8 s; the model's own %v per call dominates.\n", *ttft)
+	fmt.Printf("\nBudget: first token <= 2.5 s, full answer <= 8 s; the model's own %v per call dominates.\n", *ttft)
 	return nil
 }
 
