@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Stops the php server started by scripts/wp-up.sh. Idempotent.
+# Stops the web server started by scripts/wp-up.sh (php -S, or nginx and php-fpm). Idempotent.
 #
 # Usage: scripts/wp-down.sh [--purge]
 #   --purge  also drops the database and its user, removes /etc/wordpress/config-127.0.0.1.php
@@ -25,6 +25,7 @@ take_lock
 if [[ -d "$STATE_DIR" ]]; then
   take_test_lock
   stop_server
+  [[ -s "$STATE_DIR/server.port" ]] && stop_host_server "$(cat "$STATE_DIR/server.port")"
   # A server of ours whose pid file was lost still answers the ping on its port.
   if [[ -s "$STATE_DIR/server.port" ]]; then
     read -r tag router state pid _ <<<"$(server_ping "$(cat "$STATE_DIR/server.port")")" || true
@@ -33,7 +34,7 @@ if [[ -d "$STATE_DIR" ]]; then
     fi
   fi
   rm -f "$STATE_DIR/env"
-  log "php server stopped"
+  log "web server stopped"
 else
   log "no state dir $STATE_DIR: nothing running"
 fi

@@ -56,6 +56,8 @@ chmod 0700 "$STATE_DIR"
 # wordpress-theme-twentytwentythree is only a Recommends of wordpress: name it.
 ensure_packages wordpress wordpress-theme-twentytwentythree php-cli php-mysql php-xml \
   php-mbstring php-curl php-gd php-intl php-zip curl mariadb-client
+[[ "$WP_SERVER" == php || "$WP_SERVER" == nginx ]] || die "ASKWPD_WP_SERVER is php or nginx, not '$WP_SERVER'"
+[[ "$WP_SERVER" == nginx ]] && ensure_packages nginx php-fpm
 
 # --- 2. MariaDB, database, user --------------------------------------------
 # The password lives in the config file (machine-wide truth) and in the state dir.
@@ -101,11 +103,17 @@ ping_is_ours() { # PORT -> prints the server pid when the server on PORT is ours
   fi
 }
 
-port_free() { ! tcp_open "$1"; }
 
 PORT=""
 SERVER_PID=""
-if [[ -s "$STATE_DIR/server.port" ]]; then
+if [[ "$WP_SERVER" == nginx ]]; then
+  # One fixed port: a real host's address does not wander.
+  PORT="$WP_PREFERRED_PORT"
+  ensure_host_server "$PORT"
+  SERVER_PID="$(cat "$(host_run_dir "$PORT")/nginx.pid")"
+  echo "$SERVER_PID" >"$STATE_DIR/server.pid"
+  echo "$PORT" >"$STATE_DIR/server.port"
+elif [[ -s "$STATE_DIR/server.port" ]]; then
   p="$(cat "$STATE_DIR/server.port")"
   pid="$(ping_is_ours "$p")"
   if [[ -n "$pid" ]]; then PORT="$p"; SERVER_PID="$pid"; fi
@@ -147,7 +155,7 @@ if [[ -z "$PORT" ]]; then
   echo "$PORT" >"$STATE_DIR/server.port"
 fi
 [[ -f "$STATE_DIR/server.pid" && "$(cat "$STATE_DIR/server.pid")" == "$SERVER_PID" ]] || echo "$SERVER_PID" >"$STATE_DIR/server.pid"
-SITE_URL="http://127.0.0.1:$PORT"
+SITE_URL="http://$WP_CONFIG_HOST:$PORT"
 
 # --- 5. install, options, seed ----------------------------------------------
 if [[ -s "$STATE_DIR/admin-password" ]]; then
