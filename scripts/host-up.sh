@@ -16,11 +16,14 @@ export ASKWPD_WP_SERVER=nginx
 export ASKWPD_WP_STATE="$root/.wp-host"
 export ASKWPD_DB_NAME=askwpd_host ASKWPD_DB_USER=askwpd_host
 export ASKWPD_WP_CONFIG_HOST=localhost
+export ASKWPD_WP_CONTENT_DIR=/var/lib/askwpd-host/wp-content
 export ASKWPD_WP_PORT="${ASKWPD_HOST_PORT:-8091}"
 
 if [[ "${1:-}" == --down ]]; then
   exec bash "$root/scripts/wp-down.sh"
 fi
+# As on a host: PHP may write uploads and plugins into wp-content.
+install -d -o www-data -g www-data -m 0755 "$ASKWPD_WP_CONTENT_DIR" "$ASKWPD_WP_CONTENT_DIR/uploads"
 bash "$root/scripts/wp-up.sh" "$@"
 
 # The daemon's user: a system account with no shell and no home of its own, in the

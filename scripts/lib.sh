@@ -13,7 +13,8 @@ ASKWPD_WP_PHP_DIR="$ASKWPD_SCRIPTS_DIR/wp"
 STATE_DIR="${ASKWPD_WP_STATE:-$ASKWPD_REPO_ROOT/.wp-test}"
 
 WP_ROOT=/usr/share/wordpress
-WP_CONTENT_DIR=/var/lib/wordpress/wp-content
+# Debian's default for every host; a host of its own (host-up.sh) gets its own.
+WP_CONTENT_DIR="${ASKWPD_WP_CONTENT_DIR:-/var/lib/wordpress/wp-content}"
 WP_THEME="${ASKWPD_WP_THEME:-twentytwentythree}"
 # Debian's wp-config.php stub requires /etc/wordpress/config-<HTTP_HOST without port>.php
 WP_CONFIG_HOST="${ASKWPD_WP_CONFIG_HOST:-127.0.0.1}"
@@ -240,6 +241,7 @@ define( 'DB_HOST', '$WP_DB_HOST' );
 define( 'DB_CHARSET', 'utf8mb4' );
 define( 'DB_COLLATE', '' );
 \$table_prefix = '$WP_TABLE_PREFIX';
+define( 'WP_CONTENT_DIR', '$WP_CONTENT_DIR' );
 
 // No internet on these machines: never let WordPress wait on outbound HTTP.
 define( 'WP_HTTP_BLOCK_EXTERNAL', true );
