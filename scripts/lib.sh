@@ -279,7 +279,7 @@ write_wp_config() {
   render_wp_config "$pw" >"$tmp"
   if [[ -f "$WP_CONFIG_FILE" ]] && cmp -s "$tmp" "$WP_CONFIG_FILE"; then
     rm -f "$tmp"
-    return 0
+    tmp="$WP_CONFIG_FILE"
   fi
   if [[ "$WP_SERVER" == nginx ]]; then
     # As on a real host: the web server's group reads the credentials, nobody else.
@@ -288,6 +288,7 @@ write_wp_config() {
   else
     chmod 0644 "$tmp"
   fi
+  [[ "$tmp" == "$WP_CONFIG_FILE" ]] && return 0
   mv -f "$tmp" "$WP_CONFIG_FILE"
   log "wrote $WP_CONFIG_FILE"
 }
