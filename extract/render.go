@@ -285,7 +285,12 @@ func (r *renderer) wrapInline(n *html.Node, pre, post string) {
 	if inner == "" || len(r.txt) == txtStart || strings.Contains(inner, "\n") {
 		return
 	}
-	r.md = append(r.md[:mdStart], pre...)
+	r.md = r.md[:mdStart]
+	if pre == "[" && mdStart > 0 && r.md[mdStart-1] == '!' {
+		// "Wow!" right before a link would make it an image.
+		r.md = append(r.md[:mdStart-1], `\!`...)
+	}
+	r.md = append(r.md, pre...)
 	r.md = append(r.md, inner...)
 	r.md = append(r.md, post...)
 }
@@ -345,7 +350,7 @@ func (r *renderer) text(s string) {
 			r.txt = append(r.txt, ' ')
 		}
 		r.space = false
-		r.md = utf8.AppendRune(r.md, c)
+		r.md = appendText(r.md, c, s[i:])
 		r.txt = utf8.AppendRune(r.txt, c)
 	}
 }
@@ -377,7 +382,7 @@ func (r *renderer) flush() {
 	switch {
 	case r.heading > 0:
 		b.heading = r.heading
-		b.md = strings.Repeat("#", r.heading) + " " + strings.Join(lines, " ")
+		b.md = strings.Repeat("#", r.heading) + " " + escapeHeadingEnd(strings.Join(lines, " "))
 		b.txt = strings.ReplaceAll(txt, "\n", " ")
 	case len(r.lists) > 0:
 		b.list = true
@@ -450,7 +455,8 @@ func escapeLineStart(s string) string {
 			return `\` + s
 		}
 	case '`', '~':
-		if strings.HasPrefix(s, "```") || strings.HasPrefix(s, "~~~") {
+		// A code span at the start of a line is not a fence.
+		if _, _, ok := fenceOpen(s); ok {
 			return `\` + s
 		}
 	}
@@ -613,7 +619,7 @@ func (r *renderer) table(t *html.Node) {
 		return true
 	})
 	if caption != "" {
-		r.blocks = append(r.blocks, block{md: escapeLineStart(caption), txt: caption})
+		r.blocks = append(r.blocks, block{md: escapeLineStart(escapeText(caption)), txt: caption})
 	}
 	width := 0
 	for _, row := range rows {
@@ -626,7 +632,7 @@ func (r *renderer) table(t *html.Node) {
 	if width == 1 {
 		for _, row := range rows {
 			if row[0] != "" {
-				r.blocks = append(r.blocks, block{md: escapeLineStart(row[0]), txt: row[0]})
+				r.blocks = append(r.blocks, block{md: escapeLineStart(escapeText(row[0])), txt: row[0]})
 			}
 		}
 		return
@@ -648,7 +654,7 @@ func (r *renderer) table(t *html.Node) {
 			if j < len(row) {
 				c = row[j]
 			}
-			mb.WriteString(" " + strings.ReplaceAll(c, "|", `\|`) + " |")
+			mb.WriteString(" " + escapeText(c) + " |")
 		}
 		mb.WriteByte('\n')
 		if i == 0 {

@@ -1,0 +1,98 @@
+package extract
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// The stored body is Markdown that clients render, so every character the page
+// showed as text must reach the reader as text: a page that displays
+// "<script>" or "[x](javascript:…)" must not turn into markup WordPress had
+// filtered out. Text is escaped with backslashes only, since CommonMark gives
+// "\" + ASCII punctuation a literal meaning everywhere outside code, and quote
+// matching can drop backslashes to get back to what the reader saw.
+
+// appendText appends c, a character of the page's text, to md, escaped when a
+// CommonMark or GFM renderer would read it as the start of inline markup.
+// rest is the text that follows c in the same text node.
+func appendText(md []byte, c rune, rest string) []byte {
+	if c < utf8.RuneSelf && needsEscape(md, byte(c), rest) {
+		md = append(md, '\\')
+	}
+	return utf8.AppendRune(md, c)
+}
+
+// escapeText escapes a whole piece of page text (table cells, captions, lines
+// of the plain-text fallback).
+func escapeText(s string) string {
+	md := make([]byte, 0, len(s)+8)
+	for i, c := range s {
+		md = appendText(md, c, s[i+utf8.RuneLen(c):])
+	}
+	return string(md)
+}
+
+func needsEscape(md []byte, c byte, rest string) bool {
+	switch c {
+	case '\\', '`', '*', '[', ']', '<', '>', '|', '~':
+		// "~" is GFM strikethrough, "|" a GFM table cell border; ">" closes
+		// nothing on its own but is escaped with "<" so a tag reads as text
+		// even when quoted from the middle.
+		return true
+	case '_':
+		// An underscore between two letters or digits never opens or closes
+		// emphasis, and identifiers like snake_case are searched as one word.
+		return !wordBefore(md) || !wordAfter(rest)
+	case '&':
+		return entityLike(rest)
+	}
+	return false
+}
+
+func wordBefore(md []byte) bool {
+	md = []byte(strings.TrimRight(string(md), "_"))
+	r, _ := utf8.DecodeLastRune(md)
+	return unicode.IsLetter(r) || unicode.IsDigit(r)
+}
+
+func wordAfter(rest string) bool {
+	r, _ := utf8.DecodeRuneInString(strings.TrimLeft(rest, "_"))
+	return unicode.IsLetter(r) || unicode.IsDigit(r)
+}
+
+// entityLike reports whether "&" followed by s reads as a character reference
+// ("&amp;", "&#60;", "&#x3C;"), which a renderer would decode.
+func entityLike(s string) bool {
+	i, hex := 0, false
+	if strings.HasPrefix(s, "#") {
+		i = 1
+		if len(s) > 1 && (s[1] == 'x' || s[1] == 'X') {
+			i, hex = 2, true
+		}
+		j := i
+		for j < len(s) && (isDigit(s[j]) || hex && isHexLetter(s[j])) {
+			j++
+		}
+		return j > i && j < len(s) && s[j] == ';'
+	}
+	j := 0
+	for j < len(s) && (isDigit(s[j]) || isASCIILetter(s[j])) {
+		j++
+	}
+	return j > 0 && j < len(s) && s[j] == ';' && isASCIILetter(s[0])
+}
+
+func isDigit(c byte) bool       { return c >= '0' && c <= '9' }
+func isASCIILetter(c byte) bool { return c|0x20 >= 'a' && c|0x20 <= 'z' }
+func isHexLetter(c byte) bool   { return c|0x20 >= 'a' && c|0x20 <= 'f' }
+
+// escapeHeadingEnd keeps a trailing run of "#" in a heading's text: without
+// the escape, "## C #" would render as the heading "C".
+func escapeHeadingEnd(s string) string {
+	k := len(strings.TrimRight(s, "#"))
+	if k == len(s) || (k > 0 && s[k-1] != ' ' && s[k-1] != '\t') {
+		return s
+	}
+	return s[:k] + `\` + s[k:]
+}
