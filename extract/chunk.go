@@ -487,6 +487,14 @@ func splitLongLine(md string, start, end, limit int) [][2]int {
 		if cut <= start {
 			cut = pos
 		}
+		if splitsEscape(md, start, cut) {
+			// Each piece must render as its part of the whole: keep "\<" together.
+			if cut-1 > start {
+				cut--
+			} else {
+				cut++
+			}
+		}
 		out = append(out, [2]int{start, cut})
 		start = cut
 		for start < end && (md[start] == ' ' || md[start] == '\t') {

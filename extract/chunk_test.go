@@ -241,7 +241,7 @@ func readTestdata(t testing.TB, name string) []byte {
 // TestChunkRandomProperties drives the chunker with random Markdown-ish soup
 // (fences, headings, tables, CRLF, invalid UTF-8) and tiny budgets.
 func TestChunkRandomProperties(t *testing.T) {
-	alpha := []string{"`", "```", "~~~", "#", "# ", "\n", "\n\n", " ", "|", "a", "word ", "é", "日本", "\xff", "\r\n", ". ", "-", "1. ", "\t", "    "}
+	alpha := []string{"`", "```", "~~~", "#", "# ", "\n", "\n\n", " ", "|", "a", "word ", "é", "日本", "\xff", "\r\n", ". ", "-", "1. ", "\t", "    ", "\\", "\\<", "<"}
 	seed := uint64(1)
 	rnd := func(n int) int {
 		seed ^= seed << 13

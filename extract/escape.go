@@ -87,6 +87,10 @@ func isDigit(c byte) bool       { return c >= '0' && c <= '9' }
 func isASCIILetter(c byte) bool { return c|0x20 >= 'a' && c|0x20 <= 'z' }
 func isHexLetter(c byte) bool   { return c|0x20 >= 'a' && c|0x20 <= 'f' }
 
+func isASCIIPunct(c byte) bool {
+	return c >= '!' && c <= '/' || c >= ':' && c <= '@' || c >= '[' && c <= '`' || c >= '{' && c <= '~'
+}
+
 // escapeHeadingEnd keeps a trailing run of "#" in a heading's text: without
 // the escape, "## C #" would render as the heading "C".
 func escapeHeadingEnd(s string) string {
@@ -95,4 +99,17 @@ func escapeHeadingEnd(s string) string {
 		return s
 	}
 	return s[:k] + `\` + s[k:]
+}
+
+// splitsEscape reports whether cutting md at i would separate a backslash from
+// the punctuation it escapes; start is where the piece being cut begins.
+func splitsEscape(md string, start, i int) bool {
+	if i >= len(md) || !isASCIIPunct(md[i]) {
+		return false
+	}
+	n := 0
+	for j := i - 1; j >= start && md[j] == '\\'; j-- {
+		n++
+	}
+	return n%2 == 1
 }

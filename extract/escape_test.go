@@ -289,3 +289,21 @@ func TestPlainFallbackEscapes(t *testing.T) {
 		t.Errorf("rendered %q, want %q", got, want)
 	}
 }
+
+// A prose line with no space to cut at is cut between runes, but never between
+// a backslash and what it escapes.
+func TestChunkKeepsEscapesWhole(t *testing.T) {
+	for _, md := range []string{
+		strings.Repeat(`\<`, 400),
+		"x" + strings.Repeat(`\<`, 400),
+		strings.Repeat(`\\\<`, 300),
+	} {
+		for target := 1; target < 12; target++ {
+			cs := ChunkMarkdown(md, ChunkOptions{TargetTokens: target, MaxTokens: target})
+			if len(cs) < 2 {
+				t.Fatalf("target %d: %d chunks", target, len(cs))
+			}
+			checkChunks(t, md, cs)
+		}
+	}
+}

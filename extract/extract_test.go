@@ -213,6 +213,9 @@ func checkChunks(t testing.TB, md string, chunks []Chunk) {
 		if got := string(runes[c.Start:c.End]); got != c.Text {
 			t.Fatalf("chunk %d: text mismatch:\n%q\n%q", i, got, c.Text)
 		}
+		if c.End < len(runes) && splitsEscape(c.Text+string(runes[c.End]), 0, len(c.Text)) {
+			t.Fatalf("chunk %d ends between a backslash and the %q it escapes: %q", i, runes[c.End], c.Text)
+		}
 		if gap := string(runes[prev:c.Start]); strings.TrimSpace(gap) != "" {
 			t.Fatalf("chunk %d: non-space gap %q", i, gap)
 		}
