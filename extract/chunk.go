@@ -229,7 +229,7 @@ func headingLine(s string) (int, string, bool) {
 	if k := strings.TrimRight(t, "#"); k != t && (k == "" || strings.HasSuffix(k, " ")) {
 		t = strings.TrimSpace(k)
 	}
-	return lvl, t, true
+	return lvl, unescapeInline(t), true
 }
 
 func (c *chunker) parseBlocks() {

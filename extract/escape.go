@@ -113,3 +113,58 @@ func splitsEscape(md string, start, i int) bool {
 	}
 	return n%2 == 1
 }
+
+// unescapeInline removes the backslash escapes of a line of inline Markdown,
+// leaving code spans verbatim, so a heading's title reads as on the page.
+func unescapeInline(s string) string {
+	if !strings.ContainsRune(s, '\\') {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		switch s[i] {
+		case '\\':
+			if i+1 < len(s) && isASCIIPunct(s[i+1]) {
+				b.WriteByte(s[i+1])
+				i += 2
+				continue
+			}
+		case '`':
+			n := 1
+			for i+n < len(s) && s[i+n] == '`' {
+				n++
+			}
+			if end := closingTicks(s, i+n, n); end >= 0 {
+				b.WriteString(s[i:end])
+				i = end
+				continue
+			}
+			b.WriteString(s[i : i+n])
+			i += n
+			continue
+		}
+		b.WriteByte(s[i])
+		i++
+	}
+	return b.String()
+}
+
+// closingTicks returns the end of the backtick run of exactly n that closes a
+// code span opened before from, or -1.
+func closingTicks(s string, from, n int) int {
+	for i := from; i < len(s); {
+		if s[i] != '`' {
+			i++
+			continue
+		}
+		j := i
+		for j < len(s) && s[j] == '`' {
+			j++
+		}
+		if j-i == n {
+			return j
+		}
+		i = j
+	}
+	return -1
+}

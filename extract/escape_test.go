@@ -290,6 +290,15 @@ func TestPlainFallbackEscapes(t *testing.T) {
 	}
 }
 
+func TestHeadingPathIsPageText(t *testing.T) {
+	md := "## The \\<em\\> tag, C \\#\n\ntext\n\n### `a\\*b` \\*\n\nmore"
+	cs := ChunkMarkdown(md, ChunkOptions{TargetTokens: 1})
+	want := []string{"The <em> tag, C #", "`a\\*b` *"}
+	if len(cs) != 2 || strings.Join(cs[1].HeadingPath, "|") != strings.Join(want, "|") {
+		t.Fatalf("heading paths: %+v, want %q", cs, want)
+	}
+}
+
 // A prose line with no space to cut at is cut between runes, but never between
 // a backslash and what it escapes.
 func TestChunkKeepsEscapesWhole(t *testing.T) {
