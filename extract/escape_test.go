@@ -121,6 +121,12 @@ var escapeCases = []escapeCase{
 		hasNot:  []atom.Atom{atom.Script},
 	},
 	{
+		name:    "space inside a link",
+		body:    `<p>by<a href="https://example.org/k"> Karl Tate</a>, who<a href="https://example.org/w">wrote </a>it</p>`,
+		visible: `by Karl Tate, whowrote it`,
+		has:     []atom.Atom{atom.A},
+	},
+	{
 		name:    "emphasis as text",
 		body:    `<p>*not emphasis* and **not strong** and _not either_ or ~~not struck~~, but snake_case and a__b stay words.</p>`,
 		visible: `*not emphasis* and **not strong** and _not either_ or ~~not struck~~, but snake_case and a__b stay words.`,

@@ -3,6 +3,7 @@ package extract
 import (
 	"net/url"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"golang.org/x/net/html"
@@ -281,18 +282,24 @@ func (r *renderer) wrapInline(n *html.Node, pre, post string) {
 	if pre == "[" {
 		r.linkRunes += utf8.RuneCount(r.txt[txtStart:])
 	}
-	inner := strings.TrimSpace(string(r.md[mdStart:]))
+	seg := string(r.md[mdStart:])
+	inner := strings.TrimSpace(seg)
 	if inner == "" || len(r.txt) == txtStart || strings.Contains(inner, "\n") {
 		return
 	}
-	r.md = r.md[:mdStart]
-	if pre == "[" && mdStart > 0 && r.md[mdStart-1] == '!' {
+	// White space around the text moves outside the brackets, where it
+	// still separates the link from the words next to it.
+	lead := seg[:len(seg)-len(strings.TrimLeftFunc(seg, unicode.IsSpace))]
+	trail := seg[len(strings.TrimRightFunc(seg, unicode.IsSpace)):]
+	r.md = append(r.md[:mdStart], lead...)
+	if pre == "[" && lead == "" && mdStart > 0 && r.md[mdStart-1] == '!' {
 		// "Wow!" right before a link would make it an image.
 		r.md = append(r.md[:mdStart-1], `\!`...)
 	}
 	r.md = append(r.md, pre...)
 	r.md = append(r.md, inner...)
 	r.md = append(r.md, post...)
+	r.md = append(r.md, trail...)
 }
 
 func endsWithNL(b []byte) bool { return len(b) > 0 && b[len(b)-1] == '\n' }
