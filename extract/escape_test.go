@@ -322,3 +322,47 @@ func TestChunkKeepsEscapesWhole(t *testing.T) {
 		}
 	}
 }
+
+// On real pages the Markdown, rendered, shows the same text as Result.Text:
+// nothing of the page's text turned into markup, and no markup got lost.
+func TestEvalPagesRenderAsText(t *testing.T) {
+	if testing.Short() || raceEnabled {
+		t.Skip("renders every evaluation page")
+	}
+	pages := evalPages(t, "article-extraction-benchmark", "trafilatura-eval")
+	for i, page := range pages {
+		res, err := Extract(context.Background(), bytes.NewReader(page), Options{URL: "https://example.org/a/"})
+		if err != nil {
+			continue
+		}
+		doc := renderMarkdown(t, mdGFM, res.Markdown)
+		for _, a := range elements(doc, atom.A) {
+			if liveScheme(attr(a, "href")) {
+				t.Errorf("page %d: live link %q", i, attr(a, "href"))
+			}
+		}
+		if n := len(elements(doc, atom.Script)); n > 0 {
+			t.Errorf("page %d: %d script elements", i, n)
+		}
+		// Renderers fold U+2028 and friends into white space, as browsers do.
+		got, want := strings.Fields(renderedText(doc)), strings.Fields(res.Text)
+		if k := firstDiff(got, want); k >= 0 {
+			t.Errorf("page %d: rendered Markdown shows %q where the page shows %q", i,
+				strings.Join(got[max(0, k-5):min(len(got), k+5)], " "), strings.Join(want[max(0, k-5):min(len(want), k+5)], " "))
+		}
+		checkChunks(t, res.Markdown, res.Chunks)
+	}
+}
+
+// firstDiff returns the index of the first word where a and b differ, or -1.
+func firstDiff(a, b []string) int {
+	for i := range min(len(a), len(b)) {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	if len(a) != len(b) {
+		return min(len(a), len(b))
+	}
+	return -1
+}
