@@ -43,6 +43,11 @@ func needsEscape(md []byte, c byte, rest string) bool {
 	case '_':
 		// An underscore between two letters or digits never opens or closes
 		// emphasis, and identifiers like snake_case are searched as one word.
+		// A run is decided once, at its first underscore, so a long run stays
+		// linear.
+		if after, escaped := afterUnderscore(md); after {
+			return escaped
+		}
 		return !wordBefore(md) || !wordAfter(rest)
 	case '&':
 		return entityLike(rest)
@@ -50,8 +55,21 @@ func needsEscape(md []byte, c byte, rest string) bool {
 	return false
 }
 
+// afterUnderscore reports whether md ends with an underscore of the page's
+// text, and whether that one was escaped.
+func afterUnderscore(md []byte) (after, escaped bool) {
+	n := len(md)
+	if n == 0 || md[n-1] != '_' {
+		return false, false
+	}
+	k := 0
+	for j := n - 2; j >= 0 && md[j] == '\\'; j-- {
+		k++
+	}
+	return true, k%2 == 1
+}
+
 func wordBefore(md []byte) bool {
-	md = []byte(strings.TrimRight(string(md), "_"))
 	r, _ := utf8.DecodeLastRune(md)
 	return unicode.IsLetter(r) || unicode.IsDigit(r)
 }

@@ -351,6 +351,11 @@ func TestPathological(t *testing.T) {
 			b.WriteString("</pre></main></body></html>")
 			return strings.NewReader(b.String())
 		},
+		// Runs of characters whose escaping looks at their neighbours.
+		"punctuation-runs": func() io.Reader {
+			return strings.NewReader("<html><body><main><p>" + strings.Repeat("_", 300000) + strings.Repeat("a_", 100000) +
+				strings.Repeat("&amp;a", 100000) + strings.Repeat(`\&lt;`, 100000) + "</p></main></body></html>")
+		},
 		"empty":   func() io.Reader { return strings.NewReader("") },
 		"garbage": func() io.Reader { return bytes.NewReader([]byte{0, 1, 2, 3, '<', '<', '>', 0xff}) },
 	}
