@@ -12,15 +12,19 @@ import (
 	"time"
 )
 
-// evalPages loads the article-extraction-benchmark dev pages from
-// ../../shared/evaldata (override with ASKWP_EVALDATA); the benchmark skips
-// when they are absent. The pages are third-party and never copied here.
-func evalPages(b *testing.B) [][]byte {
+// evalPages loads the pages of the named evaluation sets from
+// ../../shared/evaldata (override with ASKWP_EVALDATA), skipping when they are
+// absent. The pages are third-party and never copied here.
+func evalPages(b testing.TB, sets ...string) [][]byte {
 	dir := os.Getenv("ASKWP_EVALDATA")
 	if dir == "" {
 		dir = filepath.Join("..", "..", "shared", "evaldata")
 	}
-	files, _ := filepath.Glob(filepath.Join(dir, "article-extraction-benchmark", "html", "*.html.gz"))
+	var files []string
+	for _, set := range sets {
+		fs, _ := filepath.Glob(filepath.Join(dir, set, "html", "*.html.gz"))
+		files = append(files, fs...)
+	}
 	if len(files) == 0 {
 		b.Skip("evaluation pages not found; set ASKWP_EVALDATA")
 	}
@@ -47,7 +51,7 @@ func evalPages(b *testing.B) [][]byte {
 // BenchmarkExtractPages runs extract + chunk over every dev page and reports the
 // median and p95 per page (the target is a median of at most 3 ms).
 func BenchmarkExtractPages(b *testing.B) {
-	pages := evalPages(b)
+	pages := evalPages(b, "article-extraction-benchmark")
 	ctx := context.Background()
 	var per []time.Duration
 	b.ResetTimer()

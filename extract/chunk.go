@@ -229,7 +229,7 @@ func headingLine(s string) (int, string, bool) {
 	if k := strings.TrimRight(t, "#"); k != t && (k == "" || strings.HasSuffix(k, " ")) {
 		t = strings.TrimSpace(k)
 	}
-	return lvl, t, true
+	return lvl, unescapeInline(t), true
 }
 
 func (c *chunker) parseBlocks() {
@@ -486,6 +486,14 @@ func splitLongLine(md string, start, end, limit int) [][2]int {
 		}
 		if cut <= start {
 			cut = pos
+		}
+		if splitsEscape(md, start, cut) {
+			// Each piece must render as its part of the whole: keep "\<" together.
+			if cut-1 > start {
+				cut--
+			} else {
+				cut++
+			}
 		}
 		out = append(out, [2]int{start, cut})
 		start = cut

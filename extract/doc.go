@@ -20,7 +20,11 @@
 //
 // Result.Markdown is the stored body. Chunk.Start/End are offsets in Unicode code
 // points (runes) into it, so string([]rune(md)[c.Start:c.End]) == c.Text holds for
-// every chunk; that is what verbatim citations rely on.
+// every chunk; that is what verbatim citations rely on. The page's text is in it
+// with CommonMark backslash escapes wherever it would otherwise read as markup
+// ("\<script\>", "\*", "1\. "), never inside code; Result.Text has none. A quote
+// of what the page shows therefore matches the body once backslashes are dropped
+// on both sides.
 //
 // JSON: dates are encoded as RFC 3339 strings; a zero (unknown) date is encoded as
 // the empty string "" and decodes back to the zero time.

@@ -401,7 +401,7 @@ func collapseLines(s string) string {
 func plainToMarkdown(txt string) string {
 	lines := strings.Split(txt, "\n")
 	for i := range lines {
-		lines[i] = escapeLineStart(lines[i])
+		lines[i] = escapeLineStart(escapeText(lines[i]))
 	}
 	return strings.Join(lines, "\n\n")
 }

@@ -213,6 +213,9 @@ func checkChunks(t testing.TB, md string, chunks []Chunk) {
 		if got := string(runes[c.Start:c.End]); got != c.Text {
 			t.Fatalf("chunk %d: text mismatch:\n%q\n%q", i, got, c.Text)
 		}
+		if c.End < len(runes) && splitsEscape(c.Text+string(runes[c.End]), 0, len(c.Text)) {
+			t.Fatalf("chunk %d ends between a backslash and the %q it escapes: %q", i, runes[c.End], c.Text)
+		}
 		if gap := string(runes[prev:c.Start]); strings.TrimSpace(gap) != "" {
 			t.Fatalf("chunk %d: non-space gap %q", i, gap)
 		}
@@ -347,6 +350,11 @@ func TestPathological(t *testing.T) {
 			}
 			b.WriteString("</pre></main></body></html>")
 			return strings.NewReader(b.String())
+		},
+		// Runs of characters whose escaping looks at their neighbours.
+		"punctuation-runs": func() io.Reader {
+			return strings.NewReader("<html><body><main><p>" + strings.Repeat("_", 300000) + strings.Repeat("a_", 100000) +
+				strings.Repeat("&amp;a", 100000) + strings.Repeat(`\&lt;`, 100000) + "</p></main></body></html>")
 		},
 		"empty":   func() io.Reader { return strings.NewReader("") },
 		"garbage": func() io.Reader { return bytes.NewReader([]byte{0, 1, 2, 3, '<', '<', '>', 0xff}) },

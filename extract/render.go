@@ -3,6 +3,7 @@ package extract
 import (
 	"net/url"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"golang.org/x/net/html"
@@ -281,13 +282,24 @@ func (r *renderer) wrapInline(n *html.Node, pre, post string) {
 	if pre == "[" {
 		r.linkRunes += utf8.RuneCount(r.txt[txtStart:])
 	}
-	inner := strings.TrimSpace(string(r.md[mdStart:]))
+	seg := string(r.md[mdStart:])
+	inner := strings.TrimSpace(seg)
 	if inner == "" || len(r.txt) == txtStart || strings.Contains(inner, "\n") {
 		return
 	}
-	r.md = append(r.md[:mdStart], pre...)
+	// White space around the text moves outside the brackets, where it
+	// still separates the link from the words next to it.
+	lead := seg[:len(seg)-len(strings.TrimLeftFunc(seg, unicode.IsSpace))]
+	trail := seg[len(strings.TrimRightFunc(seg, unicode.IsSpace)):]
+	r.md = append(r.md[:mdStart], lead...)
+	if pre == "[" && lead == "" && mdStart > 0 && r.md[mdStart-1] == '!' {
+		// "Wow!" right before a link would make it an image.
+		r.md = append(r.md[:mdStart-1], `\!`...)
+	}
+	r.md = append(r.md, pre...)
 	r.md = append(r.md, inner...)
 	r.md = append(r.md, post...)
+	r.md = append(r.md, trail...)
 }
 
 func endsWithNL(b []byte) bool { return len(b) > 0 && b[len(b)-1] == '\n' }
@@ -345,7 +357,7 @@ func (r *renderer) text(s string) {
 			r.txt = append(r.txt, ' ')
 		}
 		r.space = false
-		r.md = utf8.AppendRune(r.md, c)
+		r.md = appendText(r.md, c, s[i:])
 		r.txt = utf8.AppendRune(r.txt, c)
 	}
 }
@@ -377,7 +389,7 @@ func (r *renderer) flush() {
 	switch {
 	case r.heading > 0:
 		b.heading = r.heading
-		b.md = strings.Repeat("#", r.heading) + " " + strings.Join(lines, " ")
+		b.md = strings.Repeat("#", r.heading) + " " + escapeHeadingEnd(strings.Join(lines, " "))
 		b.txt = strings.ReplaceAll(txt, "\n", " ")
 	case len(r.lists) > 0:
 		b.list = true
@@ -450,7 +462,8 @@ func escapeLineStart(s string) string {
 			return `\` + s
 		}
 	case '`', '~':
-		if strings.HasPrefix(s, "```") || strings.HasPrefix(s, "~~~") {
+		// A code span at the start of a line is not a fence.
+		if _, _, ok := fenceOpen(s); ok {
 			return `\` + s
 		}
 	}
@@ -613,7 +626,7 @@ func (r *renderer) table(t *html.Node) {
 		return true
 	})
 	if caption != "" {
-		r.blocks = append(r.blocks, block{md: escapeLineStart(caption), txt: caption})
+		r.blocks = append(r.blocks, block{md: escapeLineStart(escapeText(caption)), txt: caption})
 	}
 	width := 0
 	for _, row := range rows {
@@ -626,7 +639,7 @@ func (r *renderer) table(t *html.Node) {
 	if width == 1 {
 		for _, row := range rows {
 			if row[0] != "" {
-				r.blocks = append(r.blocks, block{md: escapeLineStart(row[0]), txt: row[0]})
+				r.blocks = append(r.blocks, block{md: escapeLineStart(escapeText(row[0])), txt: row[0]})
 			}
 		}
 		return
@@ -648,7 +661,7 @@ func (r *renderer) table(t *html.Node) {
 			if j < len(row) {
 				c = row[j]
 			}
-			mb.WriteString(" " + strings.ReplaceAll(c, "|", `\|`) + " |")
+			mb.WriteString(" " + escapeText(c) + " |")
 		}
 		mb.WriteByte('\n')
 		if i == 0 {
