@@ -48,7 +48,7 @@ ldflags="-s -w -buildid="
 module="$(go list -m)"
 version_pkg=""
 while read -r dir pkg; do
-  if grep -qE '^var Version( string)? = ' $(find "$dir" -maxdepth 1 -name '*.go' ! -name '*_test.go'); then
+  if grep -lsE '^var Version( string)? = ' "$dir"/*.go | grep -qv '_test\.go$'; then
     version_pkg="$pkg"
     break
   fi

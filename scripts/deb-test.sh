@@ -98,29 +98,55 @@ check_file /usr/share/doc/askwpd/copyright 644 root:root
 check_file /var/lib/askwpd 750 "askwpd:$WEB_GROUP"
 check_file /run/askwpd 750 "askwpd:$WEB_GROUP"
 
-grep -qx 'ExecStart=/usr/bin/askwpd serve --config /etc/askwpd/askwpd.toml' /lib/systemd/system/askwpd.service \
-  && pass "unit: ExecStart=/usr/bin/askwpd" || fail "unit: ExecStart does not run /usr/bin/askwpd"
+if grep -qx 'ExecStart=/usr/bin/askwpd serve --config /etc/askwpd/askwpd.toml' /lib/systemd/system/askwpd.service; then
+  pass "unit: ExecStart=/usr/bin/askwpd"
+else
+  fail "unit: ExecStart does not run /usr/bin/askwpd"
+fi
 for kv in User=askwpd "Group=$WEB_GROUP" StateDirectoryMode=0750 UMask=0027 RuntimeDirectory=askwpd RuntimeDirectoryMode=0750; do
   grep -qx "$kv" /lib/systemd/system/askwpd.service || fail "unit: no $kv"
 done
 pass "unit: User=askwpd Group=$WEB_GROUP StateDirectoryMode=0750 UMask=0027 RuntimeDirectory=askwpd 0750"
 # verify checks that ExecStart's binary exists: here it is the installed one.
 if command -v systemd-analyze >/dev/null; then
-  systemd-analyze verify /lib/systemd/system/askwpd.service && pass "systemd-analyze verify on the installed unit"
+  systemd-analyze verify /lib/systemd/system/askwpd.service || fail "systemd-analyze verify on the installed unit"
+  pass "systemd-analyze verify on the installed unit"
 fi
-dpkg-query -W -f='${Conffiles}\n' askwpd | grep -q ' /etc/askwpd/askwpd.toml ' \
-  && pass "conffile: /etc/askwpd/askwpd.toml" || fail "/etc/askwpd/askwpd.toml is not a conffile"
-grep -qx "wp_root = \"$WP_ROOT\"" /etc/askwpd/askwpd.toml \
-  && pass "postinst wrote wp_root = \"$WP_ROOT\"" || fail "postinst did not write wp_root = \"$WP_ROOT\""
-id -nG askwpd | tr ' ' '\n' | grep -qx "$WEB_GROUP" \
-  && pass "user askwpd is in group $WEB_GROUP" || fail "user askwpd is not in group $WEB_GROUP"
-[ ! -e /var/lib/askwpd/.package-created-user ] || [ "$user_before" = no ] \
-  || fail "postinst marked a user it did not create as its own"
-pass "postinst left the existing user unmarked (purge will keep it)"
-[ "$(grep -c '^askwpd: ' "$tmp/postinst.log")" -ge 4 ] && pass "postinst said what it found" \
-  || fail "postinst printed fewer than four findings"
+if dpkg-query -W -f='${Conffiles}\n' askwpd | grep -q ' /etc/askwpd/askwpd.toml '; then
+  pass "conffile: /etc/askwpd/askwpd.toml"
+else
+  fail "/etc/askwpd/askwpd.toml is not a conffile"
+fi
+if grep -qx "wp_root = \"$WP_ROOT\"" /etc/askwpd/askwpd.toml; then
+  pass "postinst wrote wp_root = \"$WP_ROOT\""
+else
+  fail "postinst did not write wp_root = \"$WP_ROOT\""
+fi
+if id -nG askwpd | tr ' ' '\n' | grep -qx "$WEB_GROUP"; then
+  pass "user askwpd is in group $WEB_GROUP"
+else
+  fail "user askwpd is not in group $WEB_GROUP"
+fi
+if [ "$user_before" = yes ]; then
+  [ ! -e /var/lib/askwpd/.package-created-user ] || fail "postinst marked a user it did not create as its own"
+  pass "postinst left the existing user unmarked (purge will keep it)"
+else
+  [ -e /var/lib/askwpd/.package-created-user ] || fail "postinst did not mark the user it created"
+  pass "postinst marked the user it created (purge will delete it)"
+fi
+if [ "$(grep -c '^askwpd: ' "$tmp/postinst.log")" -ge 4 ]; then
+  pass "postinst said what it found"
+else
+  fail "postinst printed fewer than four findings"
+fi
 
 step "run ExecStart as the unit's user (askwpd:$WEB_GROUP, UMask 0027)"
+if [ -d /run/systemd/system ]; then
+  # Where systemd runs, postinst started the unit. It is stopped here so that one
+  # daemon owns the state dir: the one below, which is told the site's address.
+  echo "systemd: askwpd.service is $(systemctl is-active askwpd.service || true) after postinst; stopping it"
+  systemctl stop askwpd.service
+fi
 # A free loopback port: 8787 may be taken by another askwpd on a shared machine.
 port=""
 for p in $(shuf -i 20000-40000 -n 50); do
@@ -237,6 +263,7 @@ step "another machine: no askwpd user, a web group other than www-data"
 # a machine where it must create the user and override the unit's Group=.
 upper="$tmp/etc-upper" work="$tmp/etc-work"
 mkdir -p "$upper" "$work"
+# shellcheck disable=SC2016 # the script expands its own arguments
 unshare --mount --propagation private bash -euo pipefail -c '
   mount -t overlay overlay -o "lowerdir=/etc,upperdir=$1,workdir=$2" /etc
   if getent passwd askwpd >/dev/null; then userdel askwpd; fi
