@@ -16,11 +16,21 @@ export ASKWPD_WP_SERVER=nginx
 export ASKWPD_WP_STATE="$root/.wp-host"
 export ASKWPD_DB_NAME=askwpd_host ASKWPD_DB_USER=askwpd_host
 export ASKWPD_WP_CONFIG_HOST=localhost
+export ASKWPD_WP_ROOT=/var/lib/askwpd-host/wordpress
 export ASKWPD_WP_CONTENT_DIR=/var/lib/askwpd-host/wp-content
 export ASKWPD_WP_PORT="${ASKWPD_HOST_PORT:-8091}"
 
 if [[ "${1:-}" == --down ]]; then
   exec bash "$root/scripts/wp-down.sh"
+fi
+# The site's own tree: hard links to Debian's package (no copy of its 59 MB), with a
+# wp-config.php of its own in place of Debian's stub. Rebuilt when the package changed.
+if ! cmp -s /usr/share/wordpress/wp-includes/version.php "$ASKWPD_WP_ROOT/wp-includes/version.php" 2>/dev/null; then
+  rm -rf "$ASKWPD_WP_ROOT"
+  install -d -m 0755 "$(dirname "$ASKWPD_WP_ROOT")"
+  cp -al /usr/share/wordpress "$ASKWPD_WP_ROOT"
+  rm -f "$ASKWPD_WP_ROOT/wp-config.php" "$ASKWPD_WP_ROOT/.htaccess"
+  echo "[host] linked $ASKWPD_WP_ROOT to Debian's WordPress" >&2
 fi
 # As on a host: PHP may write uploads and plugins into wp-content.
 install -d -o www-data -g www-data -m 0755 "$ASKWPD_WP_CONTENT_DIR" "$ASKWPD_WP_CONTENT_DIR/uploads"
