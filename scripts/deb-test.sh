@@ -122,6 +122,16 @@ if grep -qx "wp_root = \"$WP_ROOT\"" /etc/askwpd/askwpd.toml; then
 else
   fail "postinst did not write wp_root = \"$WP_ROOT\""
 fi
+# Every commented key is one the daemon knows (it rejects unknown keys), with a
+# value of the right type: uncomment them all and let the daemon read the file.
+sed 's/^#\([a-z_]* = \)/\1/' /etc/askwpd/askwpd.toml >"$tmp/all-keys.toml"
+/usr/bin/askwpd doctor --config "$tmp/all-keys.toml" --state-dir "$tmp/doctor-state" >"$tmp/doctor.out" 2>&1 || true
+if grep -q '^ok   config' "$tmp/doctor.out"; then
+  pass "conffile: all $(grep -c '^[a-z_]* = ' "$tmp/all-keys.toml") keys, uncommented, are read by the daemon"
+else
+  head -n 3 "$tmp/doctor.out"
+  fail "conffile: the daemon does not accept its keys uncommented"
+fi
 if id -nG askwpd | tr ' ' '\n' | grep -qx "$WEB_GROUP"; then
   pass "user askwpd is in group $WEB_GROUP"
 else
