@@ -16,7 +16,7 @@ export ASKWPD_WP_SERVER=nginx
 export ASKWPD_WP_STATE="$root/.wp-host"
 export ASKWPD_DB_NAME=askwpd_host ASKWPD_DB_USER=askwpd_host
 export ASKWPD_WP_CONFIG_HOST=localhost
-export ASKWPD_WP_ROOT=/var/lib/askwpd-host/wordpress
+export ASKWPD_WP_ROOT=/srv/www/askwpd-host
 export ASKWPD_WP_CONTENT_DIR=/var/lib/askwpd-host/wp-content
 export ASKWPD_WP_PORT="${ASKWPD_HOST_PORT:-8091}"
 
