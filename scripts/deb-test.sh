@@ -42,6 +42,7 @@ echo "site $SITE_URL, web group $WEB_GROUP, wp_root $WP_ROOT"
 user_before=no
 if getent passwd askwpd >/dev/null; then user_before=yes; fi
 groups_before="$(id -nG askwpd 2>/dev/null || true)"
+wp_config_group="$(stat -c %G "$WP_CONFIG_FILE")"
 echo "user askwpd before the test: $user_before ${groups_before:+(groups: $groups_before)}"
 
 step "build"
@@ -164,8 +165,8 @@ for p in $(shuf -i 20000-40000 -n 50); do
 done
 [ -n "$port" ] || fail "no free loopback port"
 exec_start="$(sed -n 's/^ExecStart=//p' /lib/systemd/system/askwpd.service)"
-# Debian's wp-config.php picks /etc/wordpress/config-HOST.php by host, and this
-# machine serves two hosts: the daemon is told which site is its own.
+# The site's address is given, as on a host where one WordPress serves several
+# (Debian's /etc/wordpress/config-HOST.php picks the database by host name).
 # shellcheck disable=SC2086
 (umask 0027 && exec runuser -u askwpd -g "$WEB_GROUP" -- $exec_start \
   --listen "127.0.0.1:$port" --site-url "$SITE_URL") >"$tmp/daemon.log" 2>&1 &
@@ -269,8 +270,9 @@ fi
 
 step "another machine: no askwpd user, a web group other than www-data"
 # /etc becomes an overlay in a private mount namespace, with askwpd deleted and
-# wp-config's group changed there only: the host is untouched, and the package sees
-# a machine where it must create the user and override the unit's Group=.
+# wp-config.php replaced by a copy in another group there only: the host's files are
+# untouched, and the package sees a machine where it must create the user and
+# override the unit's Group=.
 upper="$tmp/etc-upper" work="$tmp/etc-work"
 mkdir -p "$upper" "$work"
 # shellcheck disable=SC2016 # the script expands its own arguments
@@ -279,7 +281,11 @@ unshare --mount --propagation private bash -euo pipefail -c '
   if getent passwd askwpd >/dev/null; then userdel askwpd; fi
   if getent group askwpd >/dev/null; then groupdel askwpd; fi
   groupadd --system askwpdweb
-  chgrp askwpdweb "$4"
+  # wp-config.php may live outside /etc: the namespace sees a copy in its place,
+  # so the host'"'"'s own file keeps its group.
+  cp -p "$4" "$1/../wp-config.php"
+  chgrp askwpdweb "$1/../wp-config.php"
+  mount --bind "$1/../wp-config.php" "$4"
   bad() { echo "deb-test: FAIL: $*" >&2; exit 1; }
   dpkg -i "$3" | grep "^askwpd: "
   getent passwd askwpd >/dev/null || bad "postinst did not create askwpd"
@@ -301,6 +307,7 @@ unshare --mount --propagation private bash -euo pipefail -c '
   echo "  ok    purge deleted the user and group it created, and the overrides"
 ' overlay "$upper" "$work" "$deb" "$WP_CONFIG_FILE" || fail "the created-user path"
 getent passwd askwpd >/dev/null || [ "$user_before" = no ] || fail "the host's user askwpd is gone"
+[ "$(stat -c %G "$WP_CONFIG_FILE")" = "$wp_config_group" ] || fail "$WP_CONFIG_FILE changed group"
 pass "the host's user askwpd is still there: $(id askwpd 2>/dev/null || echo none)"
 
 step "result"
