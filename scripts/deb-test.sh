@@ -8,7 +8,9 @@
 #      and searches for a seeded page with the token from the state dir;
 #   3. dpkg -r, then dpkg -P, showing what remains after each;
 #   4. the other user path: in a private mount namespace whose /etc is an overlay
-#      without `askwpd`, the package creates the user and purge deletes it.
+#      without `askwpd`, the package creates the user and purge deletes it, and a
+#      web group other than www-data gets its overrides;
+#   5. Debian's wordpress package layout, with the host's own tree hidden.
 # Prints the seconds from dpkg -i to the first searchable page and the package size.
 # The machine is left as it was found: the package purged, the host's user kept.
 #
@@ -32,7 +34,7 @@ for p in /var/lib/askwpd /etc/askwpd; do
   [ ! -e "$p" ] || fail "$p exists before the test; purge would delete it"
 done
 
-step "test host (nginx + php-fpm, Debian's WordPress)"
+step "test host (nginx + php-fpm as www-data)"
 host_up="${ASKWPD_HOST_UP:-$root/scripts/host-up.sh}"
 bash "$host_up" --quiet
 host_env="$(cd "$(dirname "$host_up")/.." && pwd)/.wp-host/env"
@@ -309,6 +311,26 @@ unshare --mount --propagation private bash -euo pipefail -c '
 getent passwd askwpd >/dev/null || [ "$user_before" = no ] || fail "the host's user askwpd is gone"
 [ "$(stat -c %G "$WP_CONFIG_FILE")" = "$wp_config_group" ] || fail "$WP_CONFIG_FILE changed group"
 pass "the host's user askwpd is still there: $(id askwpd 2>/dev/null || echo none)"
+
+step "a Debian-packaged WordPress: /usr/share/wordpress with /etc/wordpress/config-*.php"
+# With the host's own trees hidden in a private mount namespace, what is left is
+# Debian's wordpress package, whose config-*.php are root's here: the group then
+# comes from the php-fpm pool. The host's user exists, so purge keeps it.
+empty="$tmp/empty"
+mkdir -p "$empty"
+if [ ! -f /usr/share/wordpress/wp-config.php ] || ! compgen -G '/etc/wordpress/config-*.php' >/dev/null; then
+  echo "  skip  no Debian wordpress package with a site config here (scripts/wp-up.sh makes one)"
+else
+# shellcheck disable=SC2016 # the script expands its own arguments
+unshare --mount --propagation private bash -euo pipefail -c '
+  for d in /var/www /srv/www; do [ ! -d "$d" ] || mount --bind "$1" "$d"; done
+  bad() { echo "deb-test: FAIL: $*" >&2; exit 1; }
+  dpkg -i "$2" | grep "^askwpd: "
+  grep -qx "wp_root = \"/usr/share/wordpress\"" /etc/askwpd/askwpd.toml || bad "wp_root is not /usr/share/wordpress"
+  echo "  ok    wp_root = \"/usr/share/wordpress\""
+  dpkg -P askwpd | grep "^askwpd: "
+' debian "$empty" "$deb" || fail "the Debian-packaged WordPress path"
+fi
 
 step "result"
 echo "seconds from dpkg -i to the first searchable page: $seconds"
