@@ -26,6 +26,9 @@ fail() { printf 'deb-test: FAIL: %s\n' "$*" >&2; exit 1; }
 pass() { printf '  ok    %s\n' "$*"; }
 
 [ "$(id -u)" = 0 ] || fail "run as root (dpkg -i, runuser)"
+for c in jq curl unshare runuser dpkg-deb; do
+  command -v "$c" >/dev/null || fail "$c is missing (apt-get install jq curl util-linux)"
+done
 if dpkg-query -W -f='${Status}' askwpd 2>/dev/null | grep -q 'installed\|config-files'; then
   fail "the askwpd package is already on this machine; this test installs and purges it, so remove it first"
 fi
