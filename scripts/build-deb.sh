@@ -12,8 +12,9 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 export PATH="$PATH:/usr/local/go/bin"
 
-# nfpm, pinned by version. It is run with `go run pkg@version` rather than from
-# go.mod's tool block only while go.mod is being reworked; it will move there.
+# nfpm, pinned by version and fetched through the Go module proxy. Not in go.mod's
+# tool block: its dependency graph would move one of the daemon's own dependencies
+# (sourcegraph/conc) to a pre-release.
 nfpm=(go run github.com/goreleaser/nfpm/v2/cmd/nfpm@v2.45.2)
 
 outdir="${1:-$root/bin}"
