@@ -8,7 +8,9 @@
  * Requires PHP:      7.4
  * Author:            askwpd
  * License:           GPL-2.0-or-later
+ * License URI:       https://www.gnu.org/licenses/gpl-2.0.html
  * Text Domain:       askwpd-companion
+ * Domain Path:       /languages
  */
 
 if ( ! defined( 'ABSPATH' ) ) {
@@ -24,6 +26,15 @@ require_once __DIR__ . '/includes/class-askwpd-webhooks.php';
 require_once __DIR__ . '/includes/class-askwpd-chat.php';
 require_once __DIR__ . '/includes/class-askwpd-admin.php';
 
+add_action(
+	'init',
+	static function () {
+		load_plugin_textdomain( 'askwpd-companion', false, dirname( plugin_basename( ASKWPD_COMPANION_FILE ) ) . '/languages' );
+	},
+	1
+);
+
+Askwpd_Settings::init();
 Askwpd_Webhooks::init();
 Askwpd_Chat::init();
 if ( is_admin() ) {
