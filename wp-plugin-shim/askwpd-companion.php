@@ -2,7 +2,7 @@
 /**
  * Plugin Name:       AskWP Companion (askwpd)
  * Plugin URI:        https://github.com/askwp/askwpd
- * Description:       Connects WordPress to the askwpd daemon: signed change webhooks, a chat proxy that serves existing AskWP widgets from the daemon, and an index status page under Tools.
+ * Description:       Connects WordPress to the askwpd daemon: signed change webhooks, a chat proxy that serves existing AskWP widgets from the daemon, an index status page under Tools, and Site Health checks.
  * Version:           0.1.0
  * Requires at least: 6.0
  * Requires PHP:      7.4
@@ -25,6 +25,7 @@ require_once __DIR__ . '/includes/class-askwpd-client.php';
 require_once __DIR__ . '/includes/class-askwpd-webhooks.php';
 require_once __DIR__ . '/includes/class-askwpd-chat.php';
 require_once __DIR__ . '/includes/class-askwpd-admin.php';
+require_once __DIR__ . '/includes/class-askwpd-health.php';
 
 add_action(
 	'init',
@@ -35,6 +36,7 @@ add_action(
 );
 
 Askwpd_Settings::init();
+Askwpd_Health::init();
 Askwpd_Webhooks::init();
 Askwpd_Chat::init();
 if ( is_admin() ) {
