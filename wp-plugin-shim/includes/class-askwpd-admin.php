@@ -334,11 +334,12 @@ final class Askwpd_Admin {
 			self::row( __( 'Last crawl', 'askwpd-companion' ), __( 'none yet', 'askwpd-companion' ) );
 		}
 		/* translators: %s: a time span such as "2 hours" */
-		self::row( __( 'Freshness lag', 'askwpd-companion' ), null === $f['lag'] ? null : sprintf( __( '%s (oldest fetch)', 'askwpd-companion' ), human_time_diff( time() - $f['lag'], time() ) ) );
+		$lag_text = __( '%s (oldest fetch)', 'askwpd-companion' );
 		/* translators: %s: a number of milliseconds */
-		self::row( __( 'Retrieval latency p50', 'askwpd-companion' ), is_numeric( $f['p50'] ) ? sprintf( __( '%s ms', 'askwpd-companion' ), round( (float) $f['p50'], 1 ) ) : null );
-		/* translators: %s: a number of milliseconds */
-		self::row( __( 'Retrieval latency p95', 'askwpd-companion' ), is_numeric( $f['p95'] ) ? sprintf( __( '%s ms', 'askwpd-companion' ), round( (float) $f['p95'], 1 ) ) : null );
+		$ms_text = __( '%s ms', 'askwpd-companion' );
+		self::row( __( 'Freshness lag', 'askwpd-companion' ), null === $f['lag'] ? null : sprintf( $lag_text, human_time_diff( time() - $f['lag'], time() ) ) );
+		self::row( __( 'Retrieval latency p50', 'askwpd-companion' ), is_numeric( $f['p50'] ) ? sprintf( $ms_text, round( (float) $f['p50'], 1 ) ) : null );
+		self::row( __( 'Retrieval latency p95', 'askwpd-companion' ), is_numeric( $f['p95'] ) ? sprintf( $ms_text, round( (float) $f['p95'], 1 ) ) : null );
 		self::row( __( 'WordPress database (from the daemon)', 'askwpd-companion' ), $f['database'] );
 		self::row( __( 'Daemon version', 'askwpd-companion' ), $f['version'] );
 		echo '</tbody></table>';
