@@ -26,10 +26,18 @@ final class Askwpd_Admin {
 		add_action( 'admin_post_askwpd_save_settings', array( __CLASS__, 'handle_save' ) );
 		add_action( 'admin_init', array( __CLASS__, 'register_fields' ) );
 		add_action( 'admin_notices', array( __CLASS__, 'notices' ) );
+		add_action( 'update_option_' . Askwpd_Settings::OPTION, array( __CLASS__, 'forget_state' ), 10, 0 );
+		add_action( 'add_option_' . Askwpd_Settings::OPTION, array( __CLASS__, 'forget_state' ), 10, 0 );
 		add_filter( 'plugin_action_links_' . plugin_basename( ASKWPD_COMPANION_FILE ), array( __CLASS__, 'action_links' ) );
 	}
 
 	public static function activate(): void {
+		delete_transient( self::CACHE );
+	}
+
+	/** Drops the cached daemon state, after the connection settings change. */
+	public static function forget_state(): void {
+		Askwpd_Settings::reset();
 		delete_transient( self::CACHE );
 	}
 
@@ -58,13 +66,15 @@ final class Askwpd_Admin {
 	 * @param bool $fresh Skip the cache.
 	 */
 	public static function daemon_state( bool $fresh = false ): array {
+		$s   = Askwpd_Settings::get();
+		$key = md5( $s['url'] . "\n" . $s['token'] );
 		if ( ! $fresh ) {
 			$cached = get_transient( self::CACHE );
-			if ( is_array( $cached ) ) {
+			// A state cached for another daemon or token says nothing about this one.
+			if ( is_array( $cached ) && ( $cached['key'] ?? '' ) === $key ) {
 				return $cached;
 			}
 		}
-		$s  = Askwpd_Settings::get();
 		$r  = Askwpd_Client::request(
 			'GET',
 			'/v1/status',
@@ -82,6 +92,7 @@ final class Askwpd_Admin {
 			'status'  => null,
 			'ms'      => round( $r['ms'], 1 ),
 			'at'      => time(),
+			'key'     => $key,
 		);
 		$d  = Askwpd_Client::json( $r );
 		if ( 0 === $r['status'] ) {

@@ -205,6 +205,10 @@ final class Askwpd_Settings {
 			if ( 'ok' === $problem ) {
 				continue;
 			}
+			// A problem with the directory is one problem, however many files are in it.
+			if ( in_array( $problem, array( 'missing_dir', 'unreadable_dir' ), true ) && in_array( $problem, array_column( $out, 'problem' ), true ) ) {
+				continue;
+			}
 			$out[] = array(
 				'file'    => $path,
 				'problem' => $problem,

@@ -123,9 +123,11 @@ test('site health: against the real daemon, its /v1/status is understood', funct
 test('secrets: unreadable, missing, and the chgrp/chmod fix', function () {
     $s = array('state_dir' => '/var/lib/askwpd', 'token' => '', 'secret' => '');
     $p = Askwpd_Settings::secret_problems($s, function ($path) { return 'unreadable_dir'; });
-    eq(count($p), 2, 'token and webhook.secret');
+    eq(count($p), 1, 'one directory, one problem');
     eq($p[0]['message'], 'askwpd cannot read /var/lib/askwpd/token: the web server is not allowed to.', 'message');
     eq($p[0]['fix'], 'Run sudo chgrp www-data /var/lib/askwpd /var/lib/askwpd/token /var/lib/askwpd/webhook.secret && sudo chmod 0750 /var/lib/askwpd && sudo chmod 0640 /var/lib/askwpd/token /var/lib/askwpd/webhook.secret', 'fix');
+    $p = Askwpd_Settings::secret_problems($s, function ($path) { return 'unreadable'; });
+    eq(array_column($p, 'file'), array('/var/lib/askwpd/token', '/var/lib/askwpd/webhook.secret'), 'each unreadable file');
     eq(Askwpd_Settings::secret_problems(array('token' => 'set', 'secret' => 'set') + $s, function () { return 'unreadable'; }), array(), 'secrets given otherwise need no file');
 
     // The real probe, on real files (the tests run as root, who reads everything, so
@@ -171,8 +173,11 @@ test('admin notices: on the Dashboard, a down daemon and unreadable secrets, wit
     $notices = function () { ob_start(); Askwpd_Admin::notices(); return ob_get_clean(); };
 
     eq($notices(), '', 'nothing when all is well');
-    use_daemon(array('url' => env('DEAD_URL'), 'token' => '', 'secret' => '', 'state_dir' => '/nonexistent/askwpd'));
+    // No delete_transient here: a state cached for another daemon must not be reused.
+    $GLOBALS['askwpd_override'] = array('url' => env('DEAD_URL'), 'token' => '', 'secret' => '', 'state_dir' => '/nonexistent/askwpd');
+    Askwpd_Settings::reset();
     $html = $notices();
+    eq(substr_count($html, 'askwpd-notice-secrets'), 1, 'a missing directory is one notice');
     ok(strpos($html, 'askwpd-notice-daemon') !== false && strpos($html, 'systemctl start askwpd') !== false, 'daemon notice with its fix: ' . $html);
     ok(strpos($html, 'askwpd-notice-secrets') !== false && strpos($html, 'define ASKWPD_STATE_DIR in wp-config.php') !== false, 'secrets notice with its fix');
     ok(strpos($html, 'page=askwpd-index') !== false, 'links the status page');
