@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/go-sql-driver/mysql"
 )
 
 func write(t *testing.T, path, content string) {
@@ -229,6 +231,19 @@ func TestReadConfig_DockerImage(t *testing.T) {
 					t.Errorf("%v: DB_HOST = %q, DSN = %s, want %s", env, c.DBHost, c.DSN(), tc.want)
 				}
 			}
+		}
+	})
+
+	t.Run("a generated secret survives the DSN", func(t *testing.T) {
+		const pw = "k/9+Qz=@x:y?z&w"
+		write(t, filepath.Join(secrets, "generated"), pw+"\n")
+		c, err := ReadConfigEnv(config, "", envMap{"WORDPRESS_DB_PASSWORD_FILE": filepath.Join(secrets, "generated")}.lookup)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := mysql.ParseDSN(c.DSN())
+		if err != nil || got.Passwd != pw || got.Addr != "mysql:3306" || got.DBName != "wordpress" {
+			t.Errorf("ParseDSN(%q) = %+v, %v", c.DSN(), got, err)
 		}
 	})
 
