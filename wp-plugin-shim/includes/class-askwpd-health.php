@@ -134,7 +134,7 @@ final class Askwpd_Health {
 				$id,
 				'recommended',
 				$label,
-				self::para( __( 'This cannot be checked while the askwpd daemon does not answer; see the test "The askwpd daemon answers".', 'askwpd-companion' ) )
+				self::para( __( 'This cannot be checked until the askwpd daemon answers this site\'s status request; see the test "The askwpd daemon answers".', 'askwpd-companion' ) )
 			),
 		);
 	}

@@ -21,6 +21,17 @@ function fake_status(array $over): void {
     delete_transient(Askwpd_Admin::CACHE);
 }
 function rfc3339(int $t): string { return gmdate('Y-m-d\TH:i:s\Z', $t); }
+/**
+ * Sets the site's last webhook delivery, which the backlog test reads, until the test
+ * ends: anything that publishes on the shared test site writes it.
+ */
+function last_delivery(bool $ok, string $error = ''): void {
+    $old = get_option(Askwpd_Webhooks::DELIVERY_OPTION, null);
+    cleanup(function () use ($old) {
+        $old === null ? delete_option(Askwpd_Webhooks::DELIVERY_OPTION) : update_option(Askwpd_Webhooks::DELIVERY_OPTION, $old);
+    });
+    update_option(Askwpd_Webhooks::DELIVERY_OPTION, array('ok' => $ok, 'at' => time() - 300, 'status' => $ok ? 202 : 0, 'error' => $error));
+}
 function health_results(): array {
     $out = array();
     foreach (Askwpd_Health::TESTS as $id) {
@@ -60,6 +71,7 @@ test('site health: five async tests, each with a REST route and a direct callbac
 test('site health: a healthy daemon passes all five, in-process and over REST', function () {
     as_admin();
     fake_status(healthy_status());
+    last_delivery(true);
     $tests = WP_Site_Health::get_tests();
     foreach (Askwpd_Health::TESTS as $id) {
         $name = 'askwpd_' . str_replace('-', '_', $id);
@@ -95,9 +107,17 @@ test('site health: stale index, a pass with errors and a backlog are recommendat
 
     // The canned status of an older daemon: no event queue, no finished pass but one long ago.
     fake_status(array('freshness' => null));
+    last_delivery(true);
     $r = Askwpd_Health::run('backlog');
     eq($r['status'], 'good', 'an unreported queue is not a problem');
     ok(strpos($r['description'], 'does not report its event queue') !== false, 'but it is said');
+
+    // The site's own side: its last notification did not get through.
+    fake_status(healthy_status());
+    last_delivery(false, 'Connection refused <x>');
+    $r = Askwpd_Health::run('backlog');
+    eq($r['status'], 'recommended', 'a failed delivery');
+    ok(strpos($r['description'], 'failed 5 mins ago: Connection refused &lt;x&gt;.') !== false, 'names the failure: ' . $r['description']);
 });
 
 test('site health: a down daemon is critical with the fix; the rest cannot tell', function () {
@@ -106,7 +126,7 @@ test('site health: a down daemon is critical with the fix; the rest cannot tell'
     eq(statuses($r), array('daemon' => 'critical', 'secrets' => 'good', 'freshness' => 'recommended', 'last-pass' => 'recommended', 'backlog' => 'recommended'), 'statuses');
     ok(strpos($r['daemon']['description'], 'systemctl start askwpd') !== false, 'the fix: ' . $r['daemon']['description']);
     ok(strpos($r['daemon']['description'], esc_html(env('DEAD_URL'))) !== false, 'names the URL');
-    ok(strpos($r['freshness']['description'], 'cannot be checked while the askwpd daemon does not answer') !== false, 'dependent tests say why');
+    ok(strpos($r['freshness']['description'], 'cannot be checked until the askwpd daemon answers') !== false, 'dependent tests say why');
 });
 
 test('site health: against the real daemon, its /v1/status is understood', function () {
