@@ -261,3 +261,40 @@ test('settings API: the page posts to options.php, which saves through sanitize(
     wp_cache_delete(Askwpd_Settings::OPTION, 'options');
     eq(get_option(Askwpd_Settings::OPTION)['url'], 'http://127.0.0.1:9998/', 'and nothing saved');
 });
+
+test('secrets: as the web server\'s user, the fix the notice names makes them readable', function () {
+    if (!function_exists('posix_geteuid') || posix_geteuid() !== 0 || !is_executable('/usr/bin/setpriv') || !posix_getpwnam('www-data')) {
+        echo "      skipped: needs root, setpriv and a www-data user\n";
+        return;
+    }
+    // The daemon's own layout today: a 0700 dir of 0600 files, owned by another user.
+    $dir = '/tmp/askwpd-perm-' . wp_generate_password(6, false);
+    cleanup(function () use ($dir) { exec('rm -rf ' . escapeshellarg($dir)); });
+    mkdir($dir, 0700);
+    foreach (array('token', 'webhook.secret') as $f) {
+        file_put_contents("$dir/$f", "0123456789abcdef0123456789abcdef\n");
+        chmod("$dir/$f", 0600);
+    }
+    // A copy www-data can read wherever the checkout is.
+    $settings = "$dir-settings.php";
+    copy(dirname(__DIR__) . '/includes/class-askwpd-settings.php', $settings);
+    chmod($settings, 0644);
+    cleanup(function () use ($settings) { @unlink($settings); });
+    $probe = function (string $file) use ($settings) {
+        $php = 'define("ABSPATH", "/"); require $argv[1]; echo Askwpd_Settings::probe($argv[2]), " ", Askwpd_Settings::web_group();';
+        exec('/usr/bin/setpriv --reuid=www-data --regid=www-data --init-groups php -r ' . escapeshellarg($php) . ' '
+            . escapeshellarg($settings) . ' ' . escapeshellarg($file) . ' 2>&1', $out, $rc);
+        return implode("\n", $out);
+    };
+    eq($probe("$dir/token"), 'unreadable_dir www-data', 'a 0700 dir, as www-data');
+    chmod($dir, 0755);
+    eq($probe("$dir/token"), 'unreadable www-data', 'a 0600 file, as www-data');
+
+    $fix = str_replace('sudo ', '', Askwpd_Settings::permission_fix($dir));
+    exec($fix . ' 2>&1', $out, $rc);
+    eq($rc, 0, "the fix ran: $fix " . implode("\n", $out));
+    eq($probe("$dir/token"), 'ok www-data', 'token readable after the fix');
+    eq($probe("$dir/webhook.secret"), 'ok www-data', 'webhook.secret readable after the fix');
+    eq(decoct(fileperms($dir) & 0777), '750', 'dir mode');
+    eq(decoct(fileperms("$dir/token") & 0777), '640', 'file mode');
+});
