@@ -478,6 +478,8 @@ final class Askwpd_Admin {
 			__( 'Constants in wp-config.php (<code>ASKWPD_URL</code>, <code>ASKWPD_STATE_DIR</code>, <code>ASKWPD_TOKEN</code>, <code>ASKWPD_WEBHOOK_SECRET</code>) win over these fields; empty fields use the defaults, which read the daemon\'s own state files.', 'askwpd-companion' ),
 			array( 'code' => array() )
 		) . '</p>';
+		// Tells sanitize() that blank secret fields mean "keep".
+		printf( '<input type="hidden" name="%s[form]" value="1">', esc_attr( Askwpd_Settings::OPTION ) );
 	}
 
 	/**

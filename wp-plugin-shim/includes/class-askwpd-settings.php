@@ -144,19 +144,21 @@ final class Askwpd_Settings {
 	}
 
 	/**
-	 * Sanitizes the settings form. Blank secret fields keep the saved value, so the page
-	 * never has to print a secret back into a form; clear_token and clear_secret empty
-	 * them. WordPress runs this twice on the first save (update_option, then add_option),
-	 * and the second run must give the same result: it does, since an empty saved value
-	 * and a kept blank are the same.
+	 * Sanitizes the option. From the settings form (marked by its "form" field), blank
+	 * secret fields keep the saved value, so the page never has to print a secret back
+	 * into a form, and clear_token and clear_secret empty them. Any other update_option()
+	 * stores the values it is given. WordPress sanitizes twice on the first save
+	 * (update_option, then add_option); the second run gets the first's output, which
+	 * has no form mark, and keeps it as it is.
 	 *
-	 * @param mixed $in Unslashed form input.
+	 * @param mixed $in Unslashed input.
 	 */
 	public static function sanitize( $in ): array {
-		$old = get_option( self::OPTION, array() );
-		$old = is_array( $old ) ? $old : array();
-		$in  = is_array( $in ) ? $in : array();
-		$new = array(
+		$in   = is_array( $in ) ? $in : array();
+		$form = ! empty( $in['form'] );
+		$old  = $form ? get_option( self::OPTION, array() ) : array();
+		$old  = is_array( $old ) ? $old : array();
+		$new  = array(
 			'url'       => isset( $in['url'] ) ? esc_url_raw( trim( (string) $in['url'] ), array( 'http', 'https' ) ) : '',
 			'state_dir' => isset( $in['state_dir'] ) ? sanitize_text_field( (string) $in['state_dir'] ) : '',
 			'token'     => (string) ( $old['token'] ?? '' ),
@@ -165,7 +167,7 @@ final class Askwpd_Settings {
 		foreach ( array( 'token', 'secret' ) as $k ) {
 			if ( ! empty( $in[ 'clear_' . $k ] ) ) {
 				$new[ $k ] = '';
-			} elseif ( isset( $in[ $k ] ) && '' !== trim( (string) $in[ $k ] ) ) {
+			} elseif ( isset( $in[ $k ] ) && ( ! $form || '' !== trim( (string) $in[ $k ] ) ) ) {
 				$new[ $k ] = preg_replace( '/[^\x21-\x7e]/', '', (string) $in[ $k ] );
 			}
 		}
@@ -179,7 +181,7 @@ final class Askwpd_Settings {
 	 */
 	public static function save( array $in ): void {
 		self::register();
-		update_option( self::OPTION, $in, false );
+		update_option( self::OPTION, array( 'form' => 1 ) + $in, false );
 		self::reset();
 	}
 

@@ -236,7 +236,7 @@ test('settings API: the page posts to options.php, which saves through sanitize(
 
     $page = http('GET', admin_url('tools.php?page=askwpd-index'), null, array($cookie));
     eq($page['status'], 200, 'the page');
-    foreach (array('action="' . admin_url('options.php') . '"', 'name="askwpd_companion_settings[url]"', 'name="askwpd_companion_settings[clear_secret]"') as $want) {
+    foreach (array('action="' . admin_url('options.php') . '"', 'name="askwpd_companion_settings[url]"', 'name="askwpd_companion_settings[clear_secret]"', 'name="askwpd_companion_settings[form]" value="1"') as $want) {
         ok(strpos($page['body'], $want) !== false, "page lacks $want");
     }
     ok(preg_match('/name=[\'"]option_page[\'"] value=[\'"]askwpd_companion[\'"]/', $page['body']) === 1, 'page lacks the option group');
@@ -244,7 +244,7 @@ test('settings API: the page posts to options.php, which saves through sanitize(
     $form = array(
         'option_page' => Askwpd_Settings::GROUP, 'action' => 'update', '_wpnonce' => $nonce,
         '_wp_http_referer' => '/wp-admin/tools.php?page=askwpd-index',
-        'askwpd_companion_settings' => array('url' => ' http://127.0.0.1:9998/ ', 'state_dir' => '/srv/askwpd<x>', 'token' => '', 'secret' => '', 'clear_secret' => '1'),
+        'askwpd_companion_settings' => array('form' => '1', 'url' => ' http://127.0.0.1:9998/ ', 'state_dir' => '/srv/askwpd<x>', 'token' => '', 'secret' => '', 'clear_secret' => '1'),
     );
     $r = http('POST', admin_url('options.php'), http_build_query($form), array($cookie, 'Content-Type: application/x-www-form-urlencoded'));
     eq($r['status'], 302, 'saved and redirected: ' . substr($r['body'], 0, 200));
@@ -260,6 +260,10 @@ test('settings API: the page posts to options.php, which saves through sanitize(
     wp_cache_delete('alloptions', 'options');
     wp_cache_delete(Askwpd_Settings::OPTION, 'options');
     eq(get_option(Askwpd_Settings::OPTION)['url'], 'http://127.0.0.1:9998/', 'and nothing saved');
+
+    // Outside the form, update_option() stores what it is given: a restore can clear.
+    update_option(Askwpd_Settings::OPTION, array('url' => '', 'state_dir' => '', 'token' => '', 'secret' => ''));
+    eq(get_option(Askwpd_Settings::OPTION)['token'], '', 'a programmatic update is taken as given');
 });
 
 test('secrets: as the web server\'s user, the fix the notice names makes them readable', function () {
