@@ -2,13 +2,15 @@
 /**
  * Plugin Name:       AskWP Companion (askwpd)
  * Plugin URI:        https://github.com/askwp/askwpd
- * Description:       Connects WordPress to the askwpd daemon: signed change webhooks, a chat proxy that serves existing AskWP widgets from the daemon, and an index status page under Tools.
+ * Description:       Connects WordPress to the askwpd daemon: signed change webhooks, a chat proxy that serves existing AskWP widgets from the daemon, an index status page under Tools, and Site Health checks.
  * Version:           0.1.0
  * Requires at least: 6.0
  * Requires PHP:      7.4
  * Author:            askwpd
  * License:           GPL-2.0-or-later
+ * License URI:       https://www.gnu.org/licenses/gpl-2.0.html
  * Text Domain:       askwpd-companion
+ * Domain Path:       /languages
  */
 
 if ( ! defined( 'ABSPATH' ) ) {
@@ -23,7 +25,18 @@ require_once __DIR__ . '/includes/class-askwpd-client.php';
 require_once __DIR__ . '/includes/class-askwpd-webhooks.php';
 require_once __DIR__ . '/includes/class-askwpd-chat.php';
 require_once __DIR__ . '/includes/class-askwpd-admin.php';
+require_once __DIR__ . '/includes/class-askwpd-health.php';
 
+add_action(
+	'init',
+	static function () {
+		load_plugin_textdomain( 'askwpd-companion', false, dirname( plugin_basename( ASKWPD_COMPANION_FILE ) ) . '/languages' );
+	},
+	1
+);
+
+Askwpd_Settings::init();
+Askwpd_Health::init();
 Askwpd_Webhooks::init();
 Askwpd_Chat::init();
 if ( is_admin() ) {

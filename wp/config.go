@@ -6,9 +6,11 @@ package wp
 import (
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 )
@@ -42,15 +44,33 @@ func FindConfig(wpRoot string) (string, error) {
 	return "", fmt.Errorf("%w in %s (set wp_root to the folder that holds wp-config.php)", ErrNoConfig, wpRoot)
 }
 
+// Env looks up an environment variable. Like PHP's getenv, it tells an unset
+// variable (false) from one set to "".
+type Env func(name string) (string, bool)
+
 // ReadConfig parses wp-config.php and the files it includes. host, when not
 // empty, picks among several candidate files of a dynamic include (Debian's
-// /etc/wordpress/config-HOST.php scheme).
+// /etc/wordpress/config-HOST.php scheme). getenv() and the Docker image's
+// getenv_docker() read askwpd's own environment, so a container running
+// askwpd needs the same WORDPRESS_DB_* variables (or secret files) as the
+// WordPress container.
 func ReadConfig(path, host string) (*Config, error) {
+	return ReadConfigEnv(path, host, os.LookupEnv)
+}
+
+// ReadConfigEnv is ReadConfig with the environment that the config's
+// getenv() calls see.
+func ReadConfigEnv(path, host string, env Env) (*Config, error) {
+	if env == nil {
+		env = func(string) (string, bool) { return "", false }
+	}
 	p := &configParser{
-		consts: map[string]string{},
-		vars:   map[string]value{},
-		seen:   map[string]bool{},
-		host:   strings.ToLower(host),
+		consts:    map[string]string{},
+		constErrs: map[string]error{},
+		vars:      map[string]value{},
+		seen:      map[string]bool{},
+		host:      strings.ToLower(host),
+		env:       env,
 	}
 	abs, err := filepath.Abs(path)
 	if err != nil {
@@ -75,6 +95,15 @@ func ReadConfig(path, host string) (*Config, error) {
 	}
 	if v, ok := p.vars["table_prefix"]; ok && v.known() {
 		c.TablePrefix = v.s
+	} else if ok && v.err != nil {
+		return c, v.err
+	}
+	// A secret that WordPress reads from a file askwpd cannot open would
+	// otherwise surface later as a baffling "access denied".
+	for _, k := range []string{"DB_NAME", "DB_USER", "DB_PASSWORD", "DB_HOST"} {
+		if _, ok := p.consts[k]; !ok && p.constErrs[k] != nil {
+			return c, p.constErrs[k]
+		}
 	}
 	if c.DBName == "" || c.DBUser == "" {
 		return c, fmt.Errorf("wp: %s defines no DB_NAME/DB_USER (read %s); set db_dsn in the askwpd config",
@@ -99,8 +128,9 @@ func validPrefix(s string) bool {
 }
 
 // DSN turns the DB_* settings into a go-sql-driver/mysql DSN, following
-// WordPress's reading of DB_HOST: "localhost" is the unix socket,
-// "host:port" is TCP, "localhost:/path.sock" (or ":/path.sock") a socket.
+// WordPress's reading of DB_HOST (wpdb::parse_db_host): "localhost" is the
+// unix socket, "host:port" is TCP, "localhost:/path.sock" (or ":/path.sock")
+// a socket, and an IPv6 address is bracketed when it carries a port.
 func (c *Config) DSN() string {
 	addr := dbAddress(c.DBHost)
 	return fmt.Sprintf("%s:%s@%s/%s?parseTime=true&loc=UTC&charset=utf8mb4&collation=utf8mb4_unicode_ci&timeout=5s&readTimeout=30s",
@@ -111,26 +141,38 @@ func (c *Config) DSN() string {
 // socket, tried in order when DB_HOST is "localhost".
 var defaultSockets = []string{"/run/mysqld/mysqld.sock", "/var/run/mysqld/mysqld.sock", "/var/lib/mysql/mysql.sock", "/tmp/mysql.sock"}
 
-func dbAddress(host string) string {
-	host = strings.TrimSpace(host)
-	if host == "" {
-		host = "localhost"
+// The patterns wpdb::parse_db_host uses once a socket suffix is peeled off:
+// a port is digits only, and anything after is ignored as WordPress does.
+var (
+	ipv6Host = regexp.MustCompile(`^\[?([0-9a-fA-F:]+)(?:\]:(\d+))?`)
+	ipv4Host = regexp.MustCompile(`^([^:/]*)(?::(\d+))?`)
+)
+
+func dbAddress(dbHost string) string {
+	host := strings.TrimSpace(dbHost)
+	socket := ""
+	if i := strings.Index(host, ":/"); i >= 0 {
+		host, socket = host[:i], host[i+1:]
 	}
-	h, rest, hasRest := strings.Cut(host, ":")
-	if strings.HasPrefix(host, "[") { // [::1]:3306
-		if i := strings.Index(host, "]"); i > 0 {
-			h, rest, hasRest = host[1:i], strings.TrimPrefix(host[i+1:], ":"), strings.HasPrefix(host[i+1:], ":")
-		}
+	re := ipv4Host
+	if strings.Count(host, ":") > 1 {
+		re = ipv6Host
 	}
+	port := ""
+	if m := re.FindStringSubmatch(host); m != nil {
+		host, port = m[1], m[2]
+	}
+	// mysqli would ignore a socket next to a remote host name, but someone
+	// who wrote a socket path meant it.
 	switch {
-	case hasRest && strings.HasPrefix(rest, "/"):
-		return "unix(" + rest + ")"
-	case hasRest && rest != "":
-		if h == "" || h == "localhost" {
-			h = "127.0.0.1"
+	case socket != "":
+		return "unix(" + socket + ")"
+	case port != "":
+		if host == "" || host == "localhost" {
+			host = "127.0.0.1"
 		}
-		return "tcp(" + net.JoinHostPort(h, rest) + ")"
-	case h == "localhost":
+		return "tcp(" + net.JoinHostPort(host, port) + ")"
+	case host == "" || host == "localhost":
 		for _, s := range defaultSockets {
 			if _, err := os.Stat(s); err == nil {
 				return "unix(" + s + ")"
@@ -138,7 +180,7 @@ func dbAddress(host string) string {
 		}
 		return "tcp(127.0.0.1:3306)"
 	default:
-		return "tcp(" + net.JoinHostPort(h, "3306") + ")"
+		return "tcp(" + net.JoinHostPort(host, "3306") + ")"
 	}
 }
 
@@ -147,16 +189,23 @@ func dbAddress(host string) string {
 type value struct {
 	s       string
 	pattern bool
+	// err says why a part is unknown when askwpd could have known it: a
+	// secret file it cannot read.
+	err error
 }
 
 func (v value) known() bool { return !v.pattern }
 
 type configParser struct {
 	consts map[string]string
-	vars   map[string]value
-	seen   map[string]bool
-	files  []string
-	host   string
+	// constErrs holds why a define() could not be evaluated, when that is
+	// worth telling.
+	constErrs map[string]error
+	vars      map[string]value
+	seen      map[string]bool
+	files     []string
+	host      string
+	env       Env
 }
 
 const maxConfigSize = 1 << 20
@@ -183,7 +232,11 @@ func (p *configParser) readFile(path string, depth int) error {
 		return fmt.Errorf("wp: %s is larger than 1 MiB, not a config file", path)
 	}
 	p.files = append(p.files, path)
-	toks := lexPHP(string(b))
+	return p.run(lexPHP(string(b)), path, depth)
+}
+
+// run reads the statements of one file, or of code the file eval()s.
+func (p *configParser) run(toks []token, path string, depth int) error {
 	dir := filepath.Dir(path)
 	for i := 0; i < len(toks); i++ {
 		t := toks[i]
@@ -194,9 +247,11 @@ func (p *configParser) readFile(path string, depth int) error {
 			if len(args) >= 2 {
 				name := p.eval(args[0], path)
 				val := p.eval(args[1], path)
-				if name.known() && val.known() {
-					if _, dup := p.consts[name.s]; !dup { // PHP keeps the first definition
+				if _, dup := p.consts[name.s]; name.known() && !dup { // PHP keeps the first definition
+					if val.known() {
 						p.consts[name.s] = val.s
+					} else if val.err != nil && p.constErrs[name.s] == nil {
+						p.constErrs[name.s] = val.err
 					}
 				}
 			}
@@ -218,6 +273,21 @@ func (p *configParser) readFile(path string, depth int) error {
 			i = end
 			if err := p.include(v, dir, depth); err != nil {
 				return err
+			}
+		case t.kind == tIdent && strings.EqualFold(t.text, "eval") && i+1 < len(toks) && toks[i+1].text == "(":
+			// The Docker image runs WORDPRESS_CONFIG_EXTRA this way, and sites
+			// put WP_HOME and friends there.
+			args, next := splitArgs(toks, i+1)
+			i = next
+			if len(args) == 1 {
+				if v := p.eval(args[0], path); v.known() && v.s != "" {
+					if depth >= 8 {
+						return fmt.Errorf("wp: %s: eval nested too deep", path)
+					}
+					if err := p.run(lexPHP("<?php "+v.s), path, depth+1); err != nil {
+						return err
+					}
+				}
 			}
 		}
 	}
@@ -290,6 +360,14 @@ func (p *configParser) eval(toks []token, file string) value {
 	toks = trimParens(toks)
 	var b strings.Builder
 	pattern := false
+	var err error
+	add := func(v value) {
+		b.WriteString(v.s)
+		pattern = pattern || v.pattern
+		if err == nil {
+			err = v.err
+		}
+	}
 	for i := 0; i < len(toks); i++ {
 		t := toks[i]
 		switch {
@@ -332,10 +410,17 @@ func (p *configParser) eval(toks []token, file string) value {
 			case "getenv":
 				if len(args) >= 1 {
 					if v := p.eval(args[0], file); v.known() {
-						if e, ok := os.LookupEnv(v.s); ok {
+						if e, ok := p.env(v.s); ok {
 							b.WriteString(e)
 							continue
 						}
+					}
+				}
+			case "getenv_docker":
+				if len(args) >= 2 {
+					if v := p.eval(args[0], file); v.known() {
+						add(p.getenvDocker(v.s, args[1], file))
+						continue
 					}
 				}
 			}
@@ -355,8 +440,7 @@ func (p *configParser) eval(toks []token, file string) value {
 				continue // the index that follows makes it a wildcard
 			}
 			if v, ok := p.vars[strings.TrimPrefix(t.text, "$")]; ok {
-				b.WriteString(v.s)
-				pattern = pattern || v.pattern
+				add(v)
 			} else {
 				b.WriteString("*")
 				pattern = true
@@ -366,7 +450,43 @@ func (p *configParser) eval(toks []token, file string) value {
 			pattern = true
 		}
 	}
-	return value{s: b.String(), pattern: pattern}
+	return value{s: b.String(), pattern: pattern, err: err}
+}
+
+// getenvDocker does what the official Docker image's wp-config.php helper
+// does: the file named by NAME_FILE (less trailing line breaks), else the
+// variable NAME, else the default. PHP reads NAME_FILE by truthiness, so
+// "" and "0" fall through.
+func (p *configParser) getenvDocker(name string, def []token, file string) value {
+	if f, ok := p.env(name + "_FILE"); ok && f != "" && f != "0" {
+		b, err := readSmall(f)
+		if err != nil {
+			return value{s: "*", pattern: true, err: fmt.Errorf(
+				"wp: %s reads %s from %s_FILE=%s, which askwpd cannot read (give askwpd the same secret at that path, or set db_dsn): %w",
+				filepath.Base(file), name, name, f, err)}
+		}
+		return value{s: strings.TrimRight(string(b), "\r\n")}
+	}
+	if v, ok := p.env(name); ok {
+		return value{s: v}
+	}
+	return p.eval(def, file)
+}
+
+func readSmall(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxConfigSize+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > maxConfigSize {
+		return nil, errors.New("larger than 1 MiB, not a secret")
+	}
+	return b, nil
 }
 
 func trimParens(toks []token) []token {

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/go-sql-driver/mysql"
 )
 
 func write(t *testing.T, path, content string) {
@@ -129,9 +131,151 @@ func TestDBAddress(t *testing.T) {
 		{"localhost:/tmp/my.sock", "unix(/tmp/my.sock)"},
 		{":/tmp/my.sock", "unix(/tmp/my.sock)"},
 		{"[::1]:3306", "tcp([::1]:3306)"},
+		{"[::1]", "tcp([::1]:3306)"},
+		{"fd00::5", "tcp([fd00::5]:3306)"},
+		{"db.internal:/run/mysqld/mysqld.sock", "unix(/run/mysqld/mysqld.sock)"},
+		// WordPress reads only digits as a port.
+		{"db.internal:mysql", "tcp(db.internal:3306)"},
+		{" db.internal:3307 ", "tcp(db.internal:3307)"},
 	} {
 		if got := dbAddress(tc.host); got != tc.want {
 			t.Errorf("dbAddress(%q) = %q, want %q", tc.host, got, tc.want)
 		}
 	}
+}
+
+// envMap is an environment for ReadConfigEnv, so the tests touch no process
+// state.
+type envMap map[string]string
+
+func (m envMap) lookup(k string) (string, bool) { v, ok := m[k]; return v, ok }
+
+func TestReadConfig_DockerImage(t *testing.T) {
+	const config = "testdata/wp-config-docker.php"
+	secrets := t.TempDir()
+	write(t, filepath.Join(secrets, "db_password"), "s3cr3t from file \r\n\n")
+	write(t, filepath.Join(secrets, "db_user"), "file_user")
+
+	for _, tc := range []struct {
+		name                           string
+		env                            envMap
+		dbName, user, password, prefix string
+		addr                           string
+	}{
+		{
+			name:   "defaults alone",
+			env:    envMap{},
+			dbName: "wordpress", user: "example username", password: "example password", prefix: "wp_",
+			addr: "@tcp(mysql:3306)/wordpress?",
+		},
+		{
+			name: "env wins over default",
+			env: envMap{
+				"WORDPRESS_DB_NAME": "blog", "WORDPRESS_DB_USER": "bloguser", "WORDPRESS_DB_PASSWORD": "",
+				"WORDPRESS_DB_HOST": "db:3307", "WORDPRESS_TABLE_PREFIX": "blog_",
+			},
+			dbName: "blog", user: "bloguser", password: "", prefix: "blog_",
+			addr: "@tcp(db:3307)/blog?",
+		},
+		{
+			name: "_FILE wins over env, trailing line breaks trimmed",
+			env: envMap{
+				"WORDPRESS_DB_PASSWORD_FILE": filepath.Join(secrets, "db_password"), "WORDPRESS_DB_PASSWORD": "from env",
+				"WORDPRESS_DB_USER_FILE": filepath.Join(secrets, "db_user"),
+			},
+			dbName: "wordpress", user: "file_user", password: "s3cr3t from file ", prefix: "wp_",
+			addr: "@tcp(mysql:3306)/wordpress?",
+		},
+		{
+			// PHP tests NAME_FILE for truthiness.
+			name:   "empty _FILE falls through to env",
+			env:    envMap{"WORDPRESS_DB_PASSWORD_FILE": "", "WORDPRESS_DB_PASSWORD": "from env"},
+			dbName: "wordpress", user: "example username", password: "from env", prefix: "wp_",
+			addr: "@tcp(mysql:3306)/wordpress?",
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := ReadConfigEnv(config, "", tc.env.lookup)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.DBName != tc.dbName || c.DBUser != tc.user || c.DBPassword != tc.password || c.TablePrefix != tc.prefix {
+				t.Errorf("got name=%q user=%q password=%q prefix=%q", c.DBName, c.DBUser, c.DBPassword, c.TablePrefix)
+			}
+			if !strings.Contains(c.DSN(), tc.addr) {
+				t.Errorf("DSN = %s, want it to contain %s", c.DSN(), tc.addr)
+			}
+		})
+	}
+
+	t.Run("DB_HOST forms", func(t *testing.T) {
+		for _, tc := range []struct{ host, want string }{
+			{"db", "@tcp(db:3306)/"},
+			{"db:3307", "@tcp(db:3307)/"},
+			{"db:/run/mysqld/mysqld.sock", "@unix(/run/mysqld/mysqld.sock)/"},
+			{"localhost:/run/mysqld/mysqld.sock", "@unix(/run/mysqld/mysqld.sock)/"},
+			{":/tmp/mysql.sock", "@unix(/tmp/mysql.sock)/"},
+			{"[fd00::5]:3307", "@tcp([fd00::5]:3307)/"},
+			{"[::1]", "@tcp([::1]:3306)/"},
+			{"fd00::5", "@tcp([fd00::5]:3306)/"},
+			{"10.0.0.7:3306", "@tcp(10.0.0.7:3306)/"},
+		} {
+			secret := filepath.Join(secrets, "host")
+			write(t, secret, tc.host+"\n")
+			for _, env := range []envMap{{"WORDPRESS_DB_HOST": tc.host}, {"WORDPRESS_DB_HOST_FILE": secret}} {
+				c, err := ReadConfigEnv(config, "", env.lookup)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if c.DBHost != tc.host || !strings.Contains(c.DSN(), tc.want) {
+					t.Errorf("%v: DB_HOST = %q, DSN = %s, want %s", env, c.DBHost, c.DSN(), tc.want)
+				}
+			}
+		}
+	})
+
+	t.Run("a generated secret survives the DSN", func(t *testing.T) {
+		const pw = "k/9+Qz=@x:y?z&w"
+		write(t, filepath.Join(secrets, "generated"), pw+"\n")
+		c, err := ReadConfigEnv(config, "", envMap{"WORDPRESS_DB_PASSWORD_FILE": filepath.Join(secrets, "generated")}.lookup)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := mysql.ParseDSN(c.DSN())
+		if err != nil || got.Passwd != pw || got.Addr != "mysql:3306" || got.DBName != "wordpress" {
+			t.Errorf("ParseDSN(%q) = %+v, %v", c.DSN(), got, err)
+		}
+	})
+
+	t.Run("WORDPRESS_CONFIG_EXTRA", func(t *testing.T) {
+		c, err := ReadConfigEnv(config, "", envMap{
+			"WORDPRESS_CONFIG_EXTRA": "define('WP_HOME', 'https://blog.example');\ndefine( 'ASKWPD_STATE_DIR', '/askwpd' );",
+		}.lookup)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Home != "https://blog.example" || c.Constants["ASKWPD_STATE_DIR"] != "/askwpd" {
+			t.Errorf("Home = %q, ASKWPD_STATE_DIR = %q", c.Home, c.Constants["ASKWPD_STATE_DIR"])
+		}
+	})
+
+	t.Run("unreadable secret file", func(t *testing.T) {
+		missing := filepath.Join(secrets, "nope")
+		_, err := ReadConfigEnv(config, "", envMap{"WORDPRESS_DB_PASSWORD_FILE": missing}.lookup)
+		if err == nil || !strings.Contains(err.Error(), "WORDPRESS_DB_PASSWORD_FILE="+missing) || !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("err = %v", err)
+		}
+		// A secret askwpd has no use for may stay out of its reach.
+		if _, err := ReadConfigEnv(config, "", envMap{"WORDPRESS_AUTH_KEY_FILE": missing}.lookup); err != nil {
+			t.Errorf("unreadable AUTH_KEY: %v", err)
+		}
+	})
+
+	t.Run("process environment", func(t *testing.T) {
+		t.Setenv("WORDPRESS_DB_NAME", "from_process")
+		c, err := ReadConfig(config, "")
+		if err != nil || c.DBName != "from_process" {
+			t.Errorf("ReadConfig: %+v, %v", c, err)
+		}
+	})
 }

@@ -24,10 +24,20 @@ final class Askwpd_Admin {
 		add_action( 'admin_menu', array( __CLASS__, 'menu' ) );
 		add_action( 'admin_post_askwpd_reindex', array( __CLASS__, 'handle_reindex' ) );
 		add_action( 'admin_post_askwpd_save_settings', array( __CLASS__, 'handle_save' ) );
+		add_action( 'admin_init', array( __CLASS__, 'register_fields' ) );
+		add_action( 'admin_notices', array( __CLASS__, 'notices' ) );
+		add_action( 'update_option_' . Askwpd_Settings::OPTION, array( __CLASS__, 'forget_state' ), 10, 0 );
+		add_action( 'add_option_' . Askwpd_Settings::OPTION, array( __CLASS__, 'forget_state' ), 10, 0 );
 		add_filter( 'plugin_action_links_' . plugin_basename( ASKWPD_COMPANION_FILE ), array( __CLASS__, 'action_links' ) );
 	}
 
 	public static function activate(): void {
+		delete_transient( self::CACHE );
+	}
+
+	/** Drops the cached daemon state, after the connection settings change. */
+	public static function forget_state(): void {
+		Askwpd_Settings::reset();
 		delete_transient( self::CACHE );
 	}
 
@@ -37,7 +47,7 @@ final class Askwpd_Admin {
 	}
 
 	public static function menu(): void {
-		add_management_page( 'AskWP Index', 'AskWP Index', 'manage_options', self::SLUG, array( __CLASS__, 'render' ) );
+		add_management_page( __( 'AskWP Index', 'askwpd-companion' ), __( 'AskWP Index', 'askwpd-companion' ), 'manage_options', self::SLUG, array( __CLASS__, 'render' ) );
 	}
 
 	public static function page_url( array $args = array() ): string {
@@ -56,13 +66,15 @@ final class Askwpd_Admin {
 	 * @param bool $fresh Skip the cache.
 	 */
 	public static function daemon_state( bool $fresh = false ): array {
+		$s   = Askwpd_Settings::get();
+		$key = md5( $s['url'] . "\n" . $s['token'] );
 		if ( ! $fresh ) {
 			$cached = get_transient( self::CACHE );
-			if ( is_array( $cached ) ) {
+			// A state cached for another daemon or token says nothing about this one.
+			if ( is_array( $cached ) && ( $cached['key'] ?? '' ) === $key ) {
 				return $cached;
 			}
 		}
-		$s  = Askwpd_Settings::get();
 		$r  = Askwpd_Client::request(
 			'GET',
 			'/v1/status',
@@ -80,24 +92,29 @@ final class Askwpd_Admin {
 			'status'  => null,
 			'ms'      => round( $r['ms'], 1 ),
 			'at'      => time(),
+			'key'     => $key,
 		);
 		$d  = Askwpd_Client::json( $r );
 		if ( 0 === $r['status'] ) {
 			$st['health']  = 'unreachable';
-			$st['message'] = sprintf( 'The askwpd daemon does not answer at %s (%s).', $s['url'], $r['error'] );
+			/* translators: 1: the daemon's URL, 2: the connection error */
+			$st['message'] = sprintf( __( 'The askwpd daemon does not answer at %1$s (%2$s).', 'askwpd-companion' ), $s['url'], $r['error'] );
 			$st['fix']     = 28 === $r['errno']
-				? 'The daemon is running but too slow to answer: check its load and log (journalctl -u askwpd).'
-				: 'Start it with "systemctl start askwpd" (see "journalctl -u askwpd" if it stops again), or set ASKWPD_URL in wp-config.php if it listens elsewhere. The site keeps working meanwhile: chat falls back to AskWP, and the daemon\'s scheduled crawl catches up with missed changes.';
+				? __( 'The daemon is running but too slow to answer: check its load and log (journalctl -u askwpd).', 'askwpd-companion' )
+				: __( 'Start it with "systemctl start askwpd" (see "journalctl -u askwpd" if it stops again), or set ASKWPD_URL in wp-config.php if it listens elsewhere. The site keeps working meanwhile: chat falls back to AskWP, and the daemon\'s scheduled crawl catches up with missed changes.', 'askwpd-companion' );
 		} elseif ( 401 === $r['status'] || 403 === $r['status'] ) {
 			$st['health']  = 'unauthorized';
-			$st['message'] = 'The daemon answers, but refuses this site\'s token.';
+			$st['message'] = __( 'The daemon answers, but refuses this site\'s token.', 'askwpd-companion' );
 			$st['fix']     = '' === $s['token']
-				? sprintf( 'No token was found. Let the web server read %s/token (for example: chgrp www-data on it and chmod 0640), or set ASKWPD_TOKEN in wp-config.php.', $s['state_dir'] )
-				: sprintf( 'The token (from: %s) is not the daemon\'s. Use the content of %s/token, or leave the field empty to read it from there.', $s['source']['token'], $s['state_dir'] );
+				/* translators: 1: the state directory, 2: shell commands */
+				? sprintf( __( 'No token was found. Let the web server read %1$s/token (run %2$s), or set ASKWPD_TOKEN in wp-config.php.', 'askwpd-companion' ), $s['state_dir'], Askwpd_Settings::permission_fix( $s['state_dir'] ) )
+				/* translators: 1: where the token came from (constant, option, state_file), 2: the state directory */
+				: sprintf( __( 'The token (from: %1$s) is not the daemon\'s. Use the content of %2$s/token, or leave the field empty to read it from there.', 'askwpd-companion' ), $s['source']['token'], $s['state_dir'] );
 		} elseif ( 200 !== $r['status'] || ! is_array( $d ) ) {
 			$st['health']  = 'error';
-			$st['message'] = sprintf( 'The daemon answered HTTP %d to /v1/status.', $r['status'] );
-			$st['fix']     = 'See the daemon\'s log: journalctl -u askwpd.';
+			/* translators: %d: an HTTP status code */
+			$st['message'] = sprintf( __( 'The daemon answered HTTP %d to /v1/status.', 'askwpd-companion' ), $r['status'] );
+			$st['fix']     = __( 'See the daemon\'s log: journalctl -u askwpd.', 'askwpd-companion' );
 		} else {
 			$st['status'] = $d;
 		}
@@ -221,68 +238,78 @@ final class Askwpd_Admin {
 		}
 		$st = self::daemon_state();
 		$s  = Askwpd_Settings::get();
-		echo '<div class="wrap askwpd-index"><h1>AskWP Index</h1>';
+		echo '<div class="wrap askwpd-index"><h1>' . esc_html__( 'AskWP Index', 'askwpd-companion' ) . '</h1>';
+		settings_errors();
 
 		$notice = isset( $_GET['askwpd_reindex'] ) ? sanitize_key( wp_unslash( $_GET['askwpd_reindex'] ) ) : ''; // phpcs:ignore WordPress.Security.NonceVerification
 		$notes  = array(
-			'started'      => array( 'success', 'A full reindex has started.' ),
-			'running'      => array( 'info', 'An index pass is already running.' ),
-			'unsupported'  => array( 'warning', 'This daemon version cannot reindex on request.' ),
-			'unauthorized' => array( 'error', 'The daemon refused the token; see the fix below.' ),
-			'failed'       => array( 'error', 'The daemon could not start a reindex; see its log.' ),
+			'started'      => array( 'success', __( 'A full reindex has started.', 'askwpd-companion' ) ),
+			'running'      => array( 'info', __( 'An index pass is already running.', 'askwpd-companion' ) ),
+			'unsupported'  => array( 'warning', __( 'This daemon version cannot reindex on request.', 'askwpd-companion' ) ),
+			'unauthorized' => array( 'error', __( 'The daemon refused the token; see the fix below.', 'askwpd-companion' ) ),
+			'failed'       => array( 'error', __( 'The daemon could not start a reindex; see its log.', 'askwpd-companion' ) ),
 		);
 		if ( isset( $notes[ $notice ] ) ) {
 			printf( '<div class="notice notice-%s"><p>%s</p></div>', esc_attr( $notes[ $notice ][0] ), esc_html( $notes[ $notice ][1] ) );
 		}
 		if ( isset( $_GET['askwpd_saved'] ) ) { // phpcs:ignore WordPress.Security.NonceVerification
-			echo '<div class="notice notice-success"><p>Settings saved.</p></div>';
+			echo '<div class="notice notice-success"><p>' . esc_html__( 'Settings saved.', 'askwpd-companion' ) . '</p></div>';
 		}
 
 		if ( 'ok' === $st['health'] ) {
 			printf(
-				'<div class="notice notice-success inline askwpd-health" data-health="ok"><p><strong>Daemon healthy</strong> at <code>%s</code> (answered in %s ms, checked %s ago).</p></div>',
-				esc_html( $s['url'] ),
-				esc_html( (string) $st['ms'] ),
-				esc_html( human_time_diff( (int) $st['at'] ) )
+				'<div class="notice notice-success inline askwpd-health" data-health="ok"><p>%s</p></div>',
+				sprintf(
+					/* translators: 1: "Daemon healthy", 2: the daemon's URL, 3: milliseconds, 4: a time span such as "5 secs" */
+					esc_html__( '%1$s at %2$s (answered in %3$s ms, checked %4$s ago).', 'askwpd-companion' ),
+					'<strong>' . esc_html__( 'Daemon healthy', 'askwpd-companion' ) . '</strong>',
+					'<code>' . esc_html( $s['url'] ) . '</code>',
+					esc_html( (string) $st['ms'] ),
+					esc_html( human_time_diff( (int) $st['at'] ) )
+				)
 			);
 			self::render_status( $st['status'] );
 		} else {
 			printf(
-				'<div class="notice notice-error inline askwpd-health" data-health="%s"><p><strong>%s</strong></p><p>%s</p><p><strong>Fix:</strong> %s</p></div>',
+				'<div class="notice notice-error inline askwpd-health" data-health="%s"><p><strong>%s</strong></p><p>%s</p><p><strong>%s</strong> %s</p></div>',
 				esc_attr( $st['health'] ),
-				esc_html( 'unreachable' === $st['health'] ? 'The askwpd daemon is down.' : 'The askwpd daemon has a problem.' ),
+				esc_html( 'unreachable' === $st['health'] ? __( 'The askwpd daemon is down.', 'askwpd-companion' ) : __( 'The askwpd daemon has a problem.', 'askwpd-companion' ) ),
 				esc_html( $st['message'] ),
+				esc_html__( 'Fix:', 'askwpd-companion' ),
 				esc_html( $st['fix'] )
 			);
 		}
+		foreach ( Askwpd_Settings::secret_problems( $s ) as $p ) {
+			self::print_problem( $p['message'], $p['fix'], 'warning inline askwpd-secrets' );
+		}
 		self::render_delivery();
 
-		echo '<h2>Reindex</h2><form method="post" action="' . esc_url( admin_url( 'admin-post.php' ) ) . '">';
+		echo '<h2>' . esc_html__( 'Reindex', 'askwpd-companion' ) . '</h2><form method="post" action="' . esc_url( admin_url( 'admin-post.php' ) ) . '">';
 		wp_nonce_field( 'askwpd_reindex' );
 		echo '<input type="hidden" name="action" value="askwpd_reindex">';
-		submit_button( 'Reindex now', 'secondary', 'submit', false, 'ok' === $st['health'] ? array() : array( 'disabled' => 'disabled' ) );
-		echo '<p class="description">Rediscovers and refetches every public page. The site is not slowed: the daemon crawls at its configured rate.</p></form>';
+		submit_button( __( 'Reindex now', 'askwpd-companion' ), 'secondary', 'submit', false, 'ok' === $st['health'] ? array() : array( 'disabled' => 'disabled' ) );
+		echo '<p class="description">' . esc_html__( 'Rediscovers and refetches every public page. The site is not slowed: the daemon crawls at its configured rate.', 'askwpd-companion' ) . '</p></form>';
 
 		self::render_settings( $s );
 		echo '</div>';
 	}
 
 	private static function row( string $label, $value ): void {
-		printf( '<tr><th scope="row">%s</th><td>%s</td></tr>', esc_html( $label ), esc_html( null === $value ? 'not reported by this daemon' : (string) $value ) );
+		printf( '<tr><th scope="row">%s</th><td>%s</td></tr>', esc_html( $label ), esc_html( null === $value ? __( 'not reported by this daemon', 'askwpd-companion' ) : (string) $value ) );
 	}
 
 	private static function render_status( array $d ): void {
 		$f = self::figures( $d );
-		echo '<h2>Index</h2><table class="widefat striped askwpd-figures" style="max-width:900px"><tbody>';
-		self::row( 'Documents indexed', $f['documents'] );
-		self::row( 'Chunks', $f['chunks'] );
-		self::row( 'Thin pages', $f['thin'] );
+		echo '<h2>' . esc_html__( 'Index', 'askwpd-companion' ) . '</h2><table class="widefat striped askwpd-figures" style="max-width:900px"><tbody>';
+		self::row( __( 'Documents indexed', 'askwpd-companion' ), $f['documents'] );
+		self::row( __( 'Chunks', 'askwpd-companion' ), $f['chunks'] );
+		self::row( __( 'Thin pages', 'askwpd-companion' ), $f['thin'] );
 		if ( is_array( $f['by_type'] ) ) {
 			$parts = array();
 			foreach ( $f['by_type'] as $type => $n ) {
 				$parts[] = $type . ': ' . (int) $n;
 			}
-			self::row( 'By type', implode( ', ', $parts ) );
+			self::row( __( 'By type', 'askwpd-companion' ), implode( ', ', $parts ) );
 		}
 		$qby = '';
 		if ( is_array( $f['queue_by'] ) ) {
@@ -292,15 +319,16 @@ final class Askwpd_Admin {
 			}
 			$qby = ' (' . implode( ', ', $parts ) . ')';
 		}
-		self::row( 'Queue depth', null === $f['queue'] ? null : $f['queue'] . $qby );
-		self::row( 'Crawling now', null === $f['crawling'] ? null : ( $f['crawling'] ? 'yes' : 'no' ) );
+		self::row( __( 'Queue depth', 'askwpd-companion' ), null === $f['queue'] ? null : $f['queue'] . $qby );
+		self::row( __( 'Crawling now', 'askwpd-companion' ), null === $f['crawling'] ? null : ( $f['crawling'] ? __( 'yes', 'askwpd-companion' ) : __( 'no', 'askwpd-companion' ) ) );
 		$last = $f['last'];
 		if ( is_array( $last ) ) {
-			$finished = isset( $last['finished_at'] ) && 0 !== strpos( (string) $last['finished_at'], '0001-' ) ? $last['finished_at'] : 'still running';
+			$finished = isset( $last['finished_at'] ) && 0 !== strpos( (string) $last['finished_at'], '0001-' ) ? $last['finished_at'] : __( 'still running', 'askwpd-companion' );
 			self::row(
-				'Last crawl',
+				__( 'Last crawl', 'askwpd-companion' ),
 				sprintf(
-					'%s, started %s, finished %s: %d discovered, %d fetched, %d indexed, %d unchanged, %d removed, %d errors%s',
+					/* translators: 1: kind of pass (full, incremental), 2: start time, 3: end time or "still running", 4-9: counts of pages, 10: an error message in parentheses, or nothing */
+					__( '%1$s, started %2$s, finished %3$s: %4$d discovered, %5$d fetched, %6$d indexed, %7$d unchanged, %8$d removed, %9$d errors%10$s', 'askwpd-companion' ),
 					$last['kind'] ?? '?',
 					$last['started_at'] ?? '?',
 					$finished,
@@ -314,20 +342,24 @@ final class Askwpd_Admin {
 				)
 			);
 		} else {
-			self::row( 'Last crawl', 'none yet' );
+			self::row( __( 'Last crawl', 'askwpd-companion' ), __( 'none yet', 'askwpd-companion' ) );
 		}
-		self::row( 'Freshness lag', null === $f['lag'] ? null : human_time_diff( time() - $f['lag'], time() ) . ' (oldest fetch)' );
-		self::row( 'Retrieval latency p50', is_numeric( $f['p50'] ) ? round( (float) $f['p50'], 1 ) . ' ms' : null );
-		self::row( 'Retrieval latency p95', is_numeric( $f['p95'] ) ? round( (float) $f['p95'], 1 ) . ' ms' : null );
-		self::row( 'WordPress database (from the daemon)', $f['database'] );
-		self::row( 'Daemon version', $f['version'] );
+		/* translators: %s: a time span such as "2 hours" */
+		$lag_text = __( '%s (oldest fetch)', 'askwpd-companion' );
+		/* translators: %s: a number of milliseconds */
+		$ms_text = __( '%s ms', 'askwpd-companion' );
+		self::row( __( 'Freshness lag', 'askwpd-companion' ), null === $f['lag'] ? null : sprintf( $lag_text, human_time_diff( time() - $f['lag'], time() ) ) );
+		self::row( __( 'Retrieval latency p50', 'askwpd-companion' ), is_numeric( $f['p50'] ) ? sprintf( $ms_text, round( (float) $f['p50'], 1 ) ) : null );
+		self::row( __( 'Retrieval latency p95', 'askwpd-companion' ), is_numeric( $f['p95'] ) ? sprintf( $ms_text, round( (float) $f['p95'], 1 ) ) : null );
+		self::row( __( 'WordPress database (from the daemon)', 'askwpd-companion' ), $f['database'] );
+		self::row( __( 'Daemon version', 'askwpd-companion' ), $f['version'] );
 		echo '</tbody></table>';
 
 		$metrics = array();
 		self::flatten( self::dig( $d, 'observability' ), 'observability', $metrics );
 		self::flatten( self::dig( $d, 'extra' ), 'extra', $metrics );
 		if ( $metrics ) {
-			echo '<h2>Metrics</h2><table class="widefat striped askwpd-metrics" style="max-width:900px"><tbody>';
+			echo '<h2>' . esc_html__( 'Metrics', 'askwpd-companion' ) . '</h2><table class="widefat striped askwpd-metrics" style="max-width:900px"><tbody>';
 			foreach ( $metrics as $k => $v ) {
 				self::row( $k, $v );
 			}
@@ -335,12 +367,17 @@ final class Askwpd_Admin {
 		}
 
 		$errors = is_array( $f['errors'] ) ? array_slice( $f['errors'], 0, 20 ) : array();
-		echo '<h2>Crawl errors</h2>';
+		echo '<h2>' . esc_html__( 'Crawl errors', 'askwpd-companion' ) . '</h2>';
 		if ( ! $errors ) {
-			echo '<p>None.</p>';
+			echo '<p>' . esc_html__( 'None.', 'askwpd-companion' ) . '</p>';
 			return;
 		}
-		echo '<table class="widefat striped askwpd-errors" style="max-width:900px"><thead><tr><th>URL</th><th>Status</th><th>Error</th></tr></thead><tbody>';
+		printf(
+			'<table class="widefat striped askwpd-errors" style="max-width:900px"><thead><tr><th>%s</th><th>%s</th><th>%s</th></tr></thead><tbody>',
+			esc_html__( 'URL', 'askwpd-companion' ),
+			esc_html__( 'Status', 'askwpd-companion' ),
+			esc_html__( 'Error', 'askwpd-companion' )
+		);
 		foreach ( $errors as $e ) {
 			printf(
 				'<tr><td><a href="%s">%s</a></td><td>%s</td><td>%s</td></tr>',
@@ -384,58 +421,179 @@ final class Askwpd_Admin {
 	private static function render_delivery(): void {
 		$last = get_option( Askwpd_Webhooks::DELIVERY_OPTION );
 		if ( ! is_array( $last ) ) {
-			echo '<p class="askwpd-delivery">Webhooks: none sent yet.</p>';
+			echo '<p class="askwpd-delivery">' . esc_html__( 'Webhooks: none sent yet.', 'askwpd-companion' ) . '</p>';
 			return;
 		}
 		if ( $last['ok'] ) {
-			printf( '<p class="askwpd-delivery">Webhooks: delivered (HTTP %d), since %s ago.</p>', (int) $last['status'], esc_html( human_time_diff( (int) $last['at'] ) ) );
+			/* translators: 1: an HTTP status code, 2: a time span such as "5 mins" */
+			printf( '<p class="askwpd-delivery">%s</p>', esc_html( sprintf( __( 'Webhooks: delivered (HTTP %1$d), since %2$s ago.', 'askwpd-companion' ), (int) $last['status'], human_time_diff( (int) $last['at'] ) ) ) );
 			return;
 		}
 		printf(
-			'<div class="notice notice-warning inline askwpd-delivery"><p>Webhooks: the last delivery failed %s ago: %s. Changes reach the index at the daemon\'s next scheduled crawl instead.</p></div>',
-			esc_html( human_time_diff( (int) $last['at'] ) ),
-			esc_html( $last['error'] )
+			'<div class="notice notice-warning inline askwpd-delivery"><p>%s</p></div>',
+			esc_html(
+				sprintf(
+					/* translators: 1: a time span such as "5 mins", 2: an error message */
+					__( 'Webhooks: the last delivery failed %1$s ago: %2$s. Changes reach the index at the daemon\'s next scheduled crawl instead.', 'askwpd-companion' ),
+					human_time_diff( (int) $last['at'] ),
+					$last['error']
+				)
+			)
+		);
+	}
+
+	// --- settings (Settings API) ----------------------------------------------------------
+
+	/** The connection section and its fields, on this page. */
+	public static function register_fields(): void {
+		global $wp_settings_fields;
+		if ( isset( $wp_settings_fields[ self::SLUG ]['askwpd_connection'] ) ) {
+			return;
+		}
+		Askwpd_Settings::register();
+		add_settings_section( 'askwpd_connection', __( 'Connection', 'askwpd-companion' ), array( __CLASS__, 'section_intro' ), self::SLUG );
+		$fields = array(
+			'url'       => __( 'Daemon URL', 'askwpd-companion' ),
+			'state_dir' => __( 'State directory', 'askwpd-companion' ),
+			'token'     => __( 'Bearer token', 'askwpd-companion' ),
+			'secret'    => __( 'Webhook secret', 'askwpd-companion' ),
+		);
+		foreach ( $fields as $key => $label ) {
+			add_settings_field(
+				'askwpd-' . $key,
+				$label,
+				array( __CLASS__, in_array( $key, array( 'token', 'secret' ), true ) ? 'secret_field' : 'text_field' ),
+				self::SLUG,
+				'askwpd_connection',
+				array(
+					'key'       => $key,
+					'label_for' => 'askwpd-' . $key,
+				)
+			);
+		}
+	}
+
+	public static function section_intro(): void {
+		echo '<p>' . wp_kses(
+			__( 'Constants in wp-config.php (<code>ASKWPD_URL</code>, <code>ASKWPD_STATE_DIR</code>, <code>ASKWPD_TOKEN</code>, <code>ASKWPD_WEBHOOK_SECRET</code>) win over these fields; empty fields use the defaults, which read the daemon\'s own state files.', 'askwpd-companion' ),
+			array( 'code' => array() )
+		) . '</p>';
+		// Tells sanitize() that blank secret fields mean "keep".
+		printf( '<input type="hidden" name="%s[form]" value="1">', esc_attr( Askwpd_Settings::OPTION ) );
+	}
+
+	/**
+	 * A text field for url or state_dir, showing the value in use and its source.
+	 *
+	 * @param array $args key.
+	 */
+	public static function text_field( array $args ): void {
+		$key         = $args['key'];
+		$s           = Askwpd_Settings::get();
+		$opt         = get_option( Askwpd_Settings::OPTION, array() );
+		$value       = is_array( $opt ) ? (string) ( $opt[ $key ] ?? '' ) : '';
+		$placeholder = 'url' === $key ? Askwpd_Settings::DEFAULT_URL : Askwpd_Settings::DEFAULT_STATE_DIR;
+		$source      = $s['source'][ $key ];
+		printf(
+			'<input type="text" class="regular-text code" id="askwpd-%1$s" name="%2$s[%1$s]" value="%3$s" placeholder="%4$s"%5$s><p class="description">%6$s</p>',
+			esc_attr( $key ),
+			esc_attr( Askwpd_Settings::OPTION ),
+			esc_attr( $value ),
+			esc_attr( $placeholder ),
+			'constant' === $source ? ' disabled' : '',
+			sprintf(
+				/* translators: 1: the value in use, 2: where it came from (constant, option, default) */
+				esc_html__( 'In use: %1$s (from: %2$s)', 'askwpd-companion' ),
+				'<code>' . esc_html( '' !== $value ? $value : $s[ $key ] ) . '</code>',
+				esc_html( $source )
+			)
+		);
+	}
+
+	/**
+	 * A write-only field for token or secret: the saved value is never printed back.
+	 *
+	 * @param array $args key.
+	 */
+	public static function secret_field( array $args ): void {
+		$key    = $args['key'];
+		$s      = Askwpd_Settings::get();
+		$source = $s['source'][ $key ];
+		printf(
+			'<input type="password" autocomplete="new-password" class="regular-text code" id="askwpd-%1$s" name="%2$s[%1$s]" value=""%3$s> <label><input type="checkbox" name="%2$s[clear_%1$s]" value="1"> %4$s</label><p class="description">%5$s</p>',
+			esc_attr( $key ),
+			esc_attr( Askwpd_Settings::OPTION ),
+			'constant' === $source ? ' disabled' : '',
+			esc_html__( 'clear the saved value', 'askwpd-companion' ),
+			esc_html(
+				sprintf(
+					/* translators: 1: "Not found" or "Set, ending in …abcd", 2: where it came from */
+					__( '%1$s (from: %2$s). Leave empty to keep.', 'askwpd-companion' ),
+					'' === $s[ $key ]
+						? __( 'Not found', 'askwpd-companion' )
+						/* translators: %s: the last four characters of a secret */
+						: sprintf( __( 'Set, ending in …%s', 'askwpd-companion' ), substr( $s[ $key ], -4 ) ),
+					$source
+				)
+			)
 		);
 	}
 
 	private static function render_settings( array $s ): void {
-		$opt = get_option( Askwpd_Settings::OPTION, array() );
-		$opt = is_array( $opt ) ? $opt : array();
-		$src = $s['source'];
-		echo '<h2>Connection</h2>';
-		echo '<p>Constants in wp-config.php (<code>ASKWPD_URL</code>, <code>ASKWPD_STATE_DIR</code>, <code>ASKWPD_TOKEN</code>, <code>ASKWPD_WEBHOOK_SECRET</code>) win over these fields; empty fields use the defaults, which read the daemon\'s own state files.</p>';
-		echo '<form method="post" action="' . esc_url( admin_url( 'admin-post.php' ) ) . '">';
-		wp_nonce_field( 'askwpd_save_settings' );
-		echo '<input type="hidden" name="action" value="askwpd_save_settings"><table class="form-table" role="presentation"><tbody>';
-		$text = static function ( $key, $label, $placeholder, $source, $value ) {
-			printf(
-				'<tr><th scope="row"><label for="askwpd-%1$s">%2$s</label></th><td><input type="text" class="regular-text code" id="askwpd-%1$s" name="askwpd[%1$s]" value="%3$s" placeholder="%4$s"%5$s><p class="description">In use: <code>%6$s</code> (from: %7$s)</p></td></tr>',
-				esc_attr( $key ),
-				esc_html( $label ),
-				esc_attr( $value ),
-				esc_attr( $placeholder ),
-				'constant' === $source ? ' disabled' : '',
-				esc_html( $value ? $value : $placeholder ),
-				esc_html( $source )
-			);
-		};
-		$text( 'url', 'Daemon URL', Askwpd_Settings::DEFAULT_URL, $src['url'], (string) ( $opt['url'] ?? '' ) );
-		$text( 'state_dir', 'State directory', Askwpd_Settings::DEFAULT_STATE_DIR, $src['state_dir'], (string) ( $opt['state_dir'] ?? '' ) );
-		foreach ( array(
-			'token'  => 'Bearer token',
-			'secret' => 'Webhook secret',
-		) as $key => $label ) {
-			printf(
-				'<tr><th scope="row"><label for="askwpd-%1$s">%2$s</label></th><td><input type="password" autocomplete="new-password" class="regular-text code" id="askwpd-%1$s" name="askwpd[%1$s]" value=""%3$s> <label><input type="checkbox" name="askwpd[clear_%1$s]" value="1"> clear the saved value</label><p class="description">%4$s (from: %5$s). Leave empty to keep.</p></td></tr>',
-				esc_attr( $key ),
-				esc_html( $label ),
-				'constant' === $src[ $key ] ? ' disabled' : '',
-				esc_html( '' === $s[ $key ] ? 'Not found' : 'Set, ending in …' . substr( $s[ $key ], -4 ) ),
-				esc_html( $src[ $key ] )
-			);
-		}
-		echo '</tbody></table>';
-		submit_button( 'Save connection settings' );
+		self::register_fields();
+		echo '<form method="post" action="' . esc_url( admin_url( 'options.php' ) ) . '">';
+		settings_fields( Askwpd_Settings::GROUP );
+		do_settings_sections( self::SLUG );
+		submit_button( __( 'Save connection settings', 'askwpd-companion' ) );
 		echo '</form>';
+	}
+
+	// --- notices ---------------------------------------------------------------------------
+
+	/**
+	 * Admin notices on the Dashboard and Plugins screens when the daemon is unreachable
+	 * or its secrets are unreadable, each naming the fix. This page shows its own.
+	 */
+	public static function notices(): void {
+		if ( ! current_user_can( 'manage_options' ) ) {
+			return;
+		}
+		$screen = function_exists( 'get_current_screen' ) ? get_current_screen() : null;
+		/**
+		 * Filters the admin screens (by id) that show askwpd's problems as notices.
+		 *
+		 * @param string[] $screens Screen ids.
+		 */
+		$screens = (array) apply_filters( 'askwpd_notice_screens', array( 'dashboard', 'plugins' ) );
+		if ( ! $screen || ! in_array( $screen->id, $screens, true ) ) {
+			return;
+		}
+		$st = self::daemon_state();
+		if ( 'ok' !== $st['health'] ) {
+			self::print_problem( $st['message'], $st['fix'], 'error askwpd-notice-daemon', true );
+		}
+		foreach ( Askwpd_Settings::secret_problems() as $p ) {
+			self::print_problem( $p['message'], $p['fix'], 'warning askwpd-notice-secrets', true );
+		}
+	}
+
+	/**
+	 * One problem and its fix as a notice.
+	 *
+	 * @param string $message What is wrong.
+	 * @param string $fix     What to do.
+	 * @param string $class   notice-TYPE and extra classes.
+	 * @param bool   $link    Link to the status page.
+	 */
+	private static function print_problem( string $message, string $fix, string $class, bool $link = false ): void {
+		printf(
+			'<div class="notice notice-%1$s"><p><strong>%2$s</strong> %3$s</p><p><strong>%4$s</strong> %5$s%6$s</p></div>',
+			esc_attr( $class ),
+			esc_html__( 'AskWP Index:', 'askwpd-companion' ),
+			esc_html( $message ),
+			esc_html__( 'Fix:', 'askwpd-companion' ),
+			esc_html( $fix ),
+			$link ? ' <a href="' . esc_url( self::page_url() ) . '">' . esc_html__( 'Index status', 'askwpd-companion' ) . '</a>' : ''
+		);
 	}
 }

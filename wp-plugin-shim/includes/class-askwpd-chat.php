@@ -56,13 +56,13 @@ final class Askwpd_Chat {
 	 */
 	public static function guard( string $raw ): ?array {
 		if ( ! self::origin_ok() ) {
-			return array( 403, 'askwpd_origin', 'Cross-origin chat requests are not allowed.' );
+			return array( 403, 'askwpd_origin', __( 'Cross-origin chat requests are not allowed.', 'askwpd-companion' ) );
 		}
 		if ( strlen( $raw ) > self::max_bytes() ) {
-			return array( 413, 'askwpd_too_large', 'The chat request is too large.' );
+			return array( 413, 'askwpd_too_large', __( 'The chat request is too large.', 'askwpd-companion' ) );
 		}
 		if ( self::rate_limited() ) {
-			return array( 429, 'askwpd_rate_limited', 'Too many chat requests; wait a minute and try again.' );
+			return array( 429, 'askwpd_rate_limited', __( 'Too many chat requests; wait a minute and try again.', 'askwpd-companion' ) );
 		}
 		return null;
 	}
@@ -155,7 +155,7 @@ final class Askwpd_Chat {
 		$msgs = array();
 		foreach ( array_slice( array_values( $in['messages'] ), -50 ) as $m ) {
 			if ( ! is_array( $m ) || ! isset( $m['role'], $m['content'] ) || ! is_string( $m['content'] ) ) {
-				return new WP_Error( 'askwpd_bad_request', 'Each message needs a role and a text content.', array( 'status' => 400 ) );
+				return new WP_Error( 'askwpd_bad_request', __( 'Each message needs a role and a text content.', 'askwpd-companion' ), array( 'status' => 400 ) );
 			}
 			if ( ! in_array( $m['role'], array( 'user', 'assistant' ), true ) ) {
 				continue;
@@ -170,7 +170,7 @@ final class Askwpd_Chat {
 			);
 		}
 		if ( ! $msgs || 'user' !== $msgs[ count( $msgs ) - 1 ]['role'] ) {
-			return new WP_Error( 'askwpd_bad_request', 'The last message must be from the user.', array( 'status' => 400 ) );
+			return new WP_Error( 'askwpd_bad_request', __( 'The last message must be from the user.', 'askwpd-companion' ), array( 'status' => 400 ) );
 		}
 		$page_url = isset( $in['page_url'] ) && is_string( $in['page_url'] ) ? esc_url_raw( $in['page_url'], array( 'http', 'https' ) ) : '';
 		$home     = wp_parse_url( home_url(), PHP_URL_HOST );
@@ -298,7 +298,7 @@ final class Askwpd_Chat {
 				return array( 'delta' => $text( $d, array( 'delta', 'text', 'content' ) ) );
 			case 'error':
 				$msg = $text( $d, array( 'error', 'message' ) );
-				return array( 'error' => '' === $msg ? 'The assistant failed.' : $msg );
+				return array( 'error' => '' === $msg ? __( 'The assistant failed.', 'askwpd-companion' ) : $msg );
 			case 'done':
 				return array(
 					'done'    => true,
@@ -343,13 +343,13 @@ final class Askwpd_Chat {
 			return new WP_REST_Response( self::askwp_reply( $d ), 200 );
 		}
 		if ( $r['status'] >= 400 && $r['status'] < 500 && ! in_array( $r['status'], array( 401, 403, 404, 405 ), true ) ) {
-			return new WP_Error( 'askwpd_rejected', self::daemon_message( $d, 'The assistant could not answer this request.' ), array( 'status' => $r['status'] ) );
+			return new WP_Error( 'askwpd_rejected', self::daemon_message( $d, __( 'The assistant could not answer this request.', 'askwpd-companion' ) ), array( 'status' => $r['status'] ) );
 		}
 		// The daemon did not serve it: AskWP's own route, when there is one, does.
 		if ( isset( $server->get_routes()[ self::ASKWP_ROUTE ] ) ) {
 			return $result;
 		}
-		return new WP_Error( 'askwpd_unavailable', 'The assistant is unavailable right now.', array( 'status' => 503 ) );
+		return new WP_Error( 'askwpd_unavailable', __( 'The assistant is unavailable right now.', 'askwpd-companion' ), array( 'status' => 503 ) );
 	}
 
 	// --- AskWP streaming ----------------------------------------------------------------
@@ -432,7 +432,7 @@ final class Askwpd_Chat {
 			if ( self::other_handlers( current_action() ) ) {
 				return; // Step aside: AskWP answers.
 			}
-			self::sse_fail( 503, 'The assistant is unavailable right now.' );
+			self::sse_fail( 503, __( 'The assistant is unavailable right now.', 'askwpd-companion' ) );
 		}
 		if ( 'json' === $mode ) {
 			$d = json_decode( $json, true );
@@ -440,10 +440,10 @@ final class Askwpd_Chat {
 				self::sse_emit( array( 'delta' => (string) $d['reply'] ) );
 				self::sse_emit( self::askwp_event( 'done', $d ) );
 			} else {
-				self::sse_emit( array( 'error' => 'The assistant sent an unreadable answer.' ) );
+				self::sse_emit( array( 'error' => __( 'The assistant sent an unreadable answer.', 'askwpd-companion' ) ) );
 			}
 		} elseif ( ! $ended ) {
-			self::sse_emit( array( 'error' => 'The answer was cut off.' ) );
+			self::sse_emit( array( 'error' => __( 'The answer was cut off.', 'askwpd-companion' ) ) );
 		}
 		self::sse_raw( "data: [DONE]\n\n" );
 		exit;
@@ -548,13 +548,13 @@ final class Askwpd_Chat {
 	 */
 	private static function daemon_error( array $r, $d ): WP_Error {
 		if ( 0 === $r['status'] ) {
-			return new WP_Error( 'askwpd_unavailable', 'The assistant is unavailable right now.', array( 'status' => 503 ) );
+			return new WP_Error( 'askwpd_unavailable', __( 'The assistant is unavailable right now.', 'askwpd-companion' ), array( 'status' => 503 ) );
 		}
 		if ( $r['status'] >= 400 && $r['status'] < 500 && ! in_array( $r['status'], array( 401, 403 ), true ) ) {
-			return new WP_Error( 'askwpd_rejected', self::daemon_message( $d, 'The assistant could not answer this request.' ), array( 'status' => $r['status'] ) );
+			return new WP_Error( 'askwpd_rejected', self::daemon_message( $d, __( 'The assistant could not answer this request.', 'askwpd-companion' ) ), array( 'status' => $r['status'] ) );
 		}
 		// 401/403 mean the shim's token is wrong: the site owner's problem, not the visitor's.
-		return new WP_Error( 'askwpd_bad_gateway', 'The assistant is unavailable right now.', array( 'status' => 502 ) );
+		return new WP_Error( 'askwpd_bad_gateway', __( 'The assistant is unavailable right now.', 'askwpd-companion' ), array( 'status' => 502 ) );
 	}
 
 	private static function daemon_message( $d, string $fallback ): string {

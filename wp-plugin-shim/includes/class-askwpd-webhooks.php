@@ -342,7 +342,7 @@ final class Askwpd_Webhooks {
 		}
 		$s = Askwpd_Settings::get();
 		if ( '' === $s['secret'] ) {
-			self::record( array( 'status' => 0, 'error' => 'no webhook secret: set ASKWPD_WEBHOOK_SECRET or make webhook.secret in the state dir readable' ) );
+			self::record( array( 'status' => 0, 'error' => __( 'no webhook secret: set ASKWPD_WEBHOOK_SECRET or make webhook.secret in the state dir readable', 'askwpd-companion' ) ) );
 			return array();
 		}
 		if ( get_transient( self::BREAKER ) ) {

@@ -7,7 +7,8 @@
  *
  *   FAKE_DIR=/tmp/x php -S 127.0.0.1:PORT fake-daemon.php
  *
- * Token: "fake-token". $FAKE_DIR/slow makes /v1/status take 3 s.
+ * Token: "fake-token". $FAKE_DIR/slow makes /v1/status take 3 s; $FAKE_DIR/status.json,
+ * when present, is merged over the canned /v1/status (array_replace_recursive).
  */
 
 $dir = getenv('FAKE_DIR') ?: sys_get_temp_dir();
@@ -41,7 +42,7 @@ if ($path === '/v1/status') {
     if (file_exists("$dir/slow")) {
         sleep(3);
     }
-    return $json(200, array(
+    $status = array(
         'site' => array('url' => 'http://example.test'), 'version' => 'fake-1',
         'index' => array('documents' => 1234, 'chunks' => 5678, 'thin' => 9, 'by_type' => array('post' => 1200, 'page' => 34)),
         'last_crawl' => array('id' => 7, 'kind' => 'incremental', 'started_at' => '2026-01-01T00:00:00Z', 'finished_at' => '2026-01-01T00:01:00Z',
@@ -53,7 +54,9 @@ if ($path === '/v1/status') {
             'freshness_lag_seconds' => 7200, 'queue' => array('pending' => 4, 'indexed' => 1200, 'error' => 2),
             'history' => array(array('at' => '2026-01-01T00:00:00Z')),
         ),
-    ));
+    );
+    $over = is_file("$dir/status.json") ? json_decode((string) file_get_contents("$dir/status.json"), true) : null;
+    return $json(200, is_array($over) ? array_replace_recursive($status, $over) : $status);
 }
 if ($path === '/admin/reindex' && $method === 'POST') {
     header('Location: /admin?reindex=started', true, 303);

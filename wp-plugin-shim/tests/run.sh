@@ -67,8 +67,9 @@ PHP_CLI_SERVER_WORKERS=4 setsid php -S "127.0.0.1:$llm_port" "$here/fake-llm.php
 pids+=($!)
 daemon_port=$(free_port)
 # A small crawl budget: the initial pass should not crawl the whole test site; the posts
-# the tests create reach the index through the webhooks.
-setsid "$bin" serve --wp-root "$WP_ROOT" --state-dir "$tmp/state" --listen "127.0.0.1:$daemon_port" \
+# the tests create reach the index through the webhooks. --site-url picks the site's own
+# file when wp-config.php includes one of several per host (Debian's scheme).
+setsid "$bin" serve --wp-root "$WP_ROOT" --site-url "$SITE_URL" --state-dir "$tmp/state" --listen "127.0.0.1:$daemon_port" \
   --set schedule.disabled=true --set crawl.budget=10 \
   --set provider.kind=openai-compatible --set "provider.base_url=http://127.0.0.1:$llm_port/v1" \
   --set provider.model=test --set provider.api_key=x >"$tmp/daemon.log" 2>&1 8>&- &

@@ -1,0 +1,475 @@
+<?php
+/**
+ * Site Health: async tests for the daemon, its secrets, the index's freshness, the last
+ * index pass and the event backlog, and an "AskWP Companion" section in Info.
+ *
+ * The tests are async so that the Status screen never waits on the daemon. Each has a
+ * REST route, which the screen calls, and the same callback as async_direct_test, which
+ * WordPress's weekly Site Health cron check runs in-process.
+ *
+ * @package askwpd-companion
+ */
+
+if ( ! defined( 'ABSPATH' ) ) {
+	exit;
+}
+
+final class Askwpd_Health {
+
+	const REST_NS = 'askwpd-companion/v1';
+
+	/** Test ids, as they appear in the REST route and (prefixed) in Site Health. */
+	const TESTS = array( 'daemon', 'secrets', 'freshness', 'last-pass', 'backlog' );
+
+	public static function init(): void {
+		add_filter( 'site_status_tests', array( __CLASS__, 'tests' ) );
+		add_filter( 'debug_information', array( __CLASS__, 'debug_information' ) );
+		add_action( 'rest_api_init', array( __CLASS__, 'routes' ) );
+	}
+
+	/**
+	 * Adds the async tests.
+	 *
+	 * @param array $tests Site Health tests, 'direct' and 'async'.
+	 */
+	public static function tests( $tests ) {
+		if ( ! is_array( $tests ) ) {
+			return $tests;
+		}
+		$labels = array(
+			'daemon'    => __( 'The askwpd daemon answers', 'askwpd-companion' ),
+			'secrets'   => __( 'The askwpd token and webhook secret are readable', 'askwpd-companion' ),
+			'freshness' => __( 'The site index is fresh', 'askwpd-companion' ),
+			'last-pass' => __( 'The last index pass had no errors', 'askwpd-companion' ),
+			'backlog'   => __( 'Content changes reach the index', 'askwpd-companion' ),
+		);
+		foreach ( self::TESTS as $id ) {
+			$tests['async'][ self::test_name( $id ) ] = array(
+				'label'             => $labels[ $id ],
+				'test'              => rest_url( self::REST_NS . '/site-health/' . $id ),
+				'has_rest'          => true,
+				'async_direct_test' => array( __CLASS__, 'test_' . str_replace( '-', '_', $id ) ),
+			);
+		}
+		return $tests;
+	}
+
+	public static function routes(): void {
+		register_rest_route(
+			self::REST_NS,
+			'/site-health/(?P<test>' . implode( '|', self::TESTS ) . ')',
+			array(
+				'methods'             => 'GET',
+				'callback'            => static function ( WP_REST_Request $req ) {
+					return rest_ensure_response( self::run( (string) $req['test'] ) );
+				},
+				'permission_callback' => static function () {
+					return current_user_can( 'view_site_health_checks' );
+				},
+			)
+		);
+	}
+
+	/**
+	 * Runs one test by id.
+	 *
+	 * @param string $id One of TESTS.
+	 */
+	public static function run( string $id ): array {
+		$fn = array( __CLASS__, 'test_' . str_replace( '-', '_', $id ) );
+		return in_array( $id, self::TESTS, true ) ? call_user_func( $fn ) : array();
+	}
+
+	private static function test_name( string $id ): string {
+		return 'askwpd_' . str_replace( '-', '_', $id );
+	}
+
+	/**
+	 * A Site Health result.
+	 *
+	 * @param string $id          Test id.
+	 * @param string $status      good, recommended or critical.
+	 * @param string $label       Headline.
+	 * @param string $description HTML, already escaped.
+	 */
+	private static function result( string $id, string $status, string $label, string $description ): array {
+		return array(
+			'label'       => $label,
+			'status'      => $status,
+			'badge'       => array(
+				'label' => __( 'AskWP Index', 'askwpd-companion' ),
+				'color' => 'critical' === $status ? 'red' : ( 'good' === $status ? 'blue' : 'orange' ),
+			),
+			'description' => $description,
+			'actions'     => current_user_can( 'manage_options' )
+				? sprintf( '<p><a href="%s">%s</a></p>', esc_url( Askwpd_Admin::page_url() ), esc_html__( 'Open the AskWP Index page', 'askwpd-companion' ) )
+				: '',
+			'test'        => self::test_name( $id ),
+		);
+	}
+
+	private static function para( string $text ): string {
+		return '<p>' . esc_html( $text ) . '</p>';
+	}
+
+	private static function fix( string $text ): string {
+		return '<p><strong>' . esc_html__( 'Fix:', 'askwpd-companion' ) . '</strong> ' . esc_html( $text ) . '</p>';
+	}
+
+	/**
+	 * The daemon's /v1/status, or a ready "cannot tell" result when it did not answer.
+	 *
+	 * @param string $id    Test id.
+	 * @param string $label The test's label when it passes.
+	 * @return array array( status or null, result or null ).
+	 */
+	private static function status_or_result( string $id, string $label ): array {
+		$st = Askwpd_Admin::daemon_state();
+		if ( 'ok' === $st['health'] && is_array( $st['status'] ) ) {
+			return array( $st['status'], null );
+		}
+		return array(
+			null,
+			self::result(
+				$id,
+				'recommended',
+				$label,
+				self::para( __( 'This cannot be checked until the askwpd daemon answers this site\'s status request; see the test "The askwpd daemon answers".', 'askwpd-companion' ) )
+			),
+		);
+	}
+
+	// --- the tests -------------------------------------------------------------------------
+
+	public static function test_daemon(): array {
+		$st = Askwpd_Admin::daemon_state();
+		$s  = Askwpd_Settings::get();
+		if ( 'ok' === $st['health'] ) {
+			return self::result(
+				'daemon',
+				'good',
+				__( 'The askwpd daemon answers', 'askwpd-companion' ),
+				/* translators: 1: the daemon's URL, 2: milliseconds */
+				self::para( sprintf( __( 'The daemon at %1$s answered its status request in %2$s ms.', 'askwpd-companion' ), $s['url'], $st['ms'] ) )
+			);
+		}
+		$label = 'unreachable' === $st['health']
+			? __( 'The askwpd daemon does not answer', 'askwpd-companion' )
+			: __( 'The askwpd daemon has a problem', 'askwpd-companion' );
+		return self::result(
+			'daemon',
+			'critical',
+			$label,
+			self::para( $st['message'] ) . self::para( __( 'Chat answers from the site index and instant index updates need it.', 'askwpd-companion' ) ) . self::fix( $st['fix'] )
+		);
+	}
+
+	public static function test_secrets(): array {
+		$s        = Askwpd_Settings::get();
+		$problems = Askwpd_Settings::secret_problems( $s );
+		if ( ! $problems ) {
+			return self::result(
+				'secrets',
+				'good',
+				__( 'The askwpd token and webhook secret are readable', 'askwpd-companion' ),
+				self::para(
+					sprintf(
+						/* translators: 1: where the token came from, 2: where the secret came from (constant, option, state_file) */
+						__( 'The bearer token (from: %1$s) and the webhook secret (from: %2$s) are set.', 'askwpd-companion' ),
+						$s['source']['token'],
+						$s['source']['secret']
+					)
+				)
+			);
+		}
+		$critical = false;
+		$html     = '';
+		foreach ( $problems as $p ) {
+			$critical = $critical || in_array( $p['problem'], array( 'unreadable', 'unreadable_dir' ), true );
+			$html    .= self::para( $p['message'] ) . self::fix( $p['fix'] );
+		}
+		return self::result(
+			'secrets',
+			$critical ? 'critical' : 'recommended',
+			__( 'The askwpd token or webhook secret cannot be read', 'askwpd-companion' ),
+			$html . self::para( __( 'Without them the site cannot call the daemon or sign its change notifications.', 'askwpd-companion' ) )
+		);
+	}
+
+	/**
+	 * The latest sign that the daemon looked at the site: the end of its last finished
+	 * pass, or the last change notification it applied. 0 when there is none.
+	 *
+	 * @param array $d /v1/status.
+	 */
+	public static function last_refresh( array $d ): int {
+		$t = 0;
+		$runs = array();
+		if ( is_array( $d['last_crawl'] ?? null ) ) {
+			$runs[] = $d['last_crawl'];
+		}
+		if ( is_array( $d['runs'] ?? null ) ) {
+			$runs = array_merge( $runs, $d['runs'] );
+		}
+		foreach ( $runs as $run ) {
+			$t = max( $t, self::time( $run['finished_at'] ?? '' ) );
+		}
+		return max( $t, self::time( Askwpd_Admin::dig( $d, 'freshness.last_event_applied' ) ) );
+	}
+
+	/**
+	 * An RFC 3339 time as a Unix time; 0 for none, Go's zero time or garbage.
+	 *
+	 * @param mixed $v Time.
+	 */
+	private static function time( $v ): int {
+		if ( ! is_string( $v ) || '' === $v || 0 === strpos( $v, '0001-' ) ) {
+			return 0;
+		}
+		$t = strtotime( $v );
+		return false === $t ? 0 : $t;
+	}
+
+	public static function test_freshness(): array {
+		$label = __( 'The site index is fresh', 'askwpd-companion' );
+		list( $d, $r ) = self::status_or_result( 'freshness', $label );
+		if ( null === $d ) {
+			return $r;
+		}
+		/**
+		 * Filters how old (in seconds) the index's last refresh may be before Site Health
+		 * recommends a look.
+		 *
+		 * @param int $max Default: one day.
+		 */
+		$max  = (int) apply_filters( 'askwpd_health_max_age', DAY_IN_SECONDS );
+		$last = self::last_refresh( $d );
+		$lag  = Askwpd_Admin::dig( $d, 'observability.freshness_lag_seconds' );
+		$more = is_numeric( $lag ) && $lag > 0
+			/* translators: %s: a time span such as "3 days" */
+			? self::para( sprintf( __( 'The least recently fetched page was fetched %s ago.', 'askwpd-companion' ), human_time_diff( time() - (int) $lag ) ) )
+			: '';
+		if ( 0 === $last ) {
+			return self::result(
+				'freshness',
+				Askwpd_Admin::dig( $d, 'crawling' ) ? 'good' : 'recommended',
+				Askwpd_Admin::dig( $d, 'crawling' ) ? __( 'The first index pass is running', 'askwpd-companion' ) : __( 'No index pass has finished yet', 'askwpd-companion' ),
+				self::para( __( 'The chat can only cite pages the daemon has indexed.', 'askwpd-companion' ) )
+				. ( Askwpd_Admin::dig( $d, 'crawling' ) ? '' : self::fix( __( 'Start one with "Reindex now" on the AskWP Index page, or run "askwpd index" on the server.', 'askwpd-companion' ) ) )
+			);
+		}
+		/* translators: %s: a time span such as "3 hours" */
+		$when = sprintf( __( 'The index was last refreshed %s ago.', 'askwpd-companion' ), human_time_diff( $last ) );
+		if ( time() - $last <= $max ) {
+			return self::result( 'freshness', 'good', $label, self::para( $when ) . $more );
+		}
+		return self::result(
+			'freshness',
+			'recommended',
+			__( 'The site index is stale', 'askwpd-companion' ),
+			self::para( $when ) . $more
+			. self::para( __( 'The daemon refreshes it on a schedule and on every change notification, so neither has happened for a while.', 'askwpd-companion' ) )
+			. self::fix( __( 'Check that the schedule is not disabled in askwpd\'s configuration, and read its log (journalctl -u askwpd); "Reindex now" on the AskWP Index page starts a pass.', 'askwpd-companion' ) )
+		);
+	}
+
+	public static function test_last_pass(): array {
+		$label = __( 'The last index pass had no errors', 'askwpd-companion' );
+		list( $d, $r ) = self::status_or_result( 'last-pass', $label );
+		if ( null === $d ) {
+			return $r;
+		}
+		$run = null;
+		foreach ( array_merge( is_array( $d['last_crawl'] ?? null ) ? array( $d['last_crawl'] ) : array(), is_array( $d['runs'] ?? null ) ? $d['runs'] : array() ) as $candidate ) {
+			if ( is_array( $candidate ) && self::time( $candidate['finished_at'] ?? '' ) > 0 ) {
+				$run = $candidate;
+				break;
+			}
+		}
+		if ( null === $run ) {
+			return self::result( 'last-pass', 'good', __( 'No index pass has finished yet', 'askwpd-companion' ), self::para( __( 'There is nothing to check yet.', 'askwpd-companion' ) ) );
+		}
+		$errors = (int) ( $run['errors'] ?? 0 );
+		$failed = isset( $run['error'] ) && '' !== (string) $run['error'];
+		$counts = sprintf(
+			/* translators: 1: kind of pass (full, incremental), 2: a time span, 3-5: counts of pages, 6: count of errors */
+			__( 'The last %1$s pass finished %2$s ago: %3$d fetched, %4$d indexed, %5$d removed, %6$d errors.', 'askwpd-companion' ),
+			(string) ( $run['kind'] ?? '' ),
+			human_time_diff( self::time( $run['finished_at'] ) ),
+			(int) ( $run['fetched'] ?? 0 ),
+			(int) ( $run['indexed'] ?? 0 ),
+			(int) ( $run['removed'] ?? 0 ),
+			$errors
+		);
+		if ( 0 === $errors && ! $failed ) {
+			return self::result( 'last-pass', 'good', $label, self::para( $counts ) );
+		}
+		$html = self::para( $counts );
+		if ( $failed ) {
+			/* translators: %s: an error message */
+			$html .= self::para( sprintf( __( 'The pass stopped with: %s', 'askwpd-companion' ), (string) $run['error'] ) );
+		}
+		$list = is_array( $d['errors'] ?? null ) ? array_slice( $d['errors'], 0, 5 ) : array();
+		if ( $list ) {
+			$html .= '<ul>';
+			foreach ( $list as $e ) {
+				$html .= '<li><code>' . esc_html( (string) ( $e['url'] ?? '' ) ) . '</code>: ' . esc_html( trim( ( $e['http_status'] ?? '' ) . ' ' . ( $e['error'] ?? '' ) ) ) . '</li>';
+			}
+			$html .= '</ul>';
+		}
+		return self::result(
+			'last-pass',
+			'recommended',
+			__( 'The last index pass had errors', 'askwpd-companion' ),
+			$html . self::fix( __( 'Pages that fail to fetch are not in the chat\'s answers. The AskWP Index page lists them; fix or unpublish them, and the next pass retries.', 'askwpd-companion' ) )
+		);
+	}
+
+	public static function test_backlog(): array {
+		$label = __( 'Content changes reach the index', 'askwpd-companion' );
+		list( $d, $r ) = self::status_or_result( 'backlog', $label );
+		if ( null === $d ) {
+			return $r;
+		}
+		/**
+		 * Filters how long (in seconds) a change notification may wait in the daemon's
+		 * queue before Site Health recommends a look.
+		 *
+		 * @param int $max Default: 15 minutes.
+		 */
+		$max      = (int) apply_filters( 'askwpd_health_max_event_wait', 15 * MINUTE_IN_SECONDS );
+		$pending  = Askwpd_Admin::dig( $d, 'freshness.pending_events' );
+		$failed   = (int) Askwpd_Admin::dig( $d, 'freshness.failed_events' );
+		$oldest   = self::time( Askwpd_Admin::dig( $d, 'freshness.oldest_pending_event' ) );
+		$delivery = get_option( Askwpd_Webhooks::DELIVERY_OPTION );
+		$html     = '';
+		$problem  = false;
+		if ( null === $pending ) {
+			$html .= self::para( __( 'This daemon version does not report its event queue.', 'askwpd-companion' ) );
+		} else {
+			/* translators: 1: count of waiting notifications, 2: count of failed ones */
+			$html .= self::para( sprintf( __( 'Change notifications waiting in the daemon: %1$d; failed: %2$d.', 'askwpd-companion' ), (int) $pending, $failed ) );
+			if ( (int) $pending > 0 && $oldest > 0 && time() - $oldest > $max ) {
+				$problem = true;
+				/* translators: %s: a time span such as "2 hours" */
+				$html .= self::para( sprintf( __( 'The oldest has waited %s.', 'askwpd-companion' ), human_time_diff( $oldest ) ) );
+			}
+			$problem = $problem || $failed > 0;
+		}
+		if ( is_array( $delivery ) && empty( $delivery['ok'] ) ) {
+			$problem = true;
+			/* translators: 1: a time span such as "5 mins", 2: an error message */
+			$html .= self::para( sprintf( __( 'The site\'s last change notification failed %1$s ago: %2$s.', 'askwpd-companion' ), human_time_diff( (int) ( $delivery['at'] ?? time() ) ), (string) ( $delivery['error'] ?? '' ) ) );
+		}
+		if ( ! $problem ) {
+			return self::result( 'backlog', 'good', $label, $html );
+		}
+		return self::result(
+			'backlog',
+			'recommended',
+			__( 'Content changes are slow to reach the index', 'askwpd-companion' ),
+			$html . self::fix( __( 'Edits reach the chat at the daemon\'s next scheduled pass instead. Read the daemon\'s log (journalctl -u askwpd) for why events wait or fail.', 'askwpd-companion' ) )
+		);
+	}
+
+	// --- Info ------------------------------------------------------------------------------
+
+	/**
+	 * The "AskWP Companion" section of Site Health → Info. Secrets are never shown, only
+	 * where they come from.
+	 *
+	 * @param array $info Sections.
+	 */
+	public static function debug_information( $info ) {
+		if ( ! is_array( $info ) ) {
+			return $info;
+		}
+		$s      = Askwpd_Settings::get();
+		$st     = Askwpd_Admin::daemon_state();
+		$d      = is_array( $st['status'] ) ? $st['status'] : array();
+		$f      = $d ? Askwpd_Admin::figures( $d ) : array();
+		$none   = __( 'not reported', 'askwpd-companion' );
+		$secret = static function ( string $key ) use ( $s ) {
+			/* translators: %s: where the value came from (constant, option, state_file) */
+			return '' === $s[ $key ] ? __( 'not found', 'askwpd-companion' ) : sprintf( __( 'set (from: %s)', 'askwpd-companion' ), $s['source'][ $key ] );
+		};
+		$fields = array(
+			'version'   => array(
+				'label' => __( 'Plugin version', 'askwpd-companion' ),
+				'value' => ASKWPD_COMPANION_VERSION,
+			),
+			'url'       => array(
+				'label' => __( 'Daemon URL', 'askwpd-companion' ),
+				'value' => $s['url'] . ' (' . $s['source']['url'] . ')',
+			),
+			'state_dir' => array(
+				'label' => __( 'State directory', 'askwpd-companion' ),
+				'value' => $s['state_dir'] . ' (' . $s['source']['state_dir'] . ')',
+			),
+			'token'     => array(
+				'label' => __( 'Bearer token', 'askwpd-companion' ),
+				'value' => $secret( 'token' ),
+				'debug' => '' === $s['token'] ? 'none' : $s['source']['token'],
+			),
+			'secret'    => array(
+				'label' => __( 'Webhook secret', 'askwpd-companion' ),
+				'value' => $secret( 'secret' ),
+				'debug' => '' === $s['secret'] ? 'none' : $s['source']['secret'],
+			),
+			'daemon'    => array(
+				'label' => __( 'Daemon', 'askwpd-companion' ),
+				/* translators: 1: ok, unreachable, unauthorized or error, 2: milliseconds */
+				'value' => sprintf( __( '%1$s (%2$s ms)', 'askwpd-companion' ), $st['health'], $st['ms'] ),
+				'debug' => $st['health'],
+			),
+		);
+		if ( $d ) {
+			$last   = self::last_refresh( $d );
+			$fields += array(
+				'daemon_version' => array(
+					'label' => __( 'Daemon version', 'askwpd-companion' ),
+					'value' => null === $f['version'] ? $none : (string) $f['version'],
+				),
+				'documents'      => array(
+					'label' => __( 'Documents indexed', 'askwpd-companion' ),
+					'value' => null === $f['documents'] ? $none : (string) (int) $f['documents'],
+				),
+				'chunks'         => array(
+					'label' => __( 'Chunks', 'askwpd-companion' ),
+					'value' => null === $f['chunks'] ? $none : (string) (int) $f['chunks'],
+				),
+				'last_refresh'   => array(
+					'label' => __( 'Last refresh', 'askwpd-companion' ),
+					'value' => 0 === $last ? __( 'never', 'askwpd-companion' ) : gmdate( 'c', $last ),
+				),
+				'pending'        => array(
+					'label' => __( 'Change notifications waiting', 'askwpd-companion' ),
+					'value' => null === Askwpd_Admin::dig( $d, 'freshness.pending_events' ) ? $none : (string) (int) Askwpd_Admin::dig( $d, 'freshness.pending_events' ),
+				),
+				'failed'         => array(
+					'label' => __( 'Change notifications failed', 'askwpd-companion' ),
+					'value' => null === Askwpd_Admin::dig( $d, 'freshness.failed_events' ) ? $none : (string) (int) Askwpd_Admin::dig( $d, 'freshness.failed_events' ),
+				),
+				'database'       => array(
+					'label' => __( 'WordPress database (from the daemon)', 'askwpd-companion' ),
+					'value' => null === $f['database'] ? $none : (string) $f['database'],
+				),
+			);
+		}
+		$delivery          = get_option( Askwpd_Webhooks::DELIVERY_OPTION );
+		$fields['webhook'] = array(
+			'label' => __( 'Last change notification', 'askwpd-companion' ),
+			'value' => is_array( $delivery )
+				/* translators: 1: "delivered" or "failed", 2: a date */
+				? sprintf( __( '%1$s at %2$s', 'askwpd-companion' ), empty( $delivery['ok'] ) ? __( 'failed', 'askwpd-companion' ) : __( 'delivered', 'askwpd-companion' ), gmdate( 'c', (int) ( $delivery['at'] ?? 0 ) ) )
+				: __( 'none sent yet', 'askwpd-companion' ),
+		);
+
+		$info['askwpd-companion'] = array(
+			'label'       => __( 'AskWP Companion (askwpd)', 'askwpd-companion' ),
+			'description' => __( 'How this site reaches the askwpd daemon, and the state of its index. Secrets are not shown.', 'askwpd-companion' ),
+			'fields'      => $fields,
+		);
+		return $info;
+	}
+}
