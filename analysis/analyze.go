@@ -133,8 +133,8 @@ func ExactTerms(text, lang string) []string {
 	var out []string
 	l := languageOf(lang)
 	scanTokens(text, func(raw string) {
-		if t, ok := l.token(raw); ok {
-			out = append(out, t.Surface)
+		if s, _, ok := l.surface(raw); ok {
+			out = append(out, s)
 		}
 	})
 	return out
@@ -183,21 +183,8 @@ func languageOf(tag string) *language {
 
 // token analyzes one raw word from scanTokens. ok is false for stopwords.
 func (l *language) token(raw string) (Token, bool) {
-	camel := false
-	if hasInnerUpper(raw) {
-		camel = true
-	}
-	if acronymPlural(raw) {
-		// "APIs", "CPUs", "VSMCs": the stemmer keeps the s when no vowel
-		// precedes it, so the plural would not meet the singular.
-		raw = raw[:len(raw)-1]
-		camel = false
-	}
-	s := lower(fold(raw))
-	if s == "" || utf8.RuneCountInString(s) > maxTokenRunes {
-		return Token{}, false
-	}
-	if l.stopwords[s] {
+	s, camel, ok := l.surface(raw)
+	if !ok {
 		return Token{}, false
 	}
 	t := Token{Surface: s, Term: s}
@@ -225,6 +212,23 @@ func (l *language) token(raw string) (Token, bool) {
 		}
 	}
 	return t, true
+}
+
+// surface is token's first half: the folded, lowercased word, and
+// whether it was camelCase. ok is false for stopwords.
+func (l *language) surface(raw string) (s string, camel, ok bool) {
+	camel = hasInnerUpper(raw)
+	if acronymPlural(raw) {
+		// "APIs", "CPUs", "VSMCs": the stemmer keeps the s when no vowel
+		// precedes it, so the plural would not meet the singular.
+		raw = raw[:len(raw)-1]
+		camel = false
+	}
+	s = lower(fold(raw))
+	if s == "" || utf8.RuneCountInString(s) > maxTokenRunes || l.stopwords[s] {
+		return "", false, false
+	}
+	return s, camel, true
 }
 
 // stemWord stems w with the language's Snowball stemmer.

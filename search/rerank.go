@@ -95,8 +95,9 @@ func (ix *Index) newReranker(pq *parsedQuery, rk Ranking, df map[string]int) *re
 	r.variants = ix.variantPrefixes(pq, r.weights, r.unseen, r.fs.n, rk)
 	// Known terms matched exactly, as in the candidate query.
 	r.useExact = rk.ExactWeight > 0 && pq.liveTerms() <= rk.ExactMaxTerms
-	// Only the query's terms are scored: the body's other words need no
-	// stemming.
+	// Only the query's terms are scored: a chunk's other words need no
+	// stemming. A variant shares its term's first letter, so it is
+	// stemmed too.
 	var qterms []string
 	for t := range r.weights {
 		qterms = append(qterms, t)
@@ -128,8 +129,8 @@ func count(terms []string) map[string]float64 {
 func (r *reranker) analyze(c *candidate) *rdoc {
 	doc, rk := c.doc, r.rk
 	known := strings.Join(doc.Categories, " ") + " " + strings.Join(doc.Tags, " ")
-	title := analysis.IndexTerms(doc.Title, doc.Lang, nil)
-	kw := analysis.IndexTerms(strings.Join(c.headingPath, " ")+" "+known, doc.Lang, nil)
+	title := analysis.IndexTerms(doc.Title, doc.Lang, r.initials)
+	kw := analysis.IndexTerms(strings.Join(c.headingPath, " ")+" "+known, doc.Lang, r.initials)
 	body := analysis.IndexTerms(c.text, doc.Lang, r.initials)
 	d := &rdoc{
 		c: c, title: count(title), kw: count(kw), body: count(body), bodyTerms: body,

@@ -410,7 +410,7 @@ func (ix *Index) rank(ctx context.Context, pq *parsedQuery, q Query, rk Ranking,
 	return groupDocs(cands, pq, q, rk, ix.db.Now()), nil
 }
 
-// cutCommon leaves the most common terms out of the full-text query while
+// cutCommon leaves the most common terms out of the candidate query while
 // the sum of the live terms' chunk counts exceeds max, keeping at least the
 // rarest term. It returns a func that puts them back.
 func (pq *parsedQuery) cutCommon(df map[string]int, max int) (restore func()) {
@@ -517,11 +517,12 @@ func groupDocs(cands []*candidate, pq *parsedQuery, q Query, rk Ranking, now tim
 		// The title phrase bonus can only lift documents near the top;
 		// looking at the first titlePhraseDocs saves analyzing the rest.
 		sort.SliceStable(docs, func(i, j int) bool { return docs[i].score > docs[j].score })
+		initials := analysis.InitialsOf(pq.Seq)
 		for i, d := range docs {
 			if i >= titlePhraseDocs {
 				break
 			}
-			if doc := d.chunks[0].doc; containsSeq(analysis.Analyze(doc.Title, doc.Lang), pq.Seq) {
+			if doc := d.chunks[0].doc; containsSeq(analysis.AnalyzeFor(doc.Title, doc.Lang, initials), pq.Seq) {
 				d.score *= 1 + rk.TitlePhraseBonus
 				d.explain = append(d.explain, "exact phrase in title")
 			}

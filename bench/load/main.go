@@ -1009,8 +1009,8 @@ func run(ctx context.Context, o options) (bool, error) {
 		}
 	}()
 	fmt.Printf("askwpd serve pid %d on %s, state %s\n", p.cmd.Process.Pid, p.base, state)
-	// Until its in-memory search index is loaded, the daemon searches on
-	// FTS5 alone; the run measures the daemon as it serves, after that.
+	// Until its search index is loaded, the daemon's searches wait for it;
+	// the run measures the daemon as it serves, after that.
 	t0 := time.Now()
 	for {
 		m, err := p.metrics(ctx)
@@ -1143,9 +1143,8 @@ func load(ctx context.Context, o options, p *daemonProc, hot []hotPost) (bool, e
 			fmt.Printf("  server side (askwpd_tool_latency_seconds): %.0f search_site calls, %.2f%% took <= 50 ms\n", n1-n0, 100*(l1-l0)/(n1-n0))
 		}
 		mem := m1[`askwpd_searches_total{index="memory"}`] - m0[`askwpd_searches_total{index="memory"}`]
-		fts := m1[`askwpd_searches_total{index="fts5"}`] - m0[`askwpd_searches_total{index="fts5"}`]
-		fmt.Printf("  searches on the in-memory index %.0f, on FTS5 %.0f; in-memory index loads %.0f\n",
-			mem, fts, m1["askwpd_search_index_loads_total"]-m0["askwpd_search_index_loads_total"])
+		fmt.Printf("  searches %.0f; search index loads %.0f\n",
+			mem, m1["askwpd_search_index_loads_total"]-m0["askwpd_search_index_loads_total"])
 	}
 	ss.mu.Unlock()
 
