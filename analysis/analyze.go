@@ -4,7 +4,10 @@
 package analysis
 
 import (
+	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"unicode"
 	"unicode/utf8"
 
@@ -56,11 +59,14 @@ type Token struct {
 // lowercased, diacritics folded, stopwords of lang dropped, stemmed with
 // lang's Snowball stemmer (English when lang is unknown) when at least 4
 // letters long and not an identifier.
-func Analyze(text, lang string) []string {
+func Analyze(text, lang string) []string { return plain.Analyze(text, lang) }
+
+// Analyze is the package's Analyze, remembering stems.
+func (a *Analyzer) Analyze(text, lang string) []string {
 	var terms []string
 	l := languageOf(lang)
 	scanTokens(text, func(raw string) {
-		t, ok := l.token(raw)
+		t, ok := l.token(raw, a)
 		if !ok {
 			return
 		}
@@ -71,11 +77,14 @@ func Analyze(text, lang string) []string {
 
 // AnalyzeTokens is Analyze keeping each token's surface form and
 // identifier parts.
-func AnalyzeTokens(text, lang string) []Token {
+func AnalyzeTokens(text, lang string) []Token { return plain.AnalyzeTokens(text, lang) }
+
+// AnalyzeTokens is the package's AnalyzeTokens, remembering stems.
+func (a *Analyzer) AnalyzeTokens(text, lang string) []Token {
 	var toks []Token
 	l := languageOf(lang)
 	scanTokens(text, func(raw string) {
-		if t, ok := l.token(raw); ok {
+		if t, ok := l.token(raw, a); ok {
 			toks = append(toks, t)
 		}
 	})
@@ -142,6 +151,7 @@ func ExactTerms(text, lang string) []string {
 
 // language is what analysis needs to know about one language.
 type language struct {
+	idx       int // in languages' order, for an Analyzer's stems
 	code      string
 	stem      func(*snowballstem.Env) bool
 	stopwords map[string]bool
@@ -158,9 +168,14 @@ var stemmers = map[string]func(*snowballstem.Env) bool{
 // languages holds every analyzer, built once: the stopword lists are a
 // few kilobytes each, and a table that never changes needs no lock.
 var languages = func() map[string]*language {
+	codes := make([]string, 0, len(stemmers))
+	for code := range stemmers {
+		codes = append(codes, code)
+	}
+	sort.Strings(codes)
 	m := make(map[string]*language, len(stemmers))
-	for code, stem := range stemmers {
-		m[code] = &language{code: code, stem: stem, stopwords: loadStopwords(code)}
+	for i, code := range codes {
+		m[code] = &language{idx: i, code: code, stem: stemmers[code], stopwords: loadStopwords(code)}
 	}
 	return m
 }()
@@ -182,7 +197,7 @@ func languageOf(tag string) *language {
 }
 
 // token analyzes one raw word from scanTokens. ok is false for stopwords.
-func (l *language) token(raw string) (Token, bool) {
+func (l *language) token(raw string, a *Analyzer) (Token, bool) {
 	s, camel, ok := l.surface(raw)
 	if !ok {
 		return Token{}, false
@@ -190,7 +205,7 @@ func (l *language) token(raw string) (Token, bool) {
 	t := Token{Surface: s, Term: s}
 	t.Code = camel || strings.ContainsAny(s, "_.") || (hasDigit(s) && hasLetter(s))
 	if !t.Code && utf8.RuneCountInString(s) >= 4 && !isDigits(s) {
-		t.Term = l.stemWord(s)
+		t.Term = a.stem(l, s)
 	}
 	var parts []string
 	switch {
@@ -206,7 +221,7 @@ func (l *language) token(raw string) (Token, bool) {
 				continue
 			}
 			if utf8.RuneCountInString(p) >= 4 && !hasDigit(p) {
-				p = l.stemWord(p)
+				p = a.stem(l, p)
 			}
 			t.Parts = append(t.Parts, p)
 		}
@@ -229,6 +244,51 @@ func (l *language) surface(raw string) (s string, camel, ok bool) {
 		return "", false, false
 	}
 	return s, camel, true
+}
+
+// Analyzer analyzes as the package's functions do, and remembers the
+// stems it computed: Snowball costs about a microsecond a word, and an
+// index analyzes the same words over and over. Its owner (a search
+// index) holds it; the package's functions share none. Safe for
+// concurrent use.
+type Analyzer struct {
+	stems []sync.Map // per language: word → stem
+	n     atomic.Int64
+}
+
+// NewAnalyzer returns an Analyzer that remembers stems.
+func NewAnalyzer() *Analyzer { return &Analyzer{stems: make([]sync.Map, len(languages))} }
+
+// plain is the Analyzer of the package's functions: nil, remembering
+// nothing.
+var plain *Analyzer
+
+// maxStems bounds an Analyzer's memory: past it, it forgets every stem
+// rather than track which are in use.
+const maxStems = 1 << 19
+
+func (a *Analyzer) stem(l *language, w string) string {
+	if a == nil {
+		return l.stemWord(w)
+	}
+	m := &a.stems[l.idx]
+	if v, ok := m.Load(w); ok {
+		return v.(string)
+	}
+	s := l.stemWord(w)
+	if a.n.Add(1) > maxStems {
+		a.Forget()
+	}
+	m.Store(strings.Clone(w), s)
+	return s
+}
+
+// Forget drops the stems a remembers.
+func (a *Analyzer) Forget() {
+	for i := range a.stems {
+		a.stems[i].Clear()
+	}
+	a.n.Store(0)
 }
 
 // stemWord stems w with the language's Snowball stemmer.
@@ -552,7 +612,7 @@ func (l *language) suffixOnly() bool {
 // one of want's runes: any other word comes back as "" (still counted, as
 // it occupies a position), without the stemming that is most of
 // analysis's cost. ok is false for stopwords, as with token.
-func (l *language) tokenFor(raw string, want Initials, fast bool) (Token, bool) {
+func (l *language) tokenFor(raw string, want Initials, fast bool, a *Analyzer) (Token, bool) {
 	if fast && want != nil && !strings.ContainsAny(raw, "_.") && !hasInnerUpper(raw) && !hasDigit(raw) {
 		s := lower(fold(raw))
 		if r, _ := utf8.DecodeRuneInString(s); !want[r] {
@@ -562,19 +622,22 @@ func (l *language) tokenFor(raw string, want Initials, fast bool) (Token, bool) 
 			return Token{}, true
 		}
 	}
-	return l.token(raw)
+	return l.token(raw, a)
 }
 
 // IndexTerms are the terms an index holds for text: AnalyzeFor's, with
 // each identifier's parts after it and hyphenated compounds joined at the
 // end. A rescoring that analyzes the same way counts what the index
 // matched.
-func IndexTerms(text, lang string, want Initials) []string {
+func IndexTerms(text, lang string, want Initials) []string { return plain.IndexTerms(text, lang, want) }
+
+// IndexTerms is the package's IndexTerms, remembering stems.
+func (a *Analyzer) IndexTerms(text, lang string, want Initials) []string {
 	var terms []string
 	l := languageOf(lang)
 	fast := l.suffixOnly()
 	emit := func(raw string) {
-		t, ok := l.tokenFor(raw, want, fast)
+		t, ok := l.tokenFor(raw, want, fast, a)
 		if !ok {
 			return
 		}
@@ -583,7 +646,7 @@ func IndexTerms(text, lang string, want Initials) []string {
 	}
 	scanTokens(text, emit)
 	hyphenJoins(text, func(raw string) {
-		if t, ok := l.tokenFor(raw, want, fast); ok && t.Term != "" {
+		if t, ok := l.tokenFor(raw, want, fast, a); ok && t.Term != "" {
 			terms = append(terms, t.Term)
 		}
 	})
@@ -593,12 +656,15 @@ func IndexTerms(text, lang string, want Initials) []string {
 // AnalyzeFor is Analyze for scoring against known terms: a word whose term
 // cannot be one of them (its first letter is not one of want's) is "".
 // The length and positions are Analyze's; a nil want is Analyze.
-func AnalyzeFor(text, lang string, want Initials) []string {
+func AnalyzeFor(text, lang string, want Initials) []string { return plain.AnalyzeFor(text, lang, want) }
+
+// AnalyzeFor is the package's AnalyzeFor, remembering stems.
+func (a *Analyzer) AnalyzeFor(text, lang string, want Initials) []string {
 	var terms []string
 	l := languageOf(lang)
 	fast := l.suffixOnly()
 	scanTokens(text, func(raw string) {
-		t, ok := l.tokenFor(raw, want, fast)
+		t, ok := l.tokenFor(raw, want, fast, a)
 		if !ok {
 			return
 		}
@@ -611,11 +677,14 @@ func AnalyzeFor(text, lang string, want Initials) []string {
 // stopwords left out. Like AnalyzeFor, a word whose term cannot start with
 // one of want's runes comes back with an empty Term and Surface, unstemmed;
 // a nil want analyzes every word.
-func Each(text, lang string, want Initials, fn func(Token)) {
+func Each(text, lang string, want Initials, fn func(Token)) { plain.Each(text, lang, want, fn) }
+
+// Each is the package's Each, remembering stems.
+func (a *Analyzer) Each(text, lang string, want Initials, fn func(Token)) {
 	l := languageOf(lang)
 	fast := l.suffixOnly()
 	scanTokens(text, func(raw string) {
-		if t, ok := l.tokenFor(raw, want, fast); ok {
+		if t, ok := l.tokenFor(raw, want, fast, a); ok {
 			fn(t)
 		}
 	})

@@ -115,3 +115,28 @@ func TestSynonyms(t *testing.T) {
 		t.Error("a one-word group parsed")
 	}
 }
+
+// An Analyzer remembers stems and analyzes exactly as the package does,
+// in any language, from many goroutines (run with -race).
+func TestAnalyzer(t *testing.T) {
+	a := NewAnalyzer()
+	texts := map[string]string{"en": "The Workspaces are running; wp_enqueue_script loginHandler", "de": "Die Häuser sind groß",
+		"fr": "Les maisons anciennes", "pt-BR": "As casas antigas"}
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			for range 50 {
+				for lang, text := range texts {
+					if got, want := a.IndexTerms(text, lang, nil), IndexTerms(text, lang, nil); !slices.Equal(got, want) {
+						t.Errorf("%s: %q, want %q", lang, got, want)
+						return
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if a.n.Load() == 0 {
+		t.Error("nothing remembered")
+	}
+}

@@ -28,7 +28,7 @@ func (ix *Index) decide(pq *parsedQuery, rk Ranking, df map[string]int, docs []*
 		res.Action, res.Reason = "no_match", "nothing matched"
 		return
 	}
-	j := judge{pq: pq, hits: res.Hits, n: max(ix.mem.fieldStats().n, 1), df: df}
+	j := judge{an: ix.an, pq: pq, hits: res.Hits, n: max(ix.mem.fieldStats().n, 1), df: df}
 	strong := func(a assessment) bool {
 		return a.matched >= min(rk.MinMatched, len(pq.Terms)+1) && a.guard && a.coverage >= rk.MinCoverage
 	}
@@ -63,6 +63,7 @@ func (ix *Index) decide(pq *parsedQuery, rk Ranking, df map[string]int, docs []*
 
 // judge assesses documents against one query.
 type judge struct {
+	an   *analysis.Analyzer
 	pq   *parsedQuery
 	hits []Hit
 	n    int // chunks in the index
@@ -88,7 +89,7 @@ func (j judge) assess(d *docHit) assessment {
 	if h := hitFor(j.hits, c.chunkID); h != nil {
 		matchedTerms = h.MatchedTerms
 	} else {
-		matchedTerms = matched(termsOf(pq.Terms), doc.Title+"\n"+c.text, doc.Lang)
+		matchedTerms = matched(j.an, termsOf(pq.Terms), doc.Title+"\n"+c.text, doc.Lang)
 	}
 	has := map[string]bool{}
 	for _, t := range matchedTerms {
@@ -106,7 +107,7 @@ func (j judge) assess(d *docHit) assessment {
 	if all > 0 {
 		a.coverage = got / all
 	}
-	titleTerms := analysis.Analyze(doc.Title, doc.Lang)
+	titleTerms := j.an.Analyze(doc.Title, doc.Lang)
 	if len(pq.Seq) > 0 && containsSeq(titleTerms, pq.Seq) {
 		a.matched++
 		a.guard = true
@@ -115,7 +116,7 @@ func (j judge) assess(d *docHit) assessment {
 	for _, t := range titleTerms {
 		meta[t] = true
 	}
-	for _, t := range analysis.Analyze(strings.Join(c.headingPath, " ")+" "+
+	for _, t := range j.an.Analyze(strings.Join(c.headingPath, " ")+" "+
 		strings.Join(doc.Categories, " ")+" "+strings.Join(doc.Tags, " "), doc.Lang) {
 		meta[t] = true
 	}
@@ -124,7 +125,7 @@ func (j judge) assess(d *docHit) assessment {
 			a.guard = true
 		}
 	}
-	if len(pq.Seq) > 1 && containsSeq(analysis.AnalyzeFor(c.text, doc.Lang, analysis.InitialsOf(pq.Seq)), pq.Seq) {
+	if len(pq.Seq) > 1 && containsSeq(j.an.AnalyzeFor(c.text, doc.Lang, analysis.InitialsOf(pq.Seq)), pq.Seq) {
 		a.guard = true
 	}
 	return a
@@ -170,7 +171,7 @@ func (ix *Index) mergeIntents(pq *parsedQuery, q Query, rk Ranking, docs []*docH
 			continue
 		}
 		cands := ix.candidates(sub, q, rk, 50)
-		for _, d := range groupDocs(cands, sub, q, rk, ix.db.Now()) {
+		for _, d := range groupDocs(ix.an, cands, sub, q, rk, ix.db.Now()) {
 			if !used[d.docID] {
 				used[d.docID] = true
 				d.explain = append(d.explain, "best for: "+strings.Join(part, " "))

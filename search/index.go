@@ -19,6 +19,8 @@ import (
 type Index struct {
 	db  *store.DB
 	mem *memIndex
+	// an analyzes everything the index reads, remembering stems.
+	an *analysis.Analyzer
 	// unobserve stops the store's commit notifications; stop cancels a
 	// load in progress. Both are Close's.
 	unobserve func()
@@ -65,7 +67,8 @@ var ErrClosed = errors.New("search: index closed")
 // Load fills it; a search before then waits for a load it starts itself.
 func New(db *store.DB) *Index {
 	ctx, stop := context.WithCancel(context.Background())
-	ix := &Index{db: db, mem: newMemIndex(), ranking: DefaultRanking(), ctx: ctx, stop: stop}
+	an := analysis.NewAnalyzer()
+	ix := &Index{db: db, mem: newMemIndex(an), an: an, ranking: DefaultRanking(), ctx: ctx, stop: stop}
 	ix.unobserve = db.Observe(ix.mem)
 	return ix
 }
@@ -233,6 +236,7 @@ func (ix *Index) Close() {
 	if loading != nil {
 		<-loading.done
 	}
+	ix.an.Forget()
 	m := ix.mem
 	m.mu.Lock()
 	m.resetLocked()

@@ -49,6 +49,8 @@ type memIndex struct {
 	// number, not the number of concurrent searches, bounds the memory.
 	scratch chan *memScratch
 	loads   int64
+	// an analyzes added chunks; it remembers stems across them.
+	an *analysis.Analyzer
 	// compactMin is the fewest dead slots worth a compaction. Compacting
 	// costs a pass over every posting; waiting until the dead outnumber
 	// the live keeps that cost per deleted chunk bounded, and this floor
@@ -104,8 +106,8 @@ type memChunk struct {
 	tfs           [][4]uint8
 }
 
-func newMemIndex() *memIndex {
-	m := &memIndex{applied: make(chan struct{}), scratch: make(chan *memScratch, 2*runtime.GOMAXPROCS(0)), compactMin: 256}
+func newMemIndex(an *analysis.Analyzer) *memIndex {
+	m := &memIndex{applied: make(chan struct{}), scratch: make(chan *memScratch, 2*runtime.GOMAXPROCS(0)), compactMin: 256, an: an}
 	m.resetLocked()
 	for range cap(m.scratch) {
 		m.scratch <- &memScratch{}
@@ -139,23 +141,23 @@ type docTerms struct {
 	known        string // categories and tags, for each chunk's keywords
 }
 
-func newDocTerms(d *memDoc) *docTerms {
+func (m *memIndex) newDocTerms(d *memDoc) *docTerms {
 	known := strings.Join(append(append([]string{}, d.Categories...), d.Tags...), " ")
 	return &docTerms{
 		doc:   d,
-		title: analysis.IndexTerms(d.Title, d.Lang, nil),
+		title: m.an.IndexTerms(d.Title, d.Lang, nil),
 		exact: analysis.ExactTerms(d.Title+" "+known, d.Lang),
 		known: known,
 	}
 }
 
 // analyzeChunk turns a stored chunk into its postings.
-func analyzeChunk(c *store.IndexChunk, dt *docTerms) memChunk {
+func (m *memIndex) analyzeChunk(c *store.IndexChunk, dt *docTerms) memChunk {
 	lang := dt.doc.Lang
 	cols := [4][]string{
 		dt.title,
-		analysis.IndexTerms(dt.known+" "+strings.Join(c.HeadingPath, " "), lang, nil),
-		analysis.IndexTerms(c.Text, lang, nil),
+		m.an.IndexTerms(dt.known+" "+strings.Join(c.HeadingPath, " "), lang, nil),
+		m.an.IndexTerms(c.Text, lang, nil),
 		dt.exact,
 	}
 	mc := memChunk{chunkID: c.ID, doc: dt.doc, typ: c.Type, codeLang: c.CodeLang}
@@ -194,7 +196,7 @@ func (m *memIndex) IndexCommitted(c store.IndexCommit) {
 	if !enabled {
 		return // nothing loaded yet: the load will read these rows
 	}
-	ops := analyzeOps(c.Ops)
+	ops := m.analyzeOps(c.Ops)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.building {
@@ -206,7 +208,7 @@ func (m *memIndex) IndexCommitted(c store.IndexCommit) {
 	}
 }
 
-func analyzeOps(ops []store.IndexOp) []memOp {
+func (m *memIndex) analyzeOps(ops []store.IndexOp) []memOp {
 	out := make([]memOp, len(ops))
 	docs := map[*store.IndexDoc]*docTerms{}
 	for i, op := range ops {
@@ -216,10 +218,10 @@ func analyzeOps(ops []store.IndexOp) []memOp {
 		}
 		dt := docs[op.Add.Doc]
 		if dt == nil {
-			dt = newDocTerms(newMemDoc(op.Add.Doc))
+			dt = m.newDocTerms(newMemDoc(op.Add.Doc))
 			docs[op.Add.Doc] = dt
 		}
-		mc := analyzeChunk(op.Add, dt)
+		mc := m.analyzeChunk(op.Add, dt)
 		out[i] = memOp{add: &mc}
 	}
 	return out
@@ -360,9 +362,9 @@ func (m *memIndex) build(ctx context.Context, db *store.DB) error {
 				var dt *docTerms
 				for i, c := range b {
 					if dt == nil || dt.doc.ID != c.Doc.ID {
-						dt = newDocTerms(newMemDoc(c.Doc))
+						dt = m.newDocTerms(newMemDoc(c.Doc))
 					}
-					out[i] = analyzeChunk(c, dt)
+					out[i] = m.analyzeChunk(c, dt)
 				}
 				done <- out
 			}
@@ -415,7 +417,7 @@ func (m *memIndex) build(ctx context.Context, db *store.DB) error {
 	m.ready, m.missed, m.building = true, false, false
 	m.loads++
 	for _, c := range m.buffered {
-		m.offerLocked(c.Gen, analyzeOps(c.Ops))
+		m.offerLocked(c.Gen, m.analyzeOps(c.Ops))
 	}
 	m.buffered = nil
 	return nil

@@ -377,7 +377,7 @@ func TestMemIndex_OtherWriter(t *testing.T) {
 // after another process's: it is applied, and the index asks for a
 // reload.
 func TestMemIndex_GapMeansMissed(t *testing.T) {
-	m := newMemIndex()
+	m := newMemIndex(nil)
 	m.enabled, m.ready = true, true
 	doc := &store.IndexDoc{ID: 1, URL: "https://site.test/a/", Lang: "en", PostType: "post"}
 	add := func(gen, id int64, body string) store.IndexCommit {

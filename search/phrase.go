@@ -100,7 +100,7 @@ func (ix *Index) verifyPhrase(ctx context.Context, ph []string, slots map[uint32
 			strings.Join(doc.Categories, " ") + " " + strings.Join(doc.Tags, " ") + " " + strings.Join(c.headingPath, " "),
 			c.text}
 		for _, f := range fields {
-			if c.loaded && containsSeq(analysis.IndexTerms(f, doc.Lang, want), ph) {
+			if c.loaded && containsSeq(ix.an.IndexTerms(f, doc.Lang, want), ph) {
 				found[s] = true
 				break
 			}

@@ -52,6 +52,7 @@ func (ix *Index) rerank(ctx context.Context, pq *parsedQuery, rk Ranking, df map
 
 // reranker holds what scoring a query's chunks needs.
 type reranker struct {
+	an       *analysis.Analyzer
 	pq       *parsedQuery
 	rk       Ranking
 	fs       fieldStats
@@ -65,7 +66,7 @@ type reranker struct {
 }
 
 func (ix *Index) newReranker(pq *parsedQuery, rk Ranking, df map[string]int) *reranker {
-	r := &reranker{pq: pq, rk: rk, fs: ix.mem.fieldStats(), weights: map[string]float64{}, idf: map[string]float64{},
+	r := &reranker{an: ix.an, pq: pq, rk: rk, fs: ix.mem.fieldStats(), weights: map[string]float64{}, idf: map[string]float64{},
 		unseen: map[string]float64{}, surface: map[string]string{}}
 	var missing []string
 	for _, t := range pq.Terms {
@@ -129,9 +130,9 @@ func count(terms []string) map[string]float64 {
 func (r *reranker) analyze(c *candidate) *rdoc {
 	doc, rk := c.doc, r.rk
 	known := strings.Join(doc.Categories, " ") + " " + strings.Join(doc.Tags, " ")
-	title := analysis.IndexTerms(doc.Title, doc.Lang, r.initials)
-	kw := analysis.IndexTerms(strings.Join(c.headingPath, " ")+" "+known, doc.Lang, r.initials)
-	body := analysis.IndexTerms(c.text, doc.Lang, r.initials)
+	title := r.an.IndexTerms(doc.Title, doc.Lang, r.initials)
+	kw := r.an.IndexTerms(strings.Join(c.headingPath, " ")+" "+known, doc.Lang, r.initials)
+	body := r.an.IndexTerms(c.text, doc.Lang, r.initials)
 	d := &rdoc{
 		c: c, title: count(title), kw: count(kw), body: count(body), bodyTerms: body,
 		nt: 1 - rk.BTitle + rk.BTitle*float64(len(title))/max(r.fs.avgTitle, 1),

@@ -304,7 +304,7 @@ func (ix *Index) search(ctx context.Context, q Query) (*Result, error) {
 			if i >= q.PerDoc {
 				break
 			}
-			res.Hits = append(res.Hits, makeHit(d, c, pq, len(res.Hits) < evidenceHits))
+			res.Hits = append(res.Hits, makeHit(ix.an, d, c, pq, len(res.Hits) < evidenceHits))
 		}
 	}
 	ix.decide(pq, rk, df, docs, res)
@@ -407,7 +407,7 @@ func (ix *Index) rank(ctx context.Context, pq *parsedQuery, q Query, rk Ranking,
 	if err != nil {
 		return nil, err
 	}
-	return groupDocs(cands, pq, q, rk, ix.db.Now()), nil
+	return groupDocs(ix.an, cands, pq, q, rk, ix.db.Now()), nil
 }
 
 // cutCommon leaves the most common terms out of the candidate query while
@@ -477,7 +477,7 @@ func (ix *Index) candidates(pq *parsedQuery, q Query, rk Ranking, k int) []*cand
 
 // groupDocs folds chunks into documents and applies the document-level
 // factors: second chunk, title phrase, thin and archive pages, freshness.
-func groupDocs(cands []*candidate, pq *parsedQuery, q Query, rk Ranking, now time.Time) []*docHit {
+func groupDocs(an *analysis.Analyzer, cands []*candidate, pq *parsedQuery, q Query, rk Ranking, now time.Time) []*docHit {
 	byDoc := map[int64]*docHit{}
 	var docs []*docHit
 	for _, c := range cands {
@@ -522,7 +522,7 @@ func groupDocs(cands []*candidate, pq *parsedQuery, q Query, rk Ranking, now tim
 			if i >= titlePhraseDocs {
 				break
 			}
-			if doc := d.chunks[0].doc; containsSeq(analysis.AnalyzeFor(doc.Title, doc.Lang, initials), pq.Seq) {
+			if doc := d.chunks[0].doc; containsSeq(an.AnalyzeFor(doc.Title, doc.Lang, initials), pq.Seq) {
 				d.score *= 1 + rk.TitlePhraseBonus
 				d.explain = append(d.explain, "exact phrase in title")
 			}
@@ -616,7 +616,7 @@ func (ix *Index) loadTexts(ctx context.Context, cs []*candidate) error {
 // passage's opening words.
 const evidenceHits = 20
 
-func makeHit(d *docHit, c *candidate, pq *parsedQuery, withEvidence bool) Hit {
+func makeHit(an *analysis.Analyzer, d *docHit, c *candidate, pq *parsedQuery, withEvidence bool) Hit {
 	doc := c.doc
 	h := Hit{
 		DocID: doc.ID, URL: doc.URL, Title: doc.Title, Type: doc.PostType,
@@ -640,20 +640,20 @@ func makeHit(d *docHit, c *candidate, pq *parsedQuery, withEvidence bool) Hit {
 	}
 	if !withEvidence {
 		h.MatchedTerms = []string{}
-		_, h.Snippet = evidence(nil, "", c.text, doc.Lang, 240)
+		_, h.Snippet = evidence(an, nil, "", c.text, doc.Lang, 240)
 		return h
 	}
 	meta := doc.Title + "\n" + strings.Join(h.HeadingPath, " ") + "\n" + strings.Join(doc.Categories, " ") + " " +
 		strings.Join(doc.Tags, " ")
-	h.MatchedTerms, h.Snippet = evidence(terms, meta, c.text, doc.Lang, 240)
+	h.MatchedTerms, h.Snippet = evidence(an, terms, meta, c.text, doc.Lang, 240)
 	return h
 }
 
 func round3(x float64) float64 { return math.Round(x*1000) / 1000 }
 
 // matched returns the terms that occur in text, analyzed in lang.
-func matched(terms []string, text, lang string) []string {
-	m, _ := evidence(terms, text, "", lang, 0)
+func matched(an *analysis.Analyzer, terms []string, text, lang string) []string {
+	m, _ := evidence(an, terms, text, "", lang, 0)
 	return m
 }
 
@@ -661,7 +661,7 @@ func matched(terms []string, text, lang string) []string {
 // snippet of about n bytes of text around the first match, matched words
 // wrapped in ** so a reader sees why the passage matched. One pass over
 // the words serves both.
-func evidence(terms []string, meta, text, lang string, n int) ([]string, string) {
+func evidence(an *analysis.Analyzer, terms []string, meta, text, lang string, n int) ([]string, string) {
 	want := make(map[string]bool, len(terms))
 	for _, t := range terms {
 		want[t] = true
@@ -670,7 +670,7 @@ func evidence(terms []string, meta, text, lang string, n int) ([]string, string)
 	have := map[string]bool{}
 	note := func(raw string) bool {
 		hit := false
-		analysis.Each(raw, lang, initials, func(t analysis.Token) {
+		an.Each(raw, lang, initials, func(t analysis.Token) {
 			if t.Term == "" {
 				return
 			}
