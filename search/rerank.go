@@ -96,8 +96,8 @@ func (ix *Index) newReranker(pq *parsedQuery, rk Ranking, df map[string]int) *re
 	r.variants = ix.variantPrefixes(pq, r.weights, r.unseen, r.fs.n, rk)
 	// Known terms matched exactly, as in the candidate query.
 	r.useExact = rk.ExactWeight > 0 && pq.liveTerms() <= rk.ExactMaxTerms
-	// Only the query's terms are scored: a chunk's other words need no
-	// stemming. A variant shares its term's first letter, so it is
+	// Only the query's terms are scored: a chunk body's other words need
+	// no stemming. A variant shares its term's first letter, so it is
 	// stemmed too.
 	var qterms []string
 	for t := range r.weights {
@@ -130,8 +130,10 @@ func count(terms []string) map[string]float64 {
 func (r *reranker) analyze(c *candidate) *rdoc {
 	doc, rk := c.doc, r.rk
 	known := strings.Join(doc.Categories, " ") + " " + strings.Join(doc.Tags, " ")
-	title := r.an.IndexTerms(doc.Title, doc.Lang, r.initials)
-	kw := r.an.IndexTerms(strings.Join(c.headingPath, " ")+" "+known, doc.Lang, r.initials)
+	// Title and keywords are analyzed whole: their lengths count, and a
+	// skipped word's hyphenated compound would not be counted in them.
+	title := r.an.IndexTerms(doc.Title, doc.Lang, nil)
+	kw := r.an.IndexTerms(strings.Join(c.headingPath, " ")+" "+known, doc.Lang, nil)
 	body := r.an.IndexTerms(c.text, doc.Lang, r.initials)
 	d := &rdoc{
 		c: c, title: count(title), kw: count(kw), body: count(body), bodyTerms: body,
