@@ -119,8 +119,8 @@ func (ix *Index) buildVocabulary(gen int64, prefixLen int) *vocabulary {
 
 // correct returns the vocabulary term closest to word: within edit
 // distance 1 for words of 4–5 letters, 2 for longer ones (a transposition
-// counts 1), most frequent first on ties. ok is false when none is close.
-// Candidates share the word's first letter, or have its first two swapped:
+// counts 1), most frequent first on ties, then alphabetical. ok is false
+// when none is close. Candidates share the word's first letter, or have its first two swapped:
 // a wrong first letter is the rarest typo, and the restriction keeps a
 // lookup under a millisecond on a large site's vocabulary.
 func (v *vocabulary) correct(word string) (string, bool) {
@@ -156,7 +156,10 @@ func (v *vocabulary) correct(word string) (string, bool) {
 					buf = append(buf[:0], []rune(c.term)...)
 					d = osaDistance(w, buf, bestD)
 				}
-				if d < bestD || (d == bestD && c.docs > bestDocs) {
+				// Ties go to the more frequent term, then the first in
+				// order: the lists are built from a map, and the same
+				// query must correct the same way every time.
+				if d < bestD || (d == bestD && (c.docs > bestDocs || c.docs == bestDocs && c.term < best)) {
 					best, bestD, bestDocs = c.term, d, c.docs
 				}
 			}
