@@ -397,8 +397,14 @@ func (m *memIndex) build(ctx context.Context, db *store.DB) error {
 	<-added
 	if err != nil {
 		m.mu.Lock()
-		m.building, m.buffered = false, nil
-		m.mu.Unlock()
+		defer m.mu.Unlock()
+		// A failed reload leaves the index it had, which still follows
+		// this process's commits.
+		m.building = false
+		if m.ready {
+			m.applyBufferedLocked()
+		}
+		m.buffered = nil
 		return err
 	}
 	// Lists grown by append hold up to twice their length.
@@ -416,11 +422,16 @@ func (m *memIndex) build(ctx context.Context, db *store.DB) error {
 	m.setGenLocked(gen)
 	m.ready, m.missed, m.building = true, false, false
 	m.loads++
+	m.applyBufferedLocked()
+	m.buffered = nil
+	return nil
+}
+
+// applyBufferedLocked applies the commits that landed during a load.
+func (m *memIndex) applyBufferedLocked() {
 	for _, c := range m.buffered {
 		m.offerLocked(c.Gen, m.analyzeOps(c.Ops))
 	}
-	m.buffered = nil
-	return nil
 }
 
 // waitGen waits until the index reflects gen, for at most d.

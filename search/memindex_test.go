@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -512,6 +513,57 @@ func TestBestK(t *testing.T) {
 					t.Fatalf("n %d k %d: hit %d is %v, want %v", n, k, i, got[i], want[i])
 				}
 			}
+		}
+	}
+}
+
+// TestMemIndex_ConcurrentWriters: writers racing each other, and a
+// reload in the middle of them, leave the index holding exactly the
+// store's chunks, at the store's count, with nothing missed.
+func TestMemIndex_ConcurrentWriters(t *testing.T) {
+	ctx := context.Background()
+	db := openTB(t)
+	ix := newIndex(t, db)
+	if err := ix.Load(ctx); err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	pages := randomSite(rng, 0, 80)
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Go(func() {
+			for i := w; i < len(pages); i += 4 {
+				if _, err := db.PutDocument(ctx, pages[i]); err != nil {
+					t.Error(err)
+				}
+				if i%7 == 0 {
+					if _, err := db.DeleteDocument(ctx, pages[i].URL); err != nil {
+						t.Error(err)
+					}
+				}
+			}
+		})
+	}
+	wg.Go(func() {
+		if err := ix.Load(ctx); err != nil {
+			t.Error(err)
+		}
+	})
+	wg.Wait()
+	stored, err := db.IndexWrites(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := newOracle(t, db)
+	m := ix.mem
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	if m.gen != stored || m.missed || m.live != len(o.chunks) {
+		t.Fatalf("index at count %d (missed %v) with %d chunks; store at %d with %d", m.gen, m.missed, m.live, stored, len(o.chunks))
+	}
+	for _, oc := range o.chunks {
+		if _, ok := m.chunkSlot[oc.c.ID]; !ok {
+			t.Fatalf("chunk %d is stored but not indexed", oc.c.ID)
 		}
 	}
 }
