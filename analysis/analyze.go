@@ -677,9 +677,6 @@ func (a *Analyzer) AnalyzeFor(text, lang string, want Initials) []string {
 // stopwords left out. Like AnalyzeFor, a word whose term cannot start with
 // one of want's runes comes back with an empty Term and Surface, unstemmed;
 // a nil want analyzes every word.
-func Each(text, lang string, want Initials, fn func(Token)) { plain.Each(text, lang, want, fn) }
-
-// Each is the package's Each, remembering stems.
 func (a *Analyzer) Each(text, lang string, want Initials, fn func(Token)) {
 	l := languageOf(lang)
 	fast := l.suffixOnly()

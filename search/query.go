@@ -142,7 +142,7 @@ func parseQuery(text, lang string, syn *analysis.Synonyms) *parsedQuery {
 		add(queryTerm{Term: tok.Term, Surface: tok.Surface, Code: tok.Code, Source: "query"})
 		pq.Seq = append(pq.Seq, tok.Term)
 		if hasDigit(tok.Surface) {
-			// "IL6" also finds "IL-6", the way the index splits both.
+			// "php8" also finds "PHP-8", the way the index splits both.
 			for _, p := range tok.Parts {
 				add(queryTerm{Term: p, Surface: p, Source: "synonym", From: tok.Surface})
 			}
