@@ -76,8 +76,7 @@ type SearchConfig struct {
 	// "a, b, c" equivalents, one rule a line.
 	Synonyms string `toml:"synonyms"`
 	// MemoryIndex loads the search index into memory at start-up (about
-	// 1.2 KB a chunk), for a third of the CPU a search costs on FTS5
-	// alone. Turn it off on a host short of memory; results are the same.
+	// 1.2 KB a chunk). Off, the first search loads it, and waits.
 	MemoryIndex bool `toml:"memory_index"`
 }
 

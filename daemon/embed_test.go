@@ -607,6 +607,8 @@ func TestHybrid_Latency(t *testing.T) {
 		}
 	}
 	st, _ := db.VectorStats(ctx)
+	ix := search.New(db)
+	defer ix.Close()
 	for _, mode := range []string{"keyword", "alpha", "rrf"} {
 		var lat []time.Duration
 		for round := 0; round < 2; round++ {
@@ -616,7 +618,7 @@ func TestHybrid_Latency(t *testing.T) {
 					sq.Hybrid = &search.HybridQuery{Vector: vecs[i], Alpha: 0.5, Fusion: mode}
 				}
 				t0 := time.Now()
-				if _, err := db.SearchHybrid(ctx, sq); err != nil {
+				if _, err := ix.Search(ctx, sq); err != nil {
 					t.Fatal(err)
 				}
 				if round == 1 {

@@ -98,12 +98,6 @@ func (d *Daemon) Index(ctx context.Context, opt IndexOptions) (_ *store.Run, err
 	ps := &passState{run: run, opt: opt, seenPost: map[int64]bool{}, seenURL: map[string]bool{}}
 	err = d.pass(ctx, ps, resumed, discoveryOK)
 	d.kickEmbed()
-	if ok, mem, stored, cerr := d.Search.Check(ctx); cerr != nil {
-		d.Log.Warn("Unable to check the in-memory search index", "error", cerr)
-	} else if !ok {
-		d.Log.Error("The in-memory search index had drifted from the store; reloaded it",
-			"chunks_in_memory", mem, "chunks_stored", stored)
-	}
 	if err != nil {
 		run.Error = err.Error()
 	}

@@ -356,7 +356,7 @@ var (
 	descDBUp     = prometheus.NewDesc("askwpd_wp_database_up", "1 when the WordPress database answers a ping.", nil, nil)
 	descMemReady = prometheus.NewDesc("askwpd_search_index_ready", "1 while searches can run on the in-memory index.", nil, nil)
 	descMemLoads = prometheus.NewDesc("askwpd_search_index_loads_total", "Builds of the in-memory search index (start-up, and after writes it could not follow).", nil, nil)
-	descSearches = prometheus.NewDesc("askwpd_searches_total", "Searches by the index they ran on: memory, or fts5 while the in-memory index is not current.", []string{"index"}, nil)
+	descSearches = prometheus.NewDesc("askwpd_searches_total", "Searches by the index they ran on (memory: the only one).", []string{"index"}, nil)
 )
 
 func (c *indexCollector) Describe(ch chan<- *prometheus.Desc) {
@@ -398,7 +398,6 @@ func (c *indexCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	counter(descMemLoads, float64(si.Loads))
 	counter(descSearches, float64(si.Memory), "memory")
-	counter(descSearches, float64(si.FTS), "fts5")
 	var fs syscall.Statfs_t
 	if err := syscall.Statfs(d.Config.StateDir, &fs); err == nil {
 		gauge(descFree, float64(fs.Bavail)*float64(fs.Bsize))

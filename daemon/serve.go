@@ -144,12 +144,12 @@ func (d *Daemon) Serve(ctx context.Context) error {
 }
 
 // loadSearchIndex builds the store's in-memory search index; until it is
-// ready, searches run on FTS5 alone, slower but the same.
+// ready, searches wait for it.
 func (d *Daemon) loadSearchIndex(ctx context.Context) {
 	start := time.Now()
 	if err := d.Search.Load(ctx); err != nil {
 		if ctx.Err() == nil {
-			d.Log.Warn("Unable to load the search index into memory; searching with FTS5", "error", err)
+			d.Log.Warn("Unable to load the search index into memory; the next search retries", "error", err)
 		}
 		return
 	}

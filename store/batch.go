@@ -8,8 +8,8 @@ import (
 
 // PutDocuments stores many documents in one transaction: a bulk load
 // (evaluation corpora, a first crawl) without a commit per page. Each
-// document replaces any stored one with the same URL, chunks and index
-// rows included. Unlike PutDocument it does not skip unchanged documents.
+// document replaces any stored one with the same URL, chunks included.
+// Unlike PutDocument it does not skip unchanged documents.
 func (db *DB) PutDocuments(ctx context.Context, docs []*Document) error {
 	now := db.Now()
 	tx, err := db.write.BeginTx(ctx, nil)

@@ -64,8 +64,8 @@ type PutResult struct {
 	Unchanged bool
 }
 
-// PutDocument inserts or replaces the document with d.URL, its chunks and
-// their full-text rows, in one transaction: a reader sees either the old
+// PutDocument inserts or replaces the document with d.URL and its chunks
+// in one transaction: a reader sees either the old
 // document with its old chunks or the new one with the new chunks.
 func (db *DB) PutDocument(ctx context.Context, d *Document) (PutResult, error) {
 	if d.URL == "" {
@@ -163,13 +163,6 @@ func insertChunks(ctx context.Context, tx *sql.Tx, d *Document, it *indexTx) err
 		return err
 	}
 	defer insChunk.Close()
-	insFTS, err := tx.PrepareContext(ctx, insertFTS)
-	if err != nil {
-		return err
-	}
-	defer insFTS.Close()
-
-	di := newDocIndex(d.Title, d.Lang, d.Categories, d.Tags)
 	for i := range d.Chunks {
 		c := &d.Chunks[i]
 		if c.Type == "" {
@@ -184,28 +177,18 @@ func insertChunks(ctx context.Context, tx *sql.Tx, d *Document, it *indexTx) err
 			return err
 		}
 		c.DocID = d.ID
-		cols := di.columns(c)
-		if _, err := insFTS.ExecContext(ctx, c.ID, cols.title, cols.keywords, cols.body, cols.exact); err != nil {
-			return fmt.Errorf("index chunk %d: %w", c.Ord, err)
-		}
-		it.addChunk(d, c, cols)
+		it.addChunk(d, c)
 	}
-	indexGen.Add(1)
 	return nil
 }
 
 func deleteChunks(ctx context.Context, tx *sql.Tx, docID int64, it *indexTx) error {
 	it.deleteDoc(docID)
-	if _, err := tx.ExecContext(ctx, `DELETE FROM chunks_fts WHERE rowid IN (SELECT id FROM chunks WHERE doc_id = ?)`, docID); err != nil {
-		return err
-	}
 	_, err := tx.ExecContext(ctx, `DELETE FROM chunks WHERE doc_id = ?`, docID)
-	indexGen.Add(1)
 	return err
 }
 
-// DeleteDocument removes the document with the given URL, its chunks and
-// its full-text rows. It reports whether anything was removed.
+// DeleteDocument removes the document with the given URL and its chunks. It reports whether anything was removed.
 func (db *DB) DeleteDocument(ctx context.Context, url string) (bool, error) {
 	return db.deleteWhere(ctx, `url = ?`, url)
 }

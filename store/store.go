@@ -1,5 +1,7 @@
 // Package store is askwpd's embedded SQLite store: documents, their chunks,
-// the full-text index, the crawl frontier, webhook events and small facts.
+// their vectors, the crawl frontier, webhook events and small facts. It
+// holds no search index: it tells observers of each committed change to
+// the chunks (index.go), and the search package keeps its index from that.
 //
 // The schema lives in migrations/NNN_name.sql, applied in order inside one
 // transaction each; the applied version is kept in PRAGMA user_version.
@@ -20,6 +22,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -42,6 +46,13 @@ type DB struct {
 
 	// Now is the clock, replaceable in tests.
 	Now func() time.Time
+
+	obsMu     sync.Mutex
+	observers []IndexObserver
+	// commitMu orders the deliveries of index commits (commitIndexed).
+	commitMu sync.Mutex
+	// inflight counts index commits counted but not yet delivered.
+	inflight atomic.Int32
 }
 
 // Open opens (creating when needed) the store at path and migrates it.
@@ -96,12 +107,6 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	if err := r.PingContext(ctx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
-	}
-	// A store written by an older analyzer is re-indexed now, at start-up,
-	// rather than by whichever search comes first.
-	if err := db.EnsureIndex(ctx); err != nil {
-		db.Close()
-		return nil, err
 	}
 	return db, nil
 }

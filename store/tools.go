@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strings"
 	"time"
 )
 
@@ -29,73 +28,6 @@ func (db *DB) FindDocumentByID(ctx context.Context, id int64, withChunks bool) (
 		}
 	}
 	return d, nil
-}
-
-// DocPassage is a chunk of one document that matched a query.
-type DocPassage struct {
-	ChunkID      int64    `json:"chunk_id"`
-	Ord          int      `json:"ord"`
-	Start        int      `json:"start"`
-	End          int      `json:"end"`
-	Text         string   `json:"text"`
-	HeadingPath  []string `json:"heading_path"`
-	Type         string   `json:"type"`
-	CodeLang     string   `json:"code_lang,omitempty"`
-	Score        float64  `json:"score"`
-	MatchedTerms []string `json:"matched_terms"`
-	Snippet      string   `json:"snippet"`
-}
-
-// SearchDocument ranks the chunks of one document for a query, best
-// first, with BM25 over the chunk's own words and headings (the title is
-// the same for every chunk of a document, so it cannot tell them apart).
-// It returns the analyzed query terms too; no passages and no error means
-// no query word occurs in the document.
-func (db *DB) SearchDocument(ctx context.Context, docID int64, text, lang string, limit int) ([]DocPassage, []string, error) {
-	if limit <= 0 {
-		limit = 5
-	}
-	var terms, parts []string
-	seen := map[string]bool{}
-	for _, t := range AnalyzeTokens(text, lang) {
-		if seen[t.Term] || len(terms) >= maxQueryTerms {
-			continue
-		}
-		seen[t.Term] = true
-		terms = append(terms, t.Term)
-		parts = append(parts, `{keywords body}: `+ftsString(t.Term))
-	}
-	if len(parts) == 0 {
-		return nil, terms, nil
-	}
-	rows, err := db.read.QueryContext(ctx, `
-		SELECT c.id, c.ord, c.start, c.end, c.text, c.heading_path, c.type, c.code_lang,
-			bm25(chunks_fts, 0, 1, 1, 0) AS score
-		FROM chunks_fts
-		JOIN chunks c ON c.id = chunks_fts.rowid
-		WHERE chunks_fts MATCH ? AND c.doc_id = ?
-		ORDER BY score, c.ord
-		LIMIT ?`, strings.Join(parts, " OR "), docID, limit)
-	if err != nil {
-		return nil, terms, fmt.Errorf("store: search document %d: %w", docID, err)
-	}
-	defer rows.Close()
-	var out []DocPassage
-	for rows.Next() {
-		var p DocPassage
-		var hp string
-		if err := rows.Scan(&p.ChunkID, &p.Ord, &p.Start, &p.End, &p.Text, &hp, &p.Type, &p.CodeLang, &p.Score); err != nil {
-			return nil, terms, fmt.Errorf("store: search document %d: %w", docID, err)
-		}
-		p.Score = round3(-p.Score)
-		p.HeadingPath = parseList(hp)
-		if p.HeadingPath == nil {
-			p.HeadingPath = []string{}
-		}
-		p.MatchedTerms, p.Snippet = evidence(terms, strings.Join(p.HeadingPath, " "), p.Text, lang, 240)
-		out = append(out, p)
-	}
-	return out, terms, rows.Err()
 }
 
 // Link is an outgoing link of a stored page.

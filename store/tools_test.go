@@ -17,22 +17,6 @@ func TestDB_ToolHelpers(t *testing.T) {
 		}
 	}
 
-	ps, terms, err := db.SearchDocument(ctx, a.ID, "cool tray", "en", 5)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(terms) != 2 || len(ps) == 0 {
-		t.Fatalf("SearchDocument = %+v, terms %v", ps, terms)
-	}
-	for _, p := range ps {
-		if string([]rune(a.Body)[p.Start:p.End]) != p.Text || len(p.MatchedTerms) == 0 {
-			t.Errorf("passage %+v is not verbatim at its offsets or matched nothing", p)
-		}
-	}
-	if ps, _, _ := db.SearchDocument(ctx, b.ID, "cool tray", "en", 5); len(ps) != 0 {
-		t.Errorf("SearchDocument found another document's words: %+v", ps)
-	}
-
 	if err := db.PutLinks(ctx, a.ID, []Link{{URL: b.URL, Text: "grinders"}, {URL: "https://site.test/c/", Text: "cupping"},
 		{URL: "https://site.test/c/", Text: "cupping notes"}}); err != nil {
 		t.Fatal(err)

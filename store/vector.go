@@ -236,3 +236,56 @@ func vectorBlob(v []float32) []byte {
 	}
 	return b
 }
+
+// ChunkSimilarity is a chunk's cosine similarity to a query vector.
+type ChunkSimilarity struct {
+	ChunkID    int64
+	Similarity float64
+}
+
+// NearestChunks returns the k chunks nearest to vec that keep accepts,
+// nearest first. keep (nil keeps all) is how a caller applies its filters,
+// which it holds in memory. Vectors of another dimension (left by an
+// interrupted re-embed) are skipped, since sqlite-vec refuses to compare
+// them; a zero vector is near nothing.
+func (db *DB) NearestChunks(ctx context.Context, vec []float32, k int, keep func(chunkID int64) bool) ([]ChunkSimilarity, error) {
+	norm := 0.0
+	for _, x := range vec {
+		norm += float64(x) * float64(x)
+	}
+	if norm == 0 || math.IsNaN(norm) || math.IsInf(norm, 0) || k <= 0 {
+		return nil, nil
+	}
+	blob := vectorBlob(vec)
+	query := `SELECT chunk_id, vec_distance_cosine(embedding, ?) AS dist FROM chunk_vectors
+		WHERE length(embedding) = ? ORDER BY dist LIMIT ?`
+	args := []any{blob, len(blob), k}
+	if keep != nil {
+		// Filtered: walk the whole ranking until k pass. Every distance is
+		// computed either way; only the rows read grow.
+		query = `SELECT chunk_id, vec_distance_cosine(embedding, ?) AS dist FROM chunk_vectors
+			WHERE length(embedding) = ? ORDER BY dist`
+		args = args[:2]
+	}
+	rows, err := db.read.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("store: nearest chunks: %w", err)
+	}
+	defer rows.Close()
+	var out []ChunkSimilarity
+	for rows.Next() && len(out) < k {
+		var id int64
+		var dist *float64
+		if err := rows.Scan(&id, &dist); err != nil {
+			return nil, fmt.Errorf("store: nearest chunks: %w", err)
+		}
+		if dist == nil || (keep != nil && !keep(id)) {
+			continue
+		}
+		out = append(out, ChunkSimilarity{ChunkID: id, Similarity: 1 - *dist})
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: nearest chunks: %w", err)
+	}
+	return out, nil
+}

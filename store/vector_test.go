@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -30,23 +29,6 @@ func garageDocs() []*Document {
 		doc("/bicycles/", "post", "Bicycle repair", "Fix a flat tyre on your bicycle with a patch kit."),
 		doc("/hours/", "page", "Opening hours", "We are open from nine to five, Monday to Friday."),
 	}
-}
-
-// openVectors is a store holding garageDocs, every chunk embedded.
-func openVectors(t *testing.T) *DB {
-	t.Helper()
-	ctx := context.Background()
-	db := openTB(t)
-	for _, d := range garageDocs() {
-		if _, err := db.PutDocument(ctx, d); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if _, err := db.ResetVectors(ctx, "concepts-64"); err != nil {
-		t.Fatal(err)
-	}
-	embedAll(t, db, "concepts-64")
-	return db
 }
 
 func embedAll(t *testing.T, db *DB, model string) int {
@@ -155,162 +137,12 @@ func TestVectors_StoreLifecycle(t *testing.T) {
 	}
 }
 
-func hitPaths(hs []Hit) []string {
-	var out []string
-	for _, h := range hs {
-		out = append(out, strings.TrimPrefix(h.URL, "http://x.test"))
-	}
-	return out
-}
-
-func hybrid(text string, alpha float64, fusion string) *HybridQuery {
-	return &HybridQuery{Vector: fakeembed.Vector(text), Alpha: alpha, Fusion: fusion}
-}
-
-func TestSearchHybrid_FindsParaphrase(t *testing.T) {
-	ctx := context.Background()
-	db := openVectors(t)
-	const q = "car oil servicing"
-
-	kw, err := db.Search(ctx, SearchQuery{Text: q})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if slices.Contains(hitPaths(kw.Hits), "/engine-care/") || slices.Contains(hitPaths(kw.Hits), "/checklist/") {
-		t.Fatalf("keyword search already finds the automobile pages: %v", hitPaths(kw.Hits))
-	}
-	if len(kw.Hits) == 0 {
-		t.Fatal("keyword search finds nothing; the query needs a word on the site to reach ranking")
-	}
-
-	for _, fusion := range []string{"alpha", "rrf"} {
-		res, err := db.SearchHybrid(ctx, SearchQuery{Text: q, Hybrid: hybrid(q, 0.5, fusion)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		got := hitPaths(res.Hits)
-		t.Logf("%s: %v", fusion, got)
-		if !slices.Contains(got, "/engine-care/") || !slices.Contains(got, "/checklist/") {
-			t.Fatalf("%s: hybrid misses the paraphrase: %v", fusion, got)
-		}
-		for _, h := range res.Hits {
-			path := strings.TrimPrefix(h.URL, "http://x.test")
-			wantSrc := "embedding"
-			if slices.Contains(hitPaths(kw.Hits), path) {
-				wantSrc = "hybrid"
-			}
-			if h.Source != wantSrc {
-				t.Errorf("%s: %s source %q, want %q", fusion, path, h.Source, wantSrc)
-			}
-			// The passage is the raw chunk, never the embedded header.
-			if strings.Contains(h.Passage.Text, "Title:") || strings.Contains(h.Snippet, "URL:") {
-				t.Errorf("%s: %s shows the embedding header: %q", fusion, path, h.Passage.Text)
-			}
-		}
-	}
-
-	// Vector only: the two automobile pages lead.
-	res, err := db.SearchHybrid(ctx, SearchQuery{Text: q, Hybrid: hybrid(q, 1, "alpha")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := hitPaths(res.Hits)
-	if len(got) < 2 || !slices.Contains(got[:2], "/engine-care/") || !slices.Contains(got[:2], "/checklist/") {
-		t.Fatalf("alpha 1: %v, want the automobile pages first", got)
-	}
-}
-
-func TestSearchHybrid_FiltersStayStrict(t *testing.T) {
-	ctx := context.Background()
-	db := openVectors(t)
-	const q = "car oil servicing"
-	for _, tc := range []struct {
-		name string
-		f    Filters
-		ok   func(Hit) bool
-	}{
-		{"type page", Filters{PostType: []string{"page"}}, func(h Hit) bool { return h.Type == "page" }},
-		{"type post", Filters{PostType: []string{"post"}}, func(h Hit) bool { return h.Type == "post" }},
-		{"category", Filters{Category: "garage"}, func(h Hit) bool { return strings.HasSuffix(h.URL, "/engine-care/") }},
-		{"after", Filters{After: time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC)}, func(Hit) bool { return false }},
-	} {
-		for _, alpha := range []float64{0.5, 1} {
-			res, err := db.SearchHybrid(ctx, SearchQuery{Text: q, Filters: tc.f, Hybrid: hybrid(q, alpha, "alpha")})
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, h := range res.Hits {
-				if !tc.ok(h) {
-					t.Errorf("%s, alpha %g: %s (%s) passed the filter", tc.name, alpha, h.URL, h.Type)
-				}
-			}
-			t.Logf("%s, alpha %g: %v", tc.name, alpha, hitPaths(res.Hits))
-		}
-	}
-	// The category filter still finds the paraphrase, through the vector.
-	res, err := db.SearchHybrid(ctx, SearchQuery{Text: q, Filters: Filters{Category: "Garage"}, Hybrid: hybrid(q, 0.5, "alpha")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := hitPaths(res.Hits); len(got) != 1 || got[0] != "/engine-care/" {
-		t.Fatalf("category Garage: %v, want [/engine-care/]", got)
-	}
-}
-
-func TestSearchHybrid_AlphaZeroIsKeyword(t *testing.T) {
-	ctx := context.Background()
-	db := openVectors(t)
-	for _, q := range []string{"car oil servicing", "automobile lubricant", "bicycle tyre", "open office hours"} {
-		kw, err := db.Search(ctx, SearchQuery{Text: q})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, fusion := range []string{"alpha", "rrf"} {
-			h, err := db.SearchHybrid(ctx, SearchQuery{Text: q, Hybrid: hybrid(q, 0, fusion)})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(h.Hits) != len(kw.Hits) {
-				t.Fatalf("%q %s: %d hits, keyword %d", q, fusion, len(h.Hits), len(kw.Hits))
-			}
-			for i := range kw.Hits {
-				a, b := kw.Hits[i], h.Hits[i]
-				if a.URL != b.URL || a.Score != b.Score || b.Source != "keyword" {
-					t.Fatalf("%q %s: hit %d is %s %.3f %s, keyword %s %.3f", q, fusion, i, b.URL, b.Score, b.Source, a.URL, a.Score)
-				}
-			}
-		}
-	}
-}
-
-func TestSearchHybrid_IgnoresUnusableVectors(t *testing.T) {
-	ctx := context.Background()
-	db := openVectors(t)
-	const q = "car oil servicing"
-	kw, err := db.Search(ctx, SearchQuery{Text: q})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for name, v := range map[string][]float32{
-		"zero vector":     make([]float32, 64),
-		"other dimension": {0.6, 0.8},
-	} {
-		res, err := db.SearchHybrid(ctx, SearchQuery{Text: q, Hybrid: &HybridQuery{Vector: v, Alpha: 0.5}})
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		if !slices.Equal(hitPaths(res.Hits), hitPaths(kw.Hits)) {
-			t.Fatalf("%s: %v, keyword %v", name, hitPaths(res.Hits), hitPaths(kw.Hits))
-		}
-	}
-}
-
-// BenchmarkVectorCandidates times the vector half of a hybrid search: the
-// k = 100 nearest of n chunks, unfiltered and filtered by type, at
-// real-model dimensions.
+// BenchmarkNearestChunks times the vector half of a hybrid search: the
+// k = 100 nearest of n chunks, unfiltered and filtered to a third of them,
+// at real-model dimensions.
 //
-//	go test -run '^$' -bench VectorCandidates -benchtime 20x ./store/
-func BenchmarkVectorCandidates(b *testing.B) {
+//	go test -run '^$' -bench NearestChunks -benchtime 20x ./store/
+func BenchmarkNearestChunks(b *testing.B) {
 	ctx := context.Background()
 	for _, n := range []int{5000} {
 		for _, dims := range []int{64, 768, 1536} {
@@ -318,11 +150,7 @@ func BenchmarkVectorCandidates(b *testing.B) {
 			var docs []*Document
 			for i := range n {
 				body := "chunk " + strings.Repeat("word ", 50)
-				typ := "post"
-				if i%3 == 0 {
-					typ = "page"
-				}
-				docs = append(docs, &Document{URL: "http://x.test/" + strconv.Itoa(i) + "/", Title: "Doc", PostType: typ, Body: body, Text: body,
+				docs = append(docs, &Document{URL: "http://x.test/" + strconv.Itoa(i) + "/", Title: "Doc", PostType: "post", Body: body, Text: body,
 					Chunks: []Chunk{{Text: body, End: len(body)}}})
 			}
 			if err := db.PutDocuments(ctx, docs); err != nil {
@@ -353,11 +181,11 @@ func BenchmarkVectorCandidates(b *testing.B) {
 			q := randVec()
 			for _, f := range []struct {
 				name string
-				f    Filters
-			}{{"all", Filters{}}, {"type=page", Filters{PostType: []string{"page"}}}} {
+				keep func(int64) bool
+			}{{"all", nil}, {"third", func(id int64) bool { return id%3 == 0 }}} {
 				b.Run(fmt.Sprintf("n=%d/dims=%d/%s", n, dims, f.name), func(b *testing.B) {
 					for b.Loop() {
-						cs, _, err := db.vectorCandidates(ctx, q, f.f, 100)
+						cs, err := db.NearestChunks(ctx, q, 100, f.keep)
 						if err != nil || len(cs) != 100 {
 							b.Fatalf("%d candidates, %v", len(cs), err)
 						}
@@ -368,26 +196,35 @@ func BenchmarkVectorCandidates(b *testing.B) {
 	}
 }
 
-// TestSearchHybrid_NoKeywordMatch: a query none of whose words occur on the
-// site still reaches the vector search.
-func TestSearchHybrid_NoKeywordMatch(t *testing.T) {
+func TestNearestChunks(t *testing.T) {
 	ctx := context.Background()
-	db := openVectors(t)
-	const q = "vehicle oil servicing"
-	kw, err := db.Search(ctx, SearchQuery{Text: q})
-	if err != nil {
+	db := openTB(t)
+	for _, d := range garageDocs() {
+		if _, err := db.PutDocument(ctx, d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := db.ResetVectors(ctx, "concepts-64"); err != nil {
 		t.Fatal(err)
 	}
-	if len(kw.Hits) != 0 {
-		t.Fatalf("keyword search finds %v: the query must use words the site lacks", hitPaths(kw.Hits))
+	embedAll(t, db, "concepts-64")
+	q := fakeembed.Vector("car upkeep")
+	all, err := db.NearestChunks(ctx, q, 3, nil)
+	if err != nil || len(all) != 3 {
+		t.Fatalf("NearestChunks = %+v, %v", all, err)
 	}
-	res, err := db.SearchHybrid(ctx, SearchQuery{Text: q, Hybrid: hybrid(q, 0.5, "alpha")})
-	if err != nil {
-		t.Fatal(err)
+	for i := 1; i < len(all); i++ {
+		if all[i].Similarity > all[i-1].Similarity {
+			t.Fatalf("not nearest first: %+v", all)
+		}
 	}
-	got := hitPaths(res.Hits)
-	if len(got) == 0 || res.Hits[0].Source != "embedding" {
-		t.Fatalf("hybrid with no keyword match: %v, want vector hits", got)
+	// A filter that refuses the nearest still yields k, the next ones.
+	refused := all[0].ChunkID
+	kept, err := db.NearestChunks(ctx, q, 3, func(id int64) bool { return id != refused })
+	if err != nil || len(kept) != 3 || kept[0].ChunkID != all[1].ChunkID {
+		t.Fatalf("filtered = %+v, %v; want 3 starting at %d", kept, err, all[1].ChunkID)
 	}
-	t.Logf("hits %v, action %s", got, res.Action)
+	if none, err := db.NearestChunks(ctx, make([]float32, 64), 3, nil); err != nil || len(none) != 0 {
+		t.Fatalf("zero vector: %+v, %v", none, err)
+	}
 }

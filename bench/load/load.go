@@ -120,9 +120,8 @@ func load(ctx context.Context, o options, p *daemonProc, hot []hotPost) (bool, e
 			fmt.Printf("  server side (askwpd_tool_latency_seconds): %.0f search_site calls, %.2f%% took <= 50 ms\n", n1-n0, 100*(l1-l0)/(n1-n0))
 		}
 		mem := m1[`askwpd_searches_total{index="memory"}`] - m0[`askwpd_searches_total{index="memory"}`]
-		fts := m1[`askwpd_searches_total{index="fts5"}`] - m0[`askwpd_searches_total{index="fts5"}`]
-		fmt.Printf("  searches on the in-memory index %.0f, on FTS5 %.0f; in-memory index loads %.0f\n",
-			mem, fts, m1["askwpd_search_index_loads_total"]-m0["askwpd_search_index_loads_total"])
+		fmt.Printf("  searches %.0f; search index loads %.0f\n",
+			mem, m1["askwpd_search_index_loads_total"]-m0["askwpd_search_index_loads_total"])
 	}
 	ss.mu.Unlock()
 

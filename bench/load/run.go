@@ -118,8 +118,8 @@ func run(ctx context.Context, o options) (bool, error) {
 		}
 	}()
 	fmt.Printf("askwpd serve pid %d on %s, state %s\n", p.cmd.Process.Pid, p.base, state)
-	// Until its in-memory search index is loaded, the daemon searches on
-	// FTS5 alone; the run measures the daemon as it serves, after that.
+	// Until its search index is loaded, the daemon's searches wait for it;
+	// the run measures the daemon as it serves, after that.
 	t0 := time.Now()
 	for {
 		m, err := p.metrics(ctx)

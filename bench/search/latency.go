@@ -39,7 +39,6 @@ func runLatency(ctx context.Context, args []string) error {
 	dir := fs.String("dir", "", "store directory (default: temp)")
 	prof := fs.String("cpuprofile", "", "CPU profile of the query phase")
 	overHTTP := fs.Bool("http", false, "search through the daemon's HTTP API on loopback, not in-process")
-	ftsOnly := fs.Bool("fts", false, "search with FTS5 alone, without the in-memory index")
 	questions := fs.Int("questions", 200, "then time this many chat-style questions of 8–12 words, reported apart from the mix")
 	rk := rankingFlags(fs)
 	fs.IntVar(&rk.AllTermsMax, "allmax", rk.AllTermsMax, "AND-first up to this many terms")
@@ -151,7 +150,7 @@ func runLatency(ctx context.Context, args []string) error {
 		return err
 	}
 	fmt.Printf("store: %d documents, %d chunks, indexed in %s\n", *docs, nChunks, time.Since(t0).Round(time.Millisecond))
-	if !*ftsOnly && !*overHTTP {
+	if !*overHTTP {
 		t := time.Now()
 		var before runtime.MemStats
 		runtime.GC()

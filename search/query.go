@@ -1,9 +1,11 @@
-package store
+package search
 
 import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/askwp/askwpd/analysis"
 )
 
 // Query parsing limits: a 10k-character query is answered, from its start.
@@ -17,33 +19,34 @@ type queryTerm struct {
 	Term    string // the index term (stemmed)
 	Surface string // the folded word, matched against known terms unstemmed
 	Code    bool
-	// Source is "query", "synonym", "typo" or "feedback".
+	// Source is "query", "synonym" or "typo".
 	Source string
 	// From is the query word a synonym or typo correction came from.
 	From string
-	// Weight repeats the term in the full-text query (FTS5 has no term
-	// weights; bm25() sums over phrases, so a repeated phrase counts again).
+	// Weight counts the term that many times in the BM25 sum; 0 leaves it
+	// out (a word found nowhere, or a common word cut for speed).
 	Weight int
 }
 
 // parsedQuery is a query after analysis.
 type parsedQuery struct {
 	Text     string
-	Lang     *language
+	Lang     string
 	Terms    []queryTerm
 	Seq      []string   // the query's own terms in order, for phrase matching
 	Phrases  [][]string // quoted phrases, analyzed
 	Temporal bool       // asks for recent content
 	Year     int        // a year named in the query, or 0
 	Intents  [][]string // the parts of a multi-intent query ("X and Y")
-	// requireAll makes the full-text query an AND of the terms: the fast
+	// requireAll makes the candidate query an AND of the terms: the fast
 	// first pass of a short query.
 	requireAll bool
-	// cutTerms is set when common terms were left out of the full-text
+	// cutTerms is set when common terms were left out of the candidate
 	// query (cutCommon): the rerank must then score them.
 	cutTerms bool
-	// mem is the in-memory index when it is current, else nil.
-	mem *memIndex
+	// allow, when set, holds the only slots a candidate may come from:
+	// those holding the query's quoted phrases.
+	allow map[uint32]bool
 }
 
 var temporalWords = map[string]bool{
@@ -55,7 +58,7 @@ var temporalPhrases = []string{"this week", "this month", "this year", "last wee
 
 // parseQuery analyzes a query in lang. It never fails: a query with no
 // usable words yields no terms.
-func parseQuery(text, lang string, syn *Synonyms) *parsedQuery {
+func parseQuery(text, lang string, syn *analysis.Synonyms) *parsedQuery {
 	if len(text) > maxQueryBytes {
 		cut := maxQueryBytes
 		for cut > 0 && !utf8.RuneStart(text[cut]) {
@@ -63,8 +66,8 @@ func parseQuery(text, lang string, syn *Synonyms) *parsedQuery {
 		}
 		text = text[:cut]
 	}
-	pq := &parsedQuery{Text: text, Lang: languageOf(lang)}
-	words := tokenize(text)
+	pq := &parsedQuery{Text: text, Lang: lang}
+	words := analysis.Words(text)
 	padded := " " + strings.Join(words, " ") + " "
 	for _, w := range words {
 		if temporalWords[w] {
@@ -96,7 +99,7 @@ func parseQuery(text, lang string, syn *Synonyms) *parsedQuery {
 			break
 		}
 		var ph []string
-		for _, t := range AnalyzeTokens(rest[:j], lang) {
+		for _, t := range analysis.AnalyzeTokens(rest[:j], lang) {
 			ph = append(ph, t.Term)
 		}
 		if len(ph) > 1 {
@@ -122,35 +125,31 @@ func parseQuery(text, lang string, syn *Synonyms) *parsedQuery {
 		pq.Terms = append(pq.Terms, t)
 	}
 
-	analyzed := syn.rewritePhrases(text)
-	for _, tok := range AnalyzeTokens(analyzed, lang) {
-		if fillerWords[tok.Surface] {
+	analyzed := syn.RewritePhrases(text)
+	for _, tok := range analysis.AnalyzeTokens(analyzed, lang) {
+		if analysis.IsFiller(tok.Surface) {
 			continue
 		}
-		if syn != nil {
-			if to, ok := syn.wordRewrite[tok.Surface]; ok {
-				for _, w := range to {
-					for _, t := range AnalyzeTokens(w, lang) {
-						add(queryTerm{Term: t.Term, Surface: t.Surface, Code: t.Code, Source: "synonym", From: tok.Surface})
-						pq.Seq = append(pq.Seq, t.Term)
-					}
+		if to, ok := syn.Rewrite(tok.Surface); ok {
+			for _, w := range to {
+				for _, t := range analysis.AnalyzeTokens(w, lang) {
+					add(queryTerm{Term: t.Term, Surface: t.Surface, Code: t.Code, Source: "synonym", From: tok.Surface})
+					pq.Seq = append(pq.Seq, t.Term)
 				}
-				continue
 			}
+			continue
 		}
 		add(queryTerm{Term: tok.Term, Surface: tok.Surface, Code: tok.Code, Source: "query"})
 		pq.Seq = append(pq.Seq, tok.Term)
 		if hasDigit(tok.Surface) {
-			// "IL6" also finds "IL-6", the way the index splits both.
+			// "php8" also finds "PHP-8", the way the index splits both.
 			for _, p := range tok.Parts {
 				add(queryTerm{Term: p, Surface: p, Source: "synonym", From: tok.Surface})
 			}
 		}
-		if syn != nil {
-			for _, w := range syn.equivalents[tok.Surface] {
-				for _, t := range AnalyzeTokens(w, lang) {
-					add(queryTerm{Term: t.Term, Surface: t.Surface, Code: t.Code, Source: "synonym", From: tok.Surface})
-				}
+		for _, w := range syn.Equivalents(tok.Surface) {
+			for _, t := range analysis.AnalyzeTokens(w, lang) {
+				add(queryTerm{Term: t.Term, Surface: t.Surface, Code: t.Code, Source: "synonym", From: tok.Surface})
 			}
 		}
 	}
@@ -174,8 +173,8 @@ func splitIntents(text, lang string) [][]string {
 	total := 0
 	for _, p := range parts {
 		var ts []string
-		for _, t := range AnalyzeTokens(p, lang) {
-			if !fillerWords[t.Surface] {
+		for _, t := range analysis.AnalyzeTokens(p, lang) {
+			if !analysis.IsFiller(t.Surface) {
 				ts = append(ts, t.Term)
 			}
 		}
@@ -194,45 +193,6 @@ func splitIntents(text, lang string) [][]string {
 	return out
 }
 
-// ftsString quotes a term as an FTS5 string.
-func ftsString(s string) string {
-	return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
-}
-
-// matchExpr builds the FTS5 MATCH expression: every term (stem) in the
-// stemmed columns, its surface form in the exact column, and, when
-// bigrams is set, each pair of adjacent query terms as a phrase, which
-// bm25() then scores as one more term: a proximity bonus.
-func (pq *parsedQuery) matchExpr(bigrams, exact bool) string {
-	if pq.requireAll {
-		return pq.allExpr()
-	}
-	var parts []string
-	for _, t := range pq.Terms {
-		if t.Weight <= 0 {
-			continue
-		}
-		q := `{title keywords body}: ` + ftsString(t.Term)
-		for i := 0; i < t.Weight; i++ {
-			parts = append(parts, q)
-		}
-		if exact && t.Surface != "" && t.Source != "feedback" {
-			parts = append(parts, `exact: `+ftsString(t.Surface))
-		}
-	}
-	if bigrams {
-		for i := 0; i+1 < len(pq.Seq) && i < 16; i++ {
-			if pq.Seq[i] != pq.Seq[i+1] {
-				parts = append(parts, `{title keywords body}: `+ftsString(pq.Seq[i]+" "+pq.Seq[i+1]))
-			}
-		}
-	}
-	for _, ph := range pq.Phrases {
-		parts = append(parts, ftsString(strings.Join(ph, " ")))
-	}
-	return strings.Join(parts, " OR ")
-}
-
 // group is the term's group in an AND of the terms: its own, or, for a
 // synonym, the query word it stands for.
 func (t queryTerm) group() string {
@@ -240,28 +200,6 @@ func (t queryTerm) group() string {
 		return "\x00" + t.From
 	}
 	return t.Term
-}
-
-// allExpr requires every live query term (or one of its synonyms, or its
-// exact surface form) to match.
-func (pq *parsedQuery) allExpr() string {
-	groups := map[string][]string{}
-	var order []string
-	for _, t := range pq.Terms {
-		if t.Weight <= 0 {
-			continue
-		}
-		key := t.group()
-		if _, ok := groups[key]; !ok {
-			order = append(order, key)
-		}
-		groups[key] = append(groups[key], `{title keywords body}: `+ftsString(t.Term))
-	}
-	var parts []string
-	for _, k := range order {
-		parts = append(parts, "("+strings.Join(groups[k], " OR ")+")")
-	}
-	return strings.Join(parts, " AND ")
 }
 
 // containsSeq reports whether seq occurs contiguously in terms.
@@ -279,4 +217,22 @@ outer:
 		return true
 	}
 	return false
+}
+
+func hasDigit(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= '0' && s[i] <= '9' {
+			return true
+		}
+	}
+	return false
+}
+
+func isDigits(s string) bool {
+	for _, r := range s {
+		if (r < '0' || r > '9') && r != '.' {
+			return false
+		}
+	}
+	return true
 }

@@ -1,4 +1,4 @@
-package store
+package search
 
 import (
 	"context"
@@ -6,17 +6,16 @@ import (
 	"math"
 	"slices"
 	"sort"
-	"strings"
 )
 
 // HybridQuery fuses a vector search into a keyword search. It is
-// SearchQuery.Hybrid; nil means keyword only.
+// Query.Hybrid; nil means keyword only.
 type HybridQuery struct {
 	// Vector is the query's embedding, from the model the stored vectors
 	// came from.
 	Vector []float32
-	// Alpha weighs the two rankings as Weaviate's hybrid search (and the
-	// Qurio spec) does: 0 is keyword only, 1 is vector only.
+	// Alpha weighs the two rankings as Weaviate's hybrid search does: 0
+	// is keyword only, 1 is vector only.
 	Alpha float64
 	// Fusion is "alpha" (default): min-max normalized scores mixed by
 	// Alpha; or "rrf": reciprocal rank fusion, each list's 1/(60+rank)
@@ -24,7 +23,7 @@ type HybridQuery struct {
 	Fusion string
 
 	// trace records, per chunk the fusion touched, where it came from;
-	// SearchHybrid copies it into the hits.
+	// searchHybrid copies it into the hits.
 	trace map[int64]fusedFrom
 }
 
@@ -37,17 +36,14 @@ type fusedFrom struct {
 // rrfK is reciprocal rank fusion's constant (Cormack et al., 2009).
 const rrfK = 60
 
-// SearchHybrid is Search that also marks each hit's Source ("keyword",
+// searchHybrid is search that also marks each hit's Source ("keyword",
 // "hybrid" when both rankings found the chunk, "embedding" when only the
 // vector search did) and says so in MatchExplain.
-func (db *DB) SearchHybrid(ctx context.Context, q SearchQuery) (*SearchResult, error) {
-	if q.Hybrid == nil {
-		return db.Search(ctx, q)
-	}
+func (ix *Index) searchHybrid(ctx context.Context, q Query) (*Result, error) {
 	h := *q.Hybrid
 	h.trace = map[int64]fusedFrom{}
 	q.Hybrid = &h
-	res, err := db.Search(ctx, q)
+	res, err := ix.search(ctx, q)
 	if err != nil {
 		return nil, err
 	}
@@ -80,13 +76,13 @@ func fusionName(f string) string {
 // same strict filters. Date-sorted searches stay keyword only: every
 // vector search returns its k nearest, related or not, and a date order
 // would show the unrelated ones as readily as the rest.
-func (db *DB) fuseVectors(ctx context.Context, cands []*candidate, q SearchQuery, rk Ranking) ([]*candidate, error) {
+func (ix *Index) fuseVectors(ctx context.Context, cands []*candidate, q Query, rk Ranking) ([]*candidate, error) {
 	h := q.Hybrid
 	if h == nil || len(h.Vector) == 0 || h.Alpha <= 0 || q.Sort == "date" {
 		return cands, nil
 	}
 	k := max(rk.Candidates, q.Limit*q.PerDoc*3)
-	vcs, sims, err := db.vectorCandidates(ctx, h.Vector, q.Filters, k)
+	vcs, sims, err := ix.vectorCandidates(ctx, h.Vector, q.Filters, k)
 	if err != nil {
 		return nil, fmt.Errorf("vector search: %w", err)
 	}
@@ -160,65 +156,42 @@ func minMax(x, lo, hi float64) float64 {
 }
 
 // vectorCandidates returns the k chunks nearest to vec that pass the
-// filters, nearest first, with their cosine similarity. Vectors of
-// another dimension (left by an interrupted re-embed) are skipped, since
-// sqlite-vec refuses to compare them.
-func (db *DB) vectorCandidates(ctx context.Context, vec []float32, f Filters, k int) ([]*candidate, []float64, error) {
-	norm := 0.0
-	for _, x := range vec {
-		norm += float64(x) * float64(x)
+// filters, nearest first, with their cosine similarity. The store ranks
+// the vectors; the filters are the index's, on the chunks it holds.
+func (ix *Index) vectorCandidates(ctx context.Context, vec []float32, f Filters, k int) ([]*candidate, []float64, error) {
+	m := ix.mem
+	slotOf := func(id int64) (*memSlot, bool) {
+		m.mu.RLock()
+		defer m.mu.RUnlock()
+		s, ok := m.chunkSlot[id]
+		if !ok {
+			return nil, false
+		}
+		sl := m.slots[s]
+		return &sl, true
 	}
-	if norm == 0 || math.IsNaN(norm) || math.IsInf(norm, 0) {
-		return nil, nil, nil
-	}
-	blob := vectorBlob(vec)
-	// The nearest k are chosen over the vector table alone (joined only
-	// for the filters), and only they are joined to their documents:
-	// reading every document row would cost more than the distances.
-	inner := `SELECT chunk_id, vec_distance_cosine(embedding, ?) AS dist FROM chunk_vectors
-		WHERE length(embedding) = ? ORDER BY dist LIMIT ?`
-	args := []any{blob, len(blob), k}
+	var keep func(int64) bool
 	if !f.empty() {
-		where, fargs := f.sql([]string{`length(v.embedding) = ?`}, []any{len(blob)})
-		inner = `SELECT v.chunk_id, vec_distance_cosine(v.embedding, ?) AS dist FROM chunk_vectors v
-			JOIN chunks c ON c.id = v.chunk_id
-			JOIN documents d ON d.id = c.doc_id
-			WHERE ` + strings.Join(where, " AND ") + `
-			ORDER BY dist LIMIT ?`
-		args = append(append([]any{blob}, fargs...), k)
+		keep = func(id int64) bool {
+			sl, ok := slotOf(id)
+			return ok && f.match(sl)
+		}
 	}
-	query := `SELECT c.id, c.doc_id, c.type, c.code_lang, d.url, d.title, d.lang, d.post_type,
-			d.categories, d.tags, d.published, d.modified, d.thin, n.dist
-		FROM (` + inner + `) n
-		JOIN chunks c ON c.id = n.chunk_id
-		JOIN documents d ON d.id = c.doc_id
-		ORDER BY n.dist`
-	rows, err := db.read.QueryContext(ctx, query, args...)
+	near, err := ix.db.NearestChunks(ctx, vec, k, keep)
 	if err != nil {
 		return nil, nil, err
 	}
-	defer rows.Close()
 	var (
 		out  []*candidate
 		sims []float64
 	)
-	for rows.Next() {
-		c := &candidate{}
-		var pub, mod string
-		var thin int
-		var dist *float64
-		if err := rows.Scan(&c.chunkID, &c.docID, &c.chunkType, &c.codeLang, &c.url, &c.title, &c.lang, &c.postType,
-			&c.cats, &c.tags, &pub, &mod, &thin, &dist); err != nil {
-			return nil, nil, err
+	for _, n := range near {
+		// A chunk the index does not hold (written a moment ago by another
+		// process) waits for the reload that brings its document in.
+		if sl, ok := slotOf(n.ChunkID); ok {
+			out = append(out, sl.candidate(0))
+			sims = append(sims, n.Similarity)
 		}
-		if dist == nil {
-			// A zero vector has no direction: it is near nothing.
-			continue
-		}
-		c.published, c.modified = parseTime(pub), parseTime(mod)
-		c.thin = thin != 0
-		out = append(out, c)
-		sims = append(sims, 1-*dist)
 	}
-	return out, sims, rows.Err()
+	return out, sims, nil
 }

@@ -1,9 +1,9 @@
-package store
+package analysis
 
 import (
-	"context"
 	"reflect"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -28,6 +28,7 @@ func TestAnalyze(t *testing.T) {
 			t.Errorf("Analyze(%q, %q) = %q, want %q", tt.text, tt.lang, got, tt.want)
 		}
 	}
+	indexTerms := func(text, lang string) string { return strings.Join(IndexTerms(text, lang, nil), " ") }
 	if got := indexTerms("loginHandler wp_enqueue_script", "en"); got != "loginhandler login handler wp_enqueue_script wp enqueu script" {
 		t.Errorf("indexTerms = %q", got)
 	}
@@ -46,74 +47,7 @@ func TestAnalyze(t *testing.T) {
 	}
 }
 
-func TestVocabulary_Correct(t *testing.T) {
-	v := &vocabulary{byKey: map[vocabKey][]vocabTerm{}, docCount: map[string]int{}}
-	for _, w := range []string{"workspace", "workspac", "widget", "notes", "panel", "café"} {
-		v.add(vocabTerm{w, 3})
-	}
-	for in, want := range map[string]string{"wrkspace": "workspace", "widgte": "widget", "ntoes": "notes", "notse": "notes", "cafés": "café"} {
-		if got, ok := v.correct(in); !ok || got != want {
-			t.Errorf("correct(%q) = %q, %v; want %q", in, got, ok, want)
-		}
-	}
-	if got, ok := v.correct("calendar"); ok {
-		t.Errorf("correct(calendar) = %q", got)
-	}
-}
-
-func TestDB_EnsureIndex(t *testing.T) {
-	ctx := context.Background()
-	db := openSite(t)
-	if err := db.EnsureIndex(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if v, _ := db.GetMeta(ctx, "analyzer_version"); v != analyzerVersion {
-		t.Fatalf("analyzer_version = %q", v)
-	}
-	// A stale version rebuilds the index from the chunks.
-	if err := db.SetMeta(ctx, "analyzer_version", "0"); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.write.ExecContext(ctx, `INSERT INTO chunks_fts(chunks_fts) VALUES('delete-all')`); err != nil {
-		t.Fatal(err)
-	}
-	if err := db.EnsureIndex(ctx); err != nil {
-		t.Fatal(err)
-	}
-	res, err := db.Search(ctx, SearchQuery{Text: "quick links"})
-	if err != nil || len(res.Hits) == 0 {
-		t.Fatalf("after rebuild: %+v, %v", res, err)
-	}
-	if err := db.IntegrityCheck(ctx); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// BenchmarkVocabulary_Correct times one typo lookup over a vocabulary the
-// size of a 50k-chunk site's (150k terms).
-func BenchmarkVocabulary_Correct(b *testing.B) {
-	v := &vocabulary{byKey: map[vocabKey][]vocabTerm{}, docCount: map[string]int{}}
-	letters := "abcdefghijklmnopqrstuvwxyz"
-	seed := uint32(1)
-	next := func() int { seed = seed*1664525 + 1013904223; return int(seed >> 8) }
-	for i := 0; i < 150000; i++ {
-		n := 3 + next()%10
-		w := make([]byte, n)
-		for j := range w {
-			w[j] = letters[next()%26]
-		}
-		v.add(vocabTerm{string(w), 1 + next()%50})
-	}
-	v.add(vocabTerm{"workspace", 10})
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		if got, ok := v.correct("wrkspace"); !ok || got != "workspace" {
-			b.Fatalf("correct = %q, %v", got, ok)
-		}
-	}
-}
-
-// analyzeFor skips stemming words that cannot match; it must agree with
+// AnalyzeFor skips stemming words that cannot match; it must agree with
 // Analyze on every term it was asked for and keep Analyze's positions.
 func TestAnalyzeFor(t *testing.T) {
 	text := "The Workspaces are running; wp_enqueue_script loginHandler version 3.14 Łódź Straße " +
@@ -121,7 +55,7 @@ func TestAnalyzeFor(t *testing.T) {
 	for _, lang := range []string{"en", "de", "ga", "ar"} {
 		full := Analyze(text, lang)
 		for _, want := range [][]string{{"workspac", "run"}, {"wp_enqueue_script"}, {"lodz", "haus"}, {}} {
-			got := analyzeFor(text, lang, initialsOf(want))
+			got := AnalyzeFor(text, lang, InitialsOf(want))
 			if len(got) != len(full) {
 				t.Fatalf("%s %v: %d terms, Analyze has %d", lang, want, len(got), len(full))
 			}
@@ -135,8 +69,8 @@ func TestAnalyzeFor(t *testing.T) {
 				}
 			}
 		}
-		if got := analyzeFor(text, lang, nil); !reflect.DeepEqual(got, full) {
-			t.Errorf("%s: analyzeFor(nil) = %q, want %q", lang, got, full)
+		if got := AnalyzeFor(text, lang, nil); !reflect.DeepEqual(got, full) {
+			t.Errorf("%s: AnalyzeFor(nil) = %q, want %q", lang, got, full)
 		}
 	}
 }
@@ -157,4 +91,52 @@ func TestAnalyze_Concurrent(t *testing.T) {
 		})
 	}
 	wg.Wait()
+}
+
+func TestSynonyms(t *testing.T) {
+	syn, err := ParseSynonyms(strings.NewReader("# a site's rules\nshortcuts => quick links\nhomepage, home page => home\ndocs, documentation, manual\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if to, ok := syn.Rewrite("shortcuts"); !ok || !reflect.DeepEqual(to, []string{"quick", "links"}) {
+		t.Errorf("Rewrite(shortcuts) = %q, %v", to, ok)
+	}
+	if got := syn.Equivalents("docs"); !reflect.DeepEqual(got, []string{"documentation", "manual"}) {
+		t.Errorf("Equivalents(docs) = %q", got)
+	}
+	if got := syn.RewritePhrases("Where is the Home Page?"); got != "where is the home" {
+		t.Errorf("RewritePhrases = %q", got)
+	}
+	var none *Synonyms
+	if _, ok := none.Rewrite("docs"); ok || none.Equivalents("docs") != nil || none.RewritePhrases("x y") != "x y" {
+		t.Error("nil Synonyms rewrote")
+	}
+	if _, err := ParseSynonyms(strings.NewReader("lonely\n")); err == nil {
+		t.Error("a one-word group parsed")
+	}
+}
+
+// An Analyzer remembers stems and analyzes exactly as the package does,
+// in any language, from many goroutines (run with -race).
+func TestAnalyzer(t *testing.T) {
+	a := NewAnalyzer()
+	texts := map[string]string{"en": "The Workspaces are running; wp_enqueue_script loginHandler", "de": "Die Häuser sind groß",
+		"fr": "Les maisons anciennes", "pt-BR": "As casas antigas"}
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			for range 50 {
+				for lang, text := range texts {
+					if got, want := a.IndexTerms(text, lang, nil), IndexTerms(text, lang, nil); !slices.Equal(got, want) {
+						t.Errorf("%s: %q, want %q", lang, got, want)
+						return
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if a.n.Load() == 0 {
+		t.Error("nothing remembered")
+	}
 }

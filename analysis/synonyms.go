@@ -1,4 +1,4 @@
-package store
+package analysis
 
 import (
 	"bufio"
@@ -28,12 +28,12 @@ type Synonyms struct {
 func LoadSynonyms(path string) (*Synonyms, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("store: synonyms: %w", err)
+		return nil, fmt.Errorf("analysis: synonyms: %w", err)
 	}
 	defer f.Close()
 	s, err := ParseSynonyms(f)
 	if err != nil {
-		return nil, fmt.Errorf("store: synonyms %s: %w", path, err)
+		return nil, fmt.Errorf("analysis: synonyms %s: %w", path, err)
 	}
 	return s, nil
 }
@@ -93,13 +93,32 @@ func ParseSynonyms(r io.Reader) (*Synonyms, error) {
 
 // normPhrase folds, lowercases and single-spaces words, stopwords kept.
 func normPhrase(s string) string {
-	return strings.Join(tokenize(s), " ")
+	return strings.Join(Words(s), " ")
 }
 
-// rewritePhrases applies the phrase rules to a query's normalized text.
+// Rewrite returns the words a rewrite rule replaces word (a folded,
+// lowercased surface form) with.
+func (s *Synonyms) Rewrite(word string) ([]string, bool) {
+	if s == nil {
+		return nil, false
+	}
+	to, ok := s.wordRewrite[word]
+	return to, ok
+}
+
+// Equivalents returns the words and phrases an equivalence rule adds to
+// word.
+func (s *Synonyms) Equivalents(word string) []string {
+	if s == nil {
+		return nil
+	}
+	return s.equivalents[word]
+}
+
+// RewritePhrases applies the phrase rules to a query's normalized text.
 // Multi-word equivalents are appended, so "quick links" also finds pages
 // that say "shortcuts".
-func (s *Synonyms) rewritePhrases(text string) string {
+func (s *Synonyms) RewritePhrases(text string) string {
 	if s == nil || (len(s.phraseRewrite) == 0 && len(s.equivalents) == 0) {
 		return text
 	}

@@ -1,4 +1,4 @@
-package store
+package analysis
 
 import (
 	"embed"
@@ -31,13 +31,17 @@ func loadStopwords(code string) map[string]bool {
 }
 
 // fillerWords are words a question is made of that say nothing about what
-// is asked: "tell me about the thing". Queries drop them, but only for
-// matching and confidence; a query of fillers alone matches nothing.
-var fillerWords = map[string]bool{}
-
-func init() {
+// is asked: "tell me about the thing".
+var fillerWords = func() map[string]bool {
+	m := map[string]bool{}
 	for _, w := range strings.Fields(`thing things stuff something anything everything explain tell show
 		describe please`) {
-		fillerWords[w] = true
+		m[w] = true
 	}
-}
+	return m
+}()
+
+// IsFiller reports a filler word (a surface form). Queries drop them, but
+// only for matching and confidence; a query of fillers alone matches
+// nothing.
+func IsFiller(surface string) bool { return fillerWords[surface] }

@@ -1,4 +1,4 @@
-package store
+package search
 
 import (
 	"context"
@@ -9,21 +9,24 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/askwp/askwpd/analysis"
+	"github.com/askwp/askwpd/store"
 )
 
-// siteDocs is a small documentation site for the acceptance tests, after
-// seed 001's list.
-func siteDocs() []*Document {
+// siteDocs is a small documentation site for the acceptance tests: pages a
+// visitor asks about by name, near-duplicates, an archive, code.
+func siteDocs() []*store.Document {
 	day := func(d int) time.Time { return time.Date(2026, 1, d, 9, 0, 0, 0, time.UTC) }
-	doc := func(url, title, body string, pub time.Time, tags ...string) *Document {
-		d := &Document{
+	doc := func(url, title, body string, pub time.Time, tags ...string) *store.Document {
+		d := &store.Document{
 			URL: "http://x.test" + url, Title: title, PostType: "page", Body: body, Text: body, Lang: "en-US",
 			Published: pub, ContentHash: "h-" + url, Tags: tags,
-			Chunks: []Chunk{{Ord: 0, Start: 0, End: len([]rune(body)), Text: body, Type: "prose", ContentHash: "c-" + url}},
+			Chunks: []store.Chunk{{Ord: 0, Start: 0, End: len([]rune(body)), Text: body, Type: "prose", ContentHash: "c-" + url}},
 		}
 		return d
 	}
-	docs := []*Document{
+	docs := []*store.Document{
 		doc("/workspace/", "Workspace", "The workspace is where your notes, panels and widgets live. Open a workspace from the sidebar to start.", day(2)),
 		doc("/widgets/", "Widgets", "Widgets are small tools you add to a workspace: a clock, a to-do list, a weather card.", day(3)),
 		doc("/quick-links/", "Quick links", "Quick links keep your favourite pages one click away. Add quick links from the star menu.", day(4)),
@@ -35,7 +38,7 @@ func siteDocs() []*Document {
 		doc("/release-2025/", "Release notes", "What changed in the widgets and notes this release.", time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC)),
 		doc("/release-2026/", "Release notes", "What changed in the widgets and notes this release.", day(20)),
 	}
-	code := &Document{
+	code := &store.Document{
 		URL: "http://x.test/dev/login/", Title: "Login handler", PostType: "page", Lang: "en",
 		Published: day(9), ContentHash: "h-code",
 	}
@@ -45,7 +48,7 @@ func siteDocs() []*Document {
 	code.Body = prose + "\n\n" + goCode + "\n\n" + pyCode
 	code.Text = code.Body
 	off := func(s string) int { return len([]rune(code.Body[:strings.Index(code.Body, s)])) }
-	code.Chunks = []Chunk{
+	code.Chunks = []store.Chunk{
 		{Ord: 0, Start: 0, End: len([]rune(prose)), Text: prose, Type: "prose", HeadingPath: []string{"Login"}},
 		{Ord: 1, Start: off(goCode), End: off(goCode) + len([]rune(goCode)), Text: goCode, Type: "code", CodeLang: "go", HeadingPath: []string{"Login", "Go"}},
 		{Ord: 2, Start: off(pyCode), End: off(pyCode) + len([]rune(pyCode)), Text: pyCode, Type: "code", CodeLang: "python", HeadingPath: []string{"Login", "Python"}},
@@ -53,9 +56,9 @@ func siteDocs() []*Document {
 	return append(docs, code)
 }
 
-func openTB(tb testing.TB) *DB {
+func openTB(tb testing.TB) *store.DB {
 	tb.Helper()
-	db, err := Open(context.Background(), filepath.Join(tb.TempDir(), "askwpd.db"))
+	db, err := store.Open(context.Background(), filepath.Join(tb.TempDir(), "askwpd.db"))
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -63,7 +66,16 @@ func openTB(tb testing.TB) *DB {
 	return db
 }
 
-func openSite(t testing.TB) *DB {
+// newIndex is New(db), closed at the end of the test.
+func newIndex(tb testing.TB, db *store.DB) *Index {
+	ix := New(db)
+	tb.Cleanup(ix.Close)
+	return ix
+}
+
+// openSite is the index of a store holding siteDocs, with synonyms, on
+// 25 January 2026.
+func openSite(t testing.TB) *Index {
 	t.Helper()
 	db := openTB(t)
 	ctx := context.Background()
@@ -72,17 +84,18 @@ func openSite(t testing.TB) *DB {
 			t.Fatal(err)
 		}
 	}
-	syn, err := ParseSynonyms(strings.NewReader("# test\nshortcuts => quick links\nhomepage, home page => home\n"))
+	syn, err := analysis.ParseSynonyms(strings.NewReader("# test\nshortcuts => quick links\nhomepage, home page => home\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	db.SetSynonyms(syn)
+	ix := newIndex(t, db)
+	ix.SetSynonyms(syn)
 	db.Now = func() time.Time { return time.Date(2026, 1, 25, 0, 0, 0, 0, time.UTC) }
-	return db
+	return ix
 }
 
-func TestDB_SearchAcceptance(t *testing.T) {
-	db := openSite(t)
+func TestSearch_Acceptance(t *testing.T) {
+	ix := openSite(t)
 	ctx := context.Background()
 	tests := []struct {
 		query      string
@@ -102,7 +115,7 @@ func TestDB_SearchAcceptance(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.query, func(t *testing.T) {
-			res, err := db.Search(ctx, SearchQuery{Text: tt.query})
+			res, err := ix.Search(ctx, Query{Text: tt.query})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -127,9 +140,9 @@ func urls(hs []Hit) []string {
 	return out
 }
 
-func TestDB_SearchEvidence(t *testing.T) {
-	db := openSite(t)
-	res, err := db.Search(context.Background(), SearchQuery{Text: "quick links star menu"})
+func TestSearch_Evidence(t *testing.T) {
+	ix := openSite(t)
+	res, err := ix.Search(context.Background(), Query{Text: "quick links star menu"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +150,7 @@ func TestDB_SearchEvidence(t *testing.T) {
 		t.Fatal("no hits")
 	}
 	h := res.Hits[0]
-	d, err := db.FindDocument(context.Background(), h.URL, false)
+	d, err := ix.db.FindDocument(context.Background(), h.URL, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,29 +162,18 @@ func TestDB_SearchEvidence(t *testing.T) {
 	}
 }
 
-func TestDB_SearchFiltersStrict(t *testing.T) {
-	for _, mem := range []bool{false, true} {
-		t.Run(fmt.Sprintf("memory=%v", mem), func(t *testing.T) { testFiltersStrict(t, mem) })
-	}
-}
-
-func testFiltersStrict(t *testing.T, mem bool) {
-	db := openSite(t)
+func TestSearch_FiltersStrict(t *testing.T) {
+	ix := openSite(t)
 	ctx := context.Background()
-	if mem {
-		if err := db.LoadSearchIndex(ctx); err != nil {
-			t.Fatal(err)
-		}
-	}
 	// Prose ranks higher for "login handler", yet the filter holds.
-	all, err := db.Search(ctx, SearchQuery{Text: "login handler", Passages: true, PerDoc: 3})
+	all, err := ix.Search(ctx, Query{Text: "login handler", Passages: true, PerDoc: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(all.Hits) == 0 || all.Hits[0].ChunkType != "prose" {
 		t.Fatalf("unfiltered top = %+v, want the prose chunk first", all.Hits)
 	}
-	res, err := db.Search(ctx, SearchQuery{Text: "login handler", Filters: Filters{ChunkType: "code", CodeLang: "Go"}, Passages: true, PerDoc: 5})
+	res, err := ix.Search(ctx, Query{Text: "login handler", Filters: Filters{ChunkType: "code", CodeLang: "Go"}, Passages: true, PerDoc: 5})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,7 +186,7 @@ func testFiltersStrict(t *testing.T, mem bool) {
 		}
 	}
 	// Date and tag filters.
-	res, err = db.Search(ctx, SearchQuery{Text: "release notes widgets", Filters: Filters{After: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}, Limit: 50})
+	res, err = ix.Search(ctx, Query{Text: "release notes widgets", Filters: Filters{After: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}, Limit: 50})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,26 +195,26 @@ func testFiltersStrict(t *testing.T, mem bool) {
 			t.Errorf("hit %s published %s passes After", h.URL, h.Published)
 		}
 	}
-	if st := db.SearchIndexStats(); mem != (st.Memory > 0) || !mem != (st.FTS > 0) {
-		t.Fatalf("searches ran on the wrong index: %+v", st)
+	if st := ix.Stats(); !st.Ready || st.Memory == 0 || st.Loads != 1 {
+		t.Fatalf("stats after lazy load and searches: %+v", st)
 	}
 }
 
-func TestDB_SearchRanking(t *testing.T) {
-	db := openSite(t)
+func TestSearch_Ranking(t *testing.T) {
+	ix := openSite(t)
 	ctx := context.Background()
 	t.Run("Freshness", func(t *testing.T) {
-		res, _ := db.Search(ctx, SearchQuery{Text: "latest release notes"})
+		res, _ := ix.Search(ctx, Query{Text: "latest release notes"})
 		if len(res.Hits) < 2 || !strings.HasSuffix(res.Hits[0].URL, "/release-2026/") {
 			t.Errorf("hits=%v, want the 2026 release first", urls(res.Hits))
 		}
-		res, _ = db.Search(ctx, SearchQuery{Text: "release notes 2025"})
+		res, _ = ix.Search(ctx, Query{Text: "release notes 2025"})
 		if len(res.Hits) < 2 || !strings.HasSuffix(res.Hits[0].URL, "/release-2025/") {
 			t.Errorf("hits=%v, want the 2025 release first", urls(res.Hits))
 		}
 	})
 	t.Run("ArchivePenalty", func(t *testing.T) {
-		res, _ := db.Search(ctx, SearchQuery{Text: "widgets workspace notes", Limit: 20})
+		res, _ := ix.Search(ctx, Query{Text: "widgets workspace notes", Limit: 20})
 		for i, h := range res.Hits {
 			if strings.Contains(h.URL, "/category/") && i == 0 {
 				t.Errorf("archive page ranks first: %v", urls(res.Hits))
@@ -220,7 +222,7 @@ func TestDB_SearchRanking(t *testing.T) {
 		}
 	})
 	t.Run("SortDate", func(t *testing.T) {
-		res, _ := db.Search(ctx, SearchQuery{Text: "widgets", Sort: "date", Limit: 20})
+		res, _ := ix.Search(ctx, Query{Text: "widgets", Sort: "date", Limit: 20})
 		for i := 1; i < len(res.Hits); i++ {
 			if res.Hits[i].Published.After(res.Hits[i-1].Published) {
 				t.Fatalf("not newest first: %v", urls(res.Hits))
@@ -228,19 +230,19 @@ func TestDB_SearchRanking(t *testing.T) {
 		}
 	})
 	t.Run("Identifier", func(t *testing.T) {
-		res, _ := db.Search(ctx, SearchQuery{Text: "loginHandler", Filters: Filters{ChunkType: "code"}, Passages: true})
+		res, _ := ix.Search(ctx, Query{Text: "loginHandler", Filters: Filters{ChunkType: "code"}, Passages: true})
 		if len(res.Hits) == 0 || res.Hits[0].CodeLang != "go" {
 			t.Errorf("loginHandler: %+v", res.Hits)
 		}
-		res, _ = db.Search(ctx, SearchQuery{Text: "login_handler", Filters: Filters{ChunkType: "code"}, Passages: true})
+		res, _ = ix.Search(ctx, Query{Text: "login_handler", Filters: Filters{ChunkType: "code"}, Passages: true})
 		if len(res.Hits) == 0 || res.Hits[0].CodeLang != "python" {
 			t.Errorf("login_handler: %+v", res.Hits)
 		}
 	})
 }
 
-func TestDB_SearchOddQueries(t *testing.T) {
-	db := openSite(t)
+func TestSearch_OddQueries(t *testing.T) {
+	ix := openSite(t)
 	ctx := context.Background()
 	for name, q := range map[string]string{
 		"Long":        strings.Repeat("workspace widgets notes ", 500),
@@ -252,7 +254,7 @@ func TestDB_SearchOddQueries(t *testing.T) {
 		"FTSSyntax":   `NEAR("a" "b") AND title:* ^x`,
 	} {
 		t.Run(name, func(t *testing.T) {
-			res, err := db.Search(ctx, SearchQuery{Text: q})
+			res, err := ix.Search(ctx, Query{Text: q})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -264,17 +266,17 @@ func TestDB_SearchOddQueries(t *testing.T) {
 }
 
 // TestDB_SearchCutsCommonTerms: with MaxPostings below a common word's
-// chunk count, the full-text query leaves that word out, and the rerank
+// chunk count, the candidate query leaves that word out, and the rerank
 // still scores it, so a page with both words ranks above pages with only
 // the rare one, and pages with only the common word are not needed.
-func TestDB_SearchCutsCommonTerms(t *testing.T) {
+func TestSearch_CutsCommonTerms(t *testing.T) {
 	db := openTB(t)
 	ctx := context.Background()
-	var docs []*Document
+	var docs []*store.Document
 	add := func(url, title, body string) {
-		docs = append(docs, &Document{URL: "http://x.test" + url, Title: title, PostType: "post", Body: body, Text: body,
+		docs = append(docs, &store.Document{URL: "http://x.test" + url, Title: title, PostType: "post", Body: body, Text: body,
 			Lang: "en", ContentHash: url,
-			Chunks: []Chunk{{Text: body, End: len([]rune(body)), Type: "prose", ContentHash: url}}})
+			Chunks: []store.Chunk{{Text: body, End: len([]rune(body)), Type: "prose", ContentHash: url}}})
 	}
 	for i := 0; i < 20; i++ {
 		add(fmt.Sprintf("/common-%d/", i), fmt.Sprintf("Diary %d", i), "A garden diary entry about the weather and the path.")
@@ -288,12 +290,13 @@ func TestDB_SearchCutsCommonTerms(t *testing.T) {
 	if err := db.PutDocuments(ctx, docs); err != nil {
 		t.Fatal(err)
 	}
+	ix := newIndex(t, db)
 	rk := DefaultRanking()
 	rk.AllTermsMax = 0 // straight to the OR query, where the cut applies
 	for _, maxPost := range []int{0, 10} {
 		rk.MaxPostings = maxPost
-		db.SetRanking(rk)
-		res, err := db.Search(ctx, SearchQuery{Text: "garden compost", Limit: 3})
+		ix.SetRanking(rk)
+		res, err := ix.Search(ctx, Query{Text: "garden compost", Limit: 3})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -315,14 +318,14 @@ func TestDB_SearchCutsCommonTerms(t *testing.T) {
 // page that holds the question's other words more often. Without variants
 // the order flips, so the test measures the feature, not the fixture. A
 // German pair checks the prefix with another language's stems.
-func TestDB_SearchVariants(t *testing.T) {
+func TestSearch_Variants(t *testing.T) {
 	db := openTB(t)
 	ctx := context.Background()
-	var docs []*Document
+	var docs []*store.Document
 	add := func(url, lang, title, body string) {
-		docs = append(docs, &Document{URL: "http://x.test" + url, Title: title, PostType: "post", Body: body, Text: body,
+		docs = append(docs, &store.Document{URL: "http://x.test" + url, Title: title, PostType: "post", Body: body, Text: body,
 			Lang: lang, ContentHash: url,
-			Chunks: []Chunk{{Text: body, End: len([]rune(body)), Type: "prose", ContentHash: url}}})
+			Chunks: []store.Chunk{{Text: body, End: len([]rune(body)), Type: "prose", ContentHash: url}}})
 	}
 	add("/partnership/", "en", "Stable partnership", "A stable partnership helped the patients.")
 	add("/visits/", "en", "Visiting hours", "Patients and their families visit patients.")
@@ -339,6 +342,7 @@ func TestDB_SearchVariants(t *testing.T) {
 	if err := db.PutDocuments(ctx, docs); err != nil {
 		t.Fatal(err)
 	}
+	ix := newIndex(t, db)
 	cases := []struct{ q, lang, variant, other string }{
 		// "partner" is on no page.
 		{"does having a partner improve health outcomes for patients", "", "/partnership/", "/visits/"},
@@ -352,9 +356,9 @@ func TestDB_SearchVariants(t *testing.T) {
 		if !variants {
 			rk.VariantPrefix = 0
 		}
-		db.SetRanking(rk)
+		ix.SetRanking(rk)
 		for _, c := range cases {
-			res, err := db.Search(ctx, SearchQuery{Text: c.q, Filters: Filters{Lang: c.lang}, Limit: 10})
+			res, err := ix.Search(ctx, Query{Text: c.q, Filters: Filters{Lang: c.lang}, Limit: 10})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -380,18 +384,17 @@ func TestDB_SearchVariants(t *testing.T) {
 
 // TestDB_VariantsSkipLiterals: identifiers and numbers get no variants;
 // words do.
-func TestDB_VariantsSkipLiterals(t *testing.T) {
-	db := openSite(t)
-	ctx := context.Background()
+func TestSearch_VariantsSkipLiterals(t *testing.T) {
+	ix := openSite(t)
+	if err := ix.Load(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 	pq := parseQuery("wp_enqueue_script loginHandler 102400 v1.2.3 widgets partner", "en", nil)
 	weights := map[string]float64{}
 	for _, qt := range pq.Terms {
 		weights[qt.Term] = 1
 	}
-	vs, err := db.variantPrefixes(ctx, pq, weights, nil, 100, DefaultRanking())
-	if err != nil {
-		t.Fatal(err)
-	}
+	vs := ix.variantPrefixes(pq, weights, nil, 100, DefaultRanking())
 	var got []string
 	for term := range vs.prefix {
 		got = append(got, term)

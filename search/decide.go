@@ -1,13 +1,14 @@
-package store
+package search
 
 import (
-	"context"
 	"math"
 	"strings"
+
+	"github.com/askwp/askwpd/analysis"
 )
 
-// decide sets the result's action and confidence, after seed 001's rules
-// with thresholds expressed on a corpus-independent scale:
+// decide sets the result's action and confidence, with thresholds on a
+// scale that does not depend on the site's size:
 //
 //   - coverage: the share of the query's IDF weight the top document's best
 //     passage (with title, headings, categories and tags) matches;
@@ -22,83 +23,16 @@ import (
 // MinCoverage; ambiguous when the second document also passes them all and
 // the gap is under MinGap (unless the query is multi-intent, where both
 // are the answer); answer otherwise.
-func (db *DB) decide(ctx context.Context, pq *parsedQuery, rk Ranking, df map[string]int, docs []*docHit, res *SearchResult) {
+func (ix *Index) decide(pq *parsedQuery, rk Ranking, df map[string]int, docs []*docHit, res *Result) {
 	if len(docs) == 0 || len(res.Hits) == 0 {
 		res.Action, res.Reason = "no_match", "nothing matched"
 		return
 	}
-	n, err := db.chunkCount(ctx, pq.mem)
-	if err != nil || n == 0 {
-		n = 1
+	j := judge{an: ix.an, pq: pq, hits: res.Hits, n: max(ix.mem.fieldStats().n, 1), df: df}
+	strong := func(a assessment) bool {
+		return a.matched >= min(rk.MinMatched, len(pq.Terms)+1) && a.guard && a.coverage >= rk.MinCoverage
 	}
-	idf := func(t string) float64 {
-		d := float64(df[t])
-		return math.Log(1 + (float64(n)-d+0.5)/(d+0.5))
-	}
-	var own []queryTerm
-	for _, t := range pq.Terms {
-		if t.Source != "feedback" {
-			own = append(own, t)
-		}
-	}
-	type assess struct {
-		coverage float64
-		matched  int
-		guard    bool
-	}
-	judge := func(d *docHit) assess {
-		c := d.chunks[0]
-		h := hitFor(res.Hits, c.chunkID)
-		var matchedTerms []string
-		if h != nil {
-			matchedTerms = h.MatchedTerms
-		} else {
-			matchedTerms = matched(termsOf(own), c.title+"\n"+c.text, c.lang)
-		}
-		has := map[string]bool{}
-		for _, t := range matchedTerms {
-			has[t] = true
-		}
-		var got, all float64
-		for _, t := range own {
-			w := idf(t.Term)
-			all += w
-			if has[t.Term] {
-				got += w
-			}
-		}
-		a := assess{matched: len(matchedTerms)}
-		if all > 0 {
-			a.coverage = got / all
-		}
-		titleTerms := Analyze(c.title, c.lang)
-		if len(pq.Seq) > 0 && containsSeq(titleTerms, pq.Seq) {
-			a.matched++
-			a.guard = true
-		}
-		meta := map[string]bool{}
-		for _, t := range titleTerms {
-			meta[t] = true
-		}
-		for _, t := range Analyze(strings.Join(parseList(c.headingPath), " ")+" "+
-			strings.Join(parseList(c.cats), " ")+" "+strings.Join(parseList(c.tags), " "), c.lang) {
-			meta[t] = true
-		}
-		for _, t := range own {
-			if meta[t.Term] {
-				a.guard = true
-			}
-		}
-		if len(pq.Seq) > 1 && containsSeq(analyzeFor(c.text, c.lang, initialsOf(pq.Seq)), pq.Seq) {
-			a.guard = true
-		}
-		return a
-	}
-	strong := func(a assess) bool {
-		return a.matched >= min(rk.MinMatched, len(own)+1) && a.guard && a.coverage >= rk.MinCoverage
-	}
-
-	top := judge(docs[0])
+	top := j.assess(docs[0])
 	res.Confidence = round3(top.coverage)
 	if !top.guard {
 		res.Confidence = round3(min(top.coverage, 0.5))
@@ -106,7 +40,7 @@ func (db *DB) decide(ctx context.Context, pq *parsedQuery, rk Ranking, df map[st
 	switch {
 	case top.coverage < rk.MinCoverage/2:
 		res.Action, res.Reason = "no_match", "the best page matches only minor words of the query"
-	case top.matched < min(rk.MinMatched, len(own)+1):
+	case top.matched < min(rk.MinMatched, len(pq.Terms)+1):
 		res.Action, res.Reason = "clarify", "too few query words matched"
 	case !top.guard:
 		res.Action, res.Reason = "clarify", "matched in body text only, not in a title, heading or tag"
@@ -120,11 +54,81 @@ func (db *DB) decide(ctx context.Context, pq *parsedQuery, rk Ranking, df map[st
 		}
 		if len(docs) > 1 && docs[0].score > 0 {
 			gap := (docs[0].score - docs[1].score) / docs[0].score
-			if gap < rk.MinGap && strong(judge(docs[1])) {
+			if gap < rk.MinGap && strong(j.assess(docs[1])) {
 				res.Action, res.Reason = "ambiguous", "two pages match about equally well"
 			}
 		}
 	}
+}
+
+// judge assesses documents against one query.
+type judge struct {
+	an   *analysis.Analyzer
+	pq   *parsedQuery
+	hits []Hit
+	n    int // chunks in the index
+	df   map[string]int
+}
+
+type assessment struct {
+	coverage float64
+	matched  int
+	guard    bool
+}
+
+func (j judge) idf(t string) float64 {
+	d := float64(j.df[t])
+	return math.Log(1 + (float64(j.n)-d+0.5)/(d+0.5))
+}
+
+// assess measures a document's best chunk.
+func (j judge) assess(d *docHit) assessment {
+	c, pq := d.chunks[0], j.pq
+	doc := c.doc
+	var matchedTerms []string
+	if h := hitFor(j.hits, c.chunkID); h != nil {
+		matchedTerms = h.MatchedTerms
+	} else {
+		matchedTerms = matched(j.an, termsOf(pq.Terms), doc.Title+"\n"+c.text, doc.Lang)
+	}
+	has := map[string]bool{}
+	for _, t := range matchedTerms {
+		has[t] = true
+	}
+	var got, all float64
+	for _, t := range pq.Terms {
+		w := j.idf(t.Term)
+		all += w
+		if has[t.Term] {
+			got += w
+		}
+	}
+	a := assessment{matched: len(matchedTerms)}
+	if all > 0 {
+		a.coverage = got / all
+	}
+	titleTerms := j.an.Analyze(doc.Title, doc.Lang)
+	if len(pq.Seq) > 0 && containsSeq(titleTerms, pq.Seq) {
+		a.matched++
+		a.guard = true
+	}
+	meta := map[string]bool{}
+	for _, t := range titleTerms {
+		meta[t] = true
+	}
+	for _, t := range j.an.Analyze(strings.Join(c.headingPath, " ")+" "+
+		strings.Join(doc.Categories, " ")+" "+strings.Join(doc.Tags, " "), doc.Lang) {
+		meta[t] = true
+	}
+	for _, t := range pq.Terms {
+		if meta[t.Term] {
+			a.guard = true
+		}
+	}
+	if len(pq.Seq) > 1 && containsSeq(j.an.AnalyzeFor(c.text, doc.Lang, analysis.InitialsOf(pq.Seq)), pq.Seq) {
+		a.guard = true
+	}
+	return a
 }
 
 func hitFor(hits []Hit, chunkID int64) *Hit {
@@ -146,17 +150,17 @@ func termsOf(ts []queryTerm) []string {
 
 // mergeIntents makes sure each part of a multi-intent query ("workspace and
 // widgets") has its best page at the top, in the order asked.
-func (db *DB) mergeIntents(ctx context.Context, pq *parsedQuery, q SearchQuery, rk Ranking, docs []*docHit) ([]*docHit, error) {
+func (ix *Index) mergeIntents(pq *parsedQuery, q Query, rk Ranking, docs []*docHit) []*docHit {
 	var lead []*docHit
 	used := map[int64]bool{}
 	for _, part := range pq.Intents {
-		sub := &parsedQuery{Text: pq.Text, Lang: pq.Lang, Seq: part, mem: pq.mem}
+		sub := &parsedQuery{Text: pq.Text, Lang: pq.Lang, Seq: part, allow: pq.allow}
 		want := map[string]bool{}
 		for _, t := range part {
 			want[t] = true
 		}
 		for _, t := range pq.Terms {
-			if want[t.Term] || (t.Source != "query" && t.Source != "feedback" && want[stemOf(pq, t.From)]) {
+			if want[t.Term] || (t.Source != "query" && want[stemOf(pq, t.From)]) {
 				t.Weight = max(t.Weight, 1)
 				if t.Source == "typo" || t.Weight > 0 {
 					sub.Terms = append(sub.Terms, t)
@@ -166,11 +170,8 @@ func (db *DB) mergeIntents(ctx context.Context, pq *parsedQuery, q SearchQuery, 
 		if len(sub.Terms) == 0 {
 			continue
 		}
-		cands, err := db.candidates(ctx, sub, q, rk, 50)
-		if err != nil {
-			return nil, err
-		}
-		for _, d := range groupDocs(cands, sub, q, rk, db.Now()) {
+		cands := ix.candidates(sub, q, rk, 50)
+		for _, d := range groupDocs(ix.an, cands, sub, q, rk, ix.db.Now()) {
 			if !used[d.docID] {
 				used[d.docID] = true
 				d.explain = append(d.explain, "best for: "+strings.Join(part, " "))
@@ -180,7 +181,7 @@ func (db *DB) mergeIntents(ctx context.Context, pq *parsedQuery, q SearchQuery, 
 		}
 	}
 	if len(lead) < 2 {
-		return docs, nil
+		return docs
 	}
 	out := lead
 	for _, d := range docs {
@@ -188,7 +189,7 @@ func (db *DB) mergeIntents(ctx context.Context, pq *parsedQuery, q SearchQuery, 
 			out = append(out, d)
 		}
 	}
-	return out, nil
+	return out
 }
 
 // stemOf returns the term a query word analyzed to.
@@ -196,8 +197,8 @@ func stemOf(pq *parsedQuery, word string) string {
 	if word == "" {
 		return ""
 	}
-	if t, ok := pq.Lang.token(word); ok {
-		return t.Term
+	if toks := analysis.AnalyzeTokens(word, pq.Lang); len(toks) > 0 {
+		return toks[0].Term
 	}
 	return word
 }

@@ -1,6 +1,10 @@
-package store
+// Package analysis turns text into index terms: words and identifiers,
+// folded, lowercased, stopwords dropped, stemmed per language. Everything
+// here is a pure function; the tables it reads are built once at init.
+package analysis
 
 import (
+	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -31,11 +35,6 @@ import (
 	"golang.org/x/text/unicode/norm"
 )
 
-// analyzerVersion changes whenever Analyze produces different terms for the
-// same input, or the layout of chunks_fts changes; EnsureIndex rebuilds the
-// index from the stored chunks when the version in meta differs.
-const analyzerVersion = "5"
-
 // maxTokenRunes drops longer "words" (base64, hashes, minified code): they
 // only bloat the vocabulary.
 const maxTokenRunes = 64
@@ -60,11 +59,14 @@ type Token struct {
 // lowercased, diacritics folded, stopwords of lang dropped, stemmed with
 // lang's Snowball stemmer (English when lang is unknown) when at least 4
 // letters long and not an identifier.
-func Analyze(text, lang string) []string {
+func Analyze(text, lang string) []string { return plain.Analyze(text, lang) }
+
+// Analyze is the package's Analyze, remembering stems.
+func (a *Analyzer) Analyze(text, lang string) []string {
 	var terms []string
 	l := languageOf(lang)
 	scanTokens(text, func(raw string) {
-		t, ok := l.token(raw)
+		t, ok := l.token(raw, a)
 		if !ok {
 			return
 		}
@@ -75,22 +77,18 @@ func Analyze(text, lang string) []string {
 
 // AnalyzeTokens is Analyze keeping each token's surface form and
 // identifier parts.
-func AnalyzeTokens(text, lang string) []Token {
+func AnalyzeTokens(text, lang string) []Token { return plain.AnalyzeTokens(text, lang) }
+
+// AnalyzeTokens is the package's AnalyzeTokens, remembering stems.
+func (a *Analyzer) AnalyzeTokens(text, lang string) []Token {
 	var toks []Token
 	l := languageOf(lang)
 	scanTokens(text, func(raw string) {
-		if t, ok := l.token(raw); ok {
+		if t, ok := l.token(raw, a); ok {
 			toks = append(toks, t)
 		}
 	})
 	return toks
-}
-
-// indexTerms is the text stored in a title, keywords or body column: the
-// terms, each identifier's parts after it, and hyphenated compounds joined
-// at the end.
-func indexTerms(text, lang string) string {
-	return strings.Join(analyzeIndexed(text, lang, nil), " ")
 }
 
 func isHyphen(r rune) bool { return r == '-' || r == '\u2010' || r == '\u2011' }
@@ -136,32 +134,27 @@ func hyphenJoins(text string, fn func(string)) {
 	flush()
 }
 
-// exactTerms is the text stored in the exact column: surface forms, not
-// stemmed, of the document's known terms (title, categories, tags). A query
-// word that matches one of them exactly scores above a stem conflation.
-func exactTerms(text, lang string) string {
-	var b strings.Builder
+// ExactTerms are the surface forms, not stemmed, of text's words: an
+// index matches a query word against a page's known terms (title,
+// categories, tags) this way, so that an exact match scores above a stem
+// conflation.
+func ExactTerms(text, lang string) []string {
+	var out []string
 	l := languageOf(lang)
 	scanTokens(text, func(raw string) {
-		t, ok := l.token(raw)
-		if !ok {
-			return
+		if s, _, ok := l.surface(raw); ok {
+			out = append(out, s)
 		}
-		if b.Len() > 0 {
-			b.WriteByte(' ')
-		}
-		b.WriteString(t.Surface)
 	})
-	return b.String()
+	return out
 }
 
 // language is what analysis needs to know about one language.
 type language struct {
+	idx       int // in languages' order, for an Analyzer's stems
 	code      string
 	stem      func(*snowballstem.Env) bool
 	stopwords map[string]bool
-	stems     sync.Map // word → stem
-	stemsLen  atomic.Int64
 }
 
 var stemmers = map[string]func(*snowballstem.Env) bool{
@@ -172,66 +165,47 @@ var stemmers = map[string]func(*snowballstem.Env) bool{
 	"tr": turkish.Stem,
 }
 
-var (
-	languagesMu sync.Mutex
-	languages   atomic.Pointer[map[string]*language]
-)
+// languages holds every analyzer, built once: the stopword lists are a
+// few kilobytes each, and a table that never changes needs no lock.
+var languages = func() map[string]*language {
+	codes := make([]string, 0, len(stemmers))
+	for code := range stemmers {
+		codes = append(codes, code)
+	}
+	sort.Strings(codes)
+	m := make(map[string]*language, len(stemmers))
+	for i, code := range codes {
+		m[code] = &language{idx: i, code: code, stem: stemmers[code], stopwords: loadStopwords(code)}
+	}
+	return m
+}()
 
 // languageOf maps a BCP 47 tag ("en-US", "de", "pt_BR") to its analyzer;
 // unknown and empty tags analyze as English.
 func languageOf(tag string) *language {
-	code := strings.ToLower(tag)
+	code := tag
 	if i := strings.IndexAny(code, "-_"); i >= 0 {
 		code = code[:i]
 	}
-	if _, ok := stemmers[code]; !ok {
-		code = "en"
-	}
-	if m := languages.Load(); m != nil {
-		if l, ok := (*m)[code]; ok {
-			return l
-		}
-	}
-	languagesMu.Lock()
-	defer languagesMu.Unlock()
-	m := map[string]*language{}
-	if old := languages.Load(); old != nil {
-		for k, v := range *old {
-			m[k] = v
-		}
-	}
-	if l, ok := m[code]; ok {
+	if l, ok := languages[code]; ok {
 		return l
 	}
-	l := &language{code: code, stem: stemmers[code], stopwords: loadStopwords(code)}
-	m[code] = l
-	languages.Store(&m)
-	return l
+	if l, ok := languages[strings.ToLower(code)]; ok {
+		return l
+	}
+	return languages["en"]
 }
 
 // token analyzes one raw word from scanTokens. ok is false for stopwords.
-func (l *language) token(raw string) (Token, bool) {
-	camel := false
-	if hasInnerUpper(raw) {
-		camel = true
-	}
-	if acronymPlural(raw) {
-		// "APIs", "CPUs", "VSMCs": the stemmer keeps the s when no vowel
-		// precedes it, so the plural would not meet the singular.
-		raw = raw[:len(raw)-1]
-		camel = false
-	}
-	s := lower(fold(raw))
-	if s == "" || utf8.RuneCountInString(s) > maxTokenRunes {
-		return Token{}, false
-	}
-	if l.stopwords[s] {
+func (l *language) token(raw string, a *Analyzer) (Token, bool) {
+	s, camel, ok := l.surface(raw)
+	if !ok {
 		return Token{}, false
 	}
 	t := Token{Surface: s, Term: s}
 	t.Code = camel || strings.ContainsAny(s, "_.") || (hasDigit(s) && hasLetter(s))
 	if !t.Code && utf8.RuneCountInString(s) >= 4 && !isDigits(s) {
-		t.Term = l.stemWord(s)
+		t.Term = a.stem(l, s)
 	}
 	var parts []string
 	switch {
@@ -247,7 +221,7 @@ func (l *language) token(raw string) (Token, bool) {
 				continue
 			}
 			if utf8.RuneCountInString(p) >= 4 && !hasDigit(p) {
-				p = l.stemWord(p)
+				p = a.stem(l, p)
 			}
 			t.Parts = append(t.Parts, p)
 		}
@@ -255,22 +229,73 @@ func (l *language) token(raw string) (Token, bool) {
 	return t, true
 }
 
-// stemWord stems w, remembering the result: text repeats its words, and
-// Snowball costs about a microsecond a word.
-func (l *language) stemWord(w string) string {
-	if v, ok := l.stems.Load(w); ok {
+// surface is token's first half: the folded, lowercased word, and
+// whether it was camelCase. ok is false for stopwords.
+func (l *language) surface(raw string) (s string, camel, ok bool) {
+	camel = hasInnerUpper(raw)
+	if acronymPlural(raw) {
+		// "APIs", "CPUs", "VSMCs": the stemmer keeps the s when no vowel
+		// precedes it, so the plural would not meet the singular.
+		raw = raw[:len(raw)-1]
+		camel = false
+	}
+	s = lower(fold(raw))
+	if s == "" || utf8.RuneCountInString(s) > maxTokenRunes || l.stopwords[s] {
+		return "", false, false
+	}
+	return s, camel, true
+}
+
+// Analyzer analyzes as the package's functions do, and remembers the
+// stems it computed: Snowball costs about a microsecond a word, and an
+// index analyzes the same words over and over. Its owner (a search
+// index) holds it; the package's functions share none. Safe for
+// concurrent use.
+type Analyzer struct {
+	stems []sync.Map // per language: word → stem
+	n     atomic.Int64
+}
+
+// NewAnalyzer returns an Analyzer that remembers stems.
+func NewAnalyzer() *Analyzer { return &Analyzer{stems: make([]sync.Map, len(languages))} }
+
+// plain is the Analyzer of the package's functions: nil, remembering
+// nothing.
+var plain *Analyzer
+
+// maxStems bounds an Analyzer's memory: past it, it forgets every stem
+// rather than track which are in use.
+const maxStems = 1 << 19
+
+func (a *Analyzer) stem(l *language, w string) string {
+	if a == nil {
+		return l.stemWord(w)
+	}
+	m := &a.stems[l.idx]
+	if v, ok := m.Load(w); ok {
 		return v.(string)
 	}
+	s := l.stemWord(w)
+	if a.n.Add(1) > maxStems {
+		a.Forget()
+	}
+	m.Store(strings.Clone(w), s)
+	return s
+}
+
+// Forget drops the stems a remembers.
+func (a *Analyzer) Forget() {
+	for i := range a.stems {
+		a.stems[i].Clear()
+	}
+	a.n.Store(0)
+}
+
+// stemWord stems w with the language's Snowball stemmer.
+func (l *language) stemWord(w string) string {
 	env := snowballstem.NewEnv(w)
 	l.stem(env)
-	s := env.Current()
-	if l.stemsLen.Add(1) > 1<<19 {
-		// Bounded: forget everything rather than track recency.
-		l.stems.Clear()
-		l.stemsLen.Store(0)
-	}
-	l.stems.Store(w, s)
-	return s
+	return env.Current()
 }
 
 // lower is strings.ToLower without the copy for lowercase ASCII.
@@ -356,9 +381,9 @@ func hasInnerUpper(s string) bool {
 	return false
 }
 
-// literalTerm reports whether an index term is a number, a version or an
+// Literal reports whether an index term is a number, a version or an
 // identifier: never a typo target, and without variants.
-func literalTerm(s string) bool {
+func Literal(s string) bool {
 	return hasDigit(s) || strings.ContainsAny(s, "_.")
 }
 
@@ -507,12 +532,6 @@ func greekWord(word []byte, fn func(string)) {
 	}
 }
 
-// folders hold the diacritic-removing chain: a transform.Chain keeps its
-// buffers between calls, so each goroutine needs its own.
-var folders = sync.Pool{New: func() any {
-	return transform.Chain(norm.NFD, runes.Remove(runes.In(unicode.Mn)), norm.NFC)
-}}
-
 // foldMap covers letters that are not a base letter plus a combining mark,
 // so NFD leaves them alone.
 var foldMap = map[rune]string{
@@ -536,9 +555,10 @@ func fold(s string) string {
 	if isASCII(s) {
 		return s
 	}
-	folder := folders.Get().(transform.Transformer)
+	// A transform.Chain keeps buffers between calls: each call gets its
+	// own, and only non-ASCII words pay for it.
+	folder := transform.Chain(norm.NFD, runes.Remove(runes.In(unicode.Mn)), norm.NFC)
 	out, _, err := transform.String(folder, s)
-	folders.Put(folder)
 	if err != nil {
 		out = s
 	}
@@ -556,8 +576,8 @@ func fold(s string) string {
 	return b.String()
 }
 
-// tokenize returns the folded, lowercased words of text, stopwords kept.
-func tokenize(text string) []string {
+// Words returns the folded, lowercased words of text, stopwords kept.
+func Words(text string) []string {
 	var out []string
 	scanTokens(text, func(raw string) {
 		out = append(out, strings.ToLower(fold(raw)))
@@ -565,11 +585,12 @@ func tokenize(text string) []string {
 	return out
 }
 
-// termInitials is the set of first runes of the terms a caller looks for.
-type termInitials map[rune]bool
+// Initials is the set of first runes of the terms a caller looks for.
+type Initials map[rune]bool
 
-func initialsOf(terms ...[]string) termInitials {
-	m := termInitials{}
+// InitialsOf collects the first runes of terms.
+func InitialsOf(terms ...[]string) Initials {
+	m := Initials{}
 	for _, ts := range terms {
 		for _, t := range ts {
 			if r, _ := utf8.DecodeRuneInString(t); t != "" {
@@ -591,7 +612,7 @@ func (l *language) suffixOnly() bool {
 // one of want's runes: any other word comes back as "" (still counted, as
 // it occupies a position), without the stemming that is most of
 // analysis's cost. ok is false for stopwords, as with token.
-func (l *language) tokenFor(raw string, want termInitials, fast bool) (Token, bool) {
+func (l *language) tokenFor(raw string, want Initials, fast bool, a *Analyzer) (Token, bool) {
 	if fast && want != nil && !strings.ContainsAny(raw, "_.") && !hasInnerUpper(raw) && !hasDigit(raw) {
 		s := lower(fold(raw))
 		if r, _ := utf8.DecodeRuneInString(s); !want[r] {
@@ -601,18 +622,22 @@ func (l *language) tokenFor(raw string, want termInitials, fast bool) (Token, bo
 			return Token{}, true
 		}
 	}
-	return l.token(raw)
+	return l.token(raw, a)
 }
 
-// analyzeIndexed is analyzeFor with each identifier's parts after it and
-// hyphenated compounds joined at the end, as indexTerms stores them, so a
-// rescoring counts what the index matched.
-func analyzeIndexed(text, lang string, want termInitials) []string {
+// IndexTerms are the terms an index holds for text: AnalyzeFor's, with
+// each identifier's parts after it and hyphenated compounds joined at the
+// end. A rescoring that analyzes the same way counts what the index
+// matched.
+func IndexTerms(text, lang string, want Initials) []string { return plain.IndexTerms(text, lang, want) }
+
+// IndexTerms is the package's IndexTerms, remembering stems.
+func (a *Analyzer) IndexTerms(text, lang string, want Initials) []string {
 	var terms []string
 	l := languageOf(lang)
 	fast := l.suffixOnly()
 	emit := func(raw string) {
-		t, ok := l.tokenFor(raw, want, fast)
+		t, ok := l.tokenFor(raw, want, fast, a)
 		if !ok {
 			return
 		}
@@ -621,26 +646,43 @@ func analyzeIndexed(text, lang string, want termInitials) []string {
 	}
 	scanTokens(text, emit)
 	hyphenJoins(text, func(raw string) {
-		if t, ok := l.tokenFor(raw, want, fast); ok && t.Term != "" {
+		if t, ok := l.tokenFor(raw, want, fast, a); ok && t.Term != "" {
 			terms = append(terms, t.Term)
 		}
 	})
 	return terms
 }
 
-// analyzeFor is Analyze for scoring against known terms: a word whose term
+// AnalyzeFor is Analyze for scoring against known terms: a word whose term
 // cannot be one of them (its first letter is not one of want's) is "".
 // The length and positions are Analyze's; a nil want is Analyze.
-func analyzeFor(text, lang string, want termInitials) []string {
+func AnalyzeFor(text, lang string, want Initials) []string { return plain.AnalyzeFor(text, lang, want) }
+
+// AnalyzeFor is the package's AnalyzeFor, remembering stems.
+func (a *Analyzer) AnalyzeFor(text, lang string, want Initials) []string {
 	var terms []string
 	l := languageOf(lang)
 	fast := l.suffixOnly()
 	scanTokens(text, func(raw string) {
-		t, ok := l.tokenFor(raw, want, fast)
+		t, ok := l.tokenFor(raw, want, fast, a)
 		if !ok {
 			return
 		}
 		terms = append(terms, t.Term)
 	})
 	return terms
+}
+
+// Each calls fn with each analyzed token of text in lang, in order,
+// stopwords left out. Like AnalyzeFor, a word whose term cannot start with
+// one of want's runes comes back with an empty Term and Surface, unstemmed;
+// a nil want analyzes every word.
+func (a *Analyzer) Each(text, lang string, want Initials, fn func(Token)) {
+	l := languageOf(lang)
+	fast := l.suffixOnly()
+	scanTokens(text, func(raw string) {
+		if t, ok := l.tokenFor(raw, want, fast, a); ok {
+			fn(t)
+		}
+	})
 }

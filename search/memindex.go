@@ -1,0 +1,797 @@
+package search
+
+import (
+	"context"
+	"math"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/askwp/askwpd/analysis"
+	"github.com/askwp/askwpd/store"
+)
+
+// memIndex is the search index: per-term postings with per-column term
+// frequencies, and each chunk's filter fields. SQLite stays the source of
+// truth; the index is loaded from the store and then follows its commits.
+//
+// A chunk has four columns: title, keywords (categories, tags, headings),
+// body, and exact (the unstemmed surface forms of the title, categories
+// and tags, for known-term matches).
+type memIndex struct {
+	mu      sync.RWMutex
+	enabled bool // a load started: commits are worth following
+	ready   bool
+	// building is set while a load reads the store; commits that land
+	// meanwhile wait in buffered.
+	building bool
+	buffered []store.IndexCommit
+	// missed is set when a commit's count skipped some: another process
+	// wrote the store, and only a reload brings its changes in.
+	missed    bool
+	gen       int64 // the store's index_writes count the index reflects
+	slots     []memSlot
+	terms     map[string]*memTerm
+	docSlots  map[int64][]uint32
+	chunkSlot map[int64]uint32
+	live      int
+	dead      int
+	colTotal  [4]int64
+	// delGen changes whenever slots die or move; cached term counts from
+	// another delGen are stale.
+	delGen uint64
+	// applied is closed, and replaced, whenever gen moves.
+	applied chan struct{}
+	// scratch holds the score arrays: 12 bytes a chunk each, so their
+	// number, not the number of concurrent searches, bounds the memory.
+	scratch chan *memScratch
+	loads   int64
+	// an analyzes added chunks; it remembers stems across them.
+	an *analysis.Analyzer
+	// compactMin is the fewest dead slots worth a compaction. Compacting
+	// costs a pass over every posting; waiting until the dead outnumber
+	// the live keeps that cost per deleted chunk bounded, and this floor
+	// keeps a small site from compacting at every edit.
+	compactMin int
+}
+
+type memDoc struct {
+	store.IndexDoc
+	catSet, tagSet []string // lowercased, for filters
+}
+
+type memSlot struct {
+	chunkID       int64
+	doc           *memDoc
+	typ, codeLang string
+	colSize       [4]uint32
+	size          uint32 // tokens in all columns: BM25's document length
+	dead          bool
+}
+
+type memPosting struct {
+	slot uint32
+	// tf counts the term in title, keywords, body and exact. It stops at
+	// 255, where BM25's saturation makes more count for under 0.1%: eight
+	// bytes a posting rather than twelve.
+	tf [4]uint8
+}
+
+type memTerm struct {
+	post []memPosting
+	// cnt is filled by whichever search finds it stale, under the read
+	// lock: an atomic swap lets concurrent searches share it.
+	cnt atomic.Pointer[memCount]
+}
+
+// memCount caches how many live chunks hold a term in the stemmed columns
+// and in the exact column (the document frequencies of the two kinds of
+// match), and in any column (the vocabulary's count).
+type memCount struct {
+	delGen           uint64
+	n                int // postings counted
+	stem, exact, any int
+}
+
+// memChunk is an added chunk, analyzed outside the lock.
+type memChunk struct {
+	chunkID       int64
+	doc           *memDoc
+	typ, codeLang string
+	colSize       [4]uint32
+	terms         []string
+	tfs           [][4]uint8
+}
+
+func newMemIndex(an *analysis.Analyzer) *memIndex {
+	m := &memIndex{applied: make(chan struct{}), scratch: make(chan *memScratch, 2*runtime.GOMAXPROCS(0)), compactMin: 256, an: an}
+	m.resetLocked()
+	for range cap(m.scratch) {
+		m.scratch <- &memScratch{}
+	}
+	return m
+}
+
+// resetLocked empties the index.
+func (m *memIndex) resetLocked() {
+	m.slots, m.terms = nil, map[string]*memTerm{}
+	m.docSlots, m.chunkSlot = map[int64][]uint32{}, map[int64]uint32{}
+	m.live, m.dead, m.colTotal = 0, 0, [4]int64{}
+	m.delGen++
+}
+
+func newMemDoc(d *store.IndexDoc) *memDoc {
+	md := &memDoc{IndexDoc: *d}
+	for _, c := range d.Categories {
+		md.catSet = append(md.catSet, strings.ToLower(c))
+	}
+	for _, t := range d.Tags {
+		md.tagSet = append(md.tagSet, strings.ToLower(t))
+	}
+	return md
+}
+
+// docTerms holds the analyzed fields shared by a document's chunks.
+type docTerms struct {
+	doc          *memDoc
+	title, exact []string
+	known        string // categories and tags, for each chunk's keywords
+}
+
+func (m *memIndex) newDocTerms(d *memDoc) *docTerms {
+	known := strings.Join(append(append([]string{}, d.Categories...), d.Tags...), " ")
+	return &docTerms{
+		doc:   d,
+		title: m.an.IndexTerms(d.Title, d.Lang, nil),
+		exact: analysis.ExactTerms(d.Title+" "+known, d.Lang),
+		known: known,
+	}
+}
+
+// analyzeChunk turns a stored chunk into its postings.
+func (m *memIndex) analyzeChunk(c *store.IndexChunk, dt *docTerms) memChunk {
+	lang := dt.doc.Lang
+	cols := [4][]string{
+		dt.title,
+		m.an.IndexTerms(dt.known+" "+strings.Join(c.HeadingPath, " "), lang, nil),
+		m.an.IndexTerms(c.Text, lang, nil),
+		dt.exact,
+	}
+	mc := memChunk{chunkID: c.ID, doc: dt.doc, typ: c.Type, codeLang: c.CodeLang}
+	at := map[string]int{}
+	for col, terms := range cols {
+		for _, tok := range terms {
+			mc.colSize[col]++
+			i, ok := at[tok]
+			if !ok {
+				i = len(mc.terms)
+				at[tok] = i
+				mc.terms = append(mc.terms, strings.Clone(tok))
+				mc.tfs = append(mc.tfs, [4]uint8{})
+			}
+			if mc.tfs[i][col] < math.MaxUint8 {
+				mc.tfs[i][col]++
+			}
+		}
+	}
+	return mc
+}
+
+// memOp is a store.IndexOp with its chunk analyzed.
+type memOp struct {
+	del int64
+	add *memChunk
+}
+
+// IndexCommitted follows the store's commits (store.IndexObserver). The
+// chunks are analyzed before the lock is taken, so searches wait only for
+// the postings to be appended.
+func (m *memIndex) IndexCommitted(c store.IndexCommit) {
+	m.mu.RLock()
+	enabled := m.enabled
+	m.mu.RUnlock()
+	if !enabled {
+		return // nothing loaded yet: the load will read these rows
+	}
+	ops := m.analyzeOps(c.Ops)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.building {
+		m.buffered = append(m.buffered, c)
+		return
+	}
+	if m.ready {
+		m.offerLocked(c.Gen, ops)
+	}
+}
+
+func (m *memIndex) analyzeOps(ops []store.IndexOp) []memOp {
+	out := make([]memOp, len(ops))
+	docs := map[*store.IndexDoc]*docTerms{}
+	for i, op := range ops {
+		if op.Add == nil {
+			out[i] = memOp{del: op.Delete}
+			continue
+		}
+		dt := docs[op.Add.Doc]
+		if dt == nil {
+			dt = m.newDocTerms(newMemDoc(op.Add.Doc))
+			docs[op.Add.Doc] = dt
+		}
+		mc := m.analyzeChunk(op.Add, dt)
+		out[i] = memOp{add: &mc}
+	}
+	return out
+}
+
+// offerLocked applies a commit unless the index holds it already. The
+// store delivers a process's commits in count order, so a count that
+// skips numbers is another process's write: the commit is applied, and
+// missed asks for a reload to bring the rest in.
+func (m *memIndex) offerLocked(gen int64, ops []memOp) {
+	if gen <= m.gen {
+		return // in the loaded snapshot already
+	}
+	if gen > m.gen+1 {
+		m.missed = true
+	}
+	for _, op := range ops {
+		if op.add != nil {
+			m.addLocked(op.add)
+			continue
+		}
+		m.deleteDocLocked(op.del)
+	}
+	m.setGenLocked(gen)
+	if m.dead > m.compactMin && m.dead > m.live {
+		m.compactLocked()
+	}
+}
+
+func (m *memIndex) deleteDocLocked(docID int64) {
+	for _, s := range m.docSlots[docID] {
+		sl := &m.slots[s]
+		if sl.dead {
+			continue
+		}
+		sl.dead = true
+		m.live--
+		m.dead++
+		for i, n := range sl.colSize {
+			m.colTotal[i] -= int64(n)
+		}
+		delete(m.chunkSlot, sl.chunkID)
+	}
+	delete(m.docSlots, docID)
+	m.delGen++
+}
+
+func (m *memIndex) setGenLocked(gen int64) {
+	m.gen = gen
+	close(m.applied)
+	m.applied = make(chan struct{})
+}
+
+func (m *memIndex) addLocked(mc *memChunk) {
+	s := uint32(len(m.slots))
+	sl := memSlot{chunkID: mc.chunkID, doc: mc.doc, typ: mc.typ, codeLang: mc.codeLang, colSize: mc.colSize}
+	for i, n := range mc.colSize {
+		sl.size += n
+		m.colTotal[i] += int64(n)
+	}
+	m.slots = append(m.slots, sl)
+	m.docSlots[mc.doc.ID] = append(m.docSlots[mc.doc.ID], s)
+	m.chunkSlot[mc.chunkID] = s
+	m.live++
+	for i, term := range mc.terms {
+		t := m.terms[term]
+		if t == nil {
+			t = &memTerm{}
+			m.terms[term] = t
+		}
+		t.post = append(t.post, memPosting{slot: s, tf: mc.tfs[i]})
+	}
+}
+
+// compactLocked drops dead slots and their postings.
+func (m *memIndex) compactLocked() {
+	remap := make([]uint32, len(m.slots))
+	var slots []memSlot
+	for i, sl := range m.slots {
+		if sl.dead {
+			remap[i] = math.MaxUint32
+			continue
+		}
+		remap[i] = uint32(len(slots))
+		slots = append(slots, sl)
+	}
+	for term, t := range m.terms {
+		out := t.post[:0]
+		for _, p := range t.post {
+			if s := remap[p.slot]; s != math.MaxUint32 {
+				p.slot = s
+				out = append(out, p)
+			}
+		}
+		if len(out) == 0 {
+			delete(m.terms, term)
+			continue
+		}
+		// Give back the memory of lists that shrank a lot.
+		if cap(out) > 2*len(out)+16 {
+			out = append([]memPosting(nil), out...)
+		}
+		t.post = out
+		t.cnt.Store(nil)
+	}
+	for id, ss := range m.docSlots {
+		for i, s := range ss {
+			ss[i] = remap[s]
+		}
+		m.docSlots[id] = ss
+	}
+	for id, s := range m.chunkSlot {
+		m.chunkSlot[id] = remap[s]
+	}
+	m.slots = slots
+	m.dead = 0
+	m.delGen++
+}
+
+// build reads the whole store into a fresh index and swaps it in, then
+// applies the commits that landed meanwhile. The caller has set building.
+func (m *memIndex) build(ctx context.Context, db *store.DB) error {
+	// Analysis is most of the work: workers analyze batches of chunks
+	// while this goroutine reads the next ones, and one collector adds
+	// them in order of arrival.
+	var (
+		fresh   = &memIndex{}
+		jobs    = make(chan []*store.IndexChunk, 4)
+		done    = make(chan []memChunk, 4)
+		workers sync.WaitGroup
+		added   = make(chan struct{})
+	)
+	fresh.resetLocked()
+	for range runtime.GOMAXPROCS(0) {
+		workers.Go(func() {
+			for b := range jobs {
+				out := make([]memChunk, len(b))
+				var dt *docTerms
+				for i, c := range b {
+					if dt == nil || dt.doc.ID != c.Doc.ID {
+						dt = m.newDocTerms(newMemDoc(c.Doc))
+					}
+					out[i] = m.analyzeChunk(c, dt)
+				}
+				done <- out
+			}
+		})
+	}
+	go func() {
+		for out := range done {
+			for i := range out {
+				fresh.addLocked(&out[i])
+			}
+		}
+		close(added)
+	}()
+	var b []*store.IndexChunk
+	gen, err := db.ReadIndex(ctx, func(c *store.IndexChunk) error {
+		// A document's chunks stay in one batch, so they share its memDoc.
+		if len(b) >= 256 && b[len(b)-1].Doc != c.Doc {
+			jobs <- b
+			b = nil
+		}
+		b = append(b, c)
+		return nil
+	})
+	if len(b) > 0 && err == nil {
+		jobs <- b
+	}
+	close(jobs)
+	workers.Wait()
+	close(done)
+	<-added
+	if err != nil {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		// A failed reload leaves the index it had, which still follows
+		// this process's commits.
+		m.building = false
+		if m.ready {
+			m.applyBufferedLocked()
+		}
+		m.buffered = nil
+		return err
+	}
+	// Lists grown by append hold up to twice their length.
+	for _, t := range fresh.terms {
+		if cap(t.post) > len(t.post) {
+			t.post = append(make([]memPosting, 0, len(t.post)), t.post...)
+		}
+	}
+
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.slots, m.terms, m.docSlots, m.chunkSlot = fresh.slots, fresh.terms, fresh.docSlots, fresh.chunkSlot
+	m.live, m.dead, m.colTotal = fresh.live, 0, fresh.colTotal
+	m.delGen++
+	m.setGenLocked(gen)
+	m.ready, m.missed, m.building = true, false, false
+	m.loads++
+	m.applyBufferedLocked()
+	m.buffered = nil
+	return nil
+}
+
+// applyBufferedLocked applies the commits that landed during a load.
+func (m *memIndex) applyBufferedLocked() {
+	for _, c := range m.buffered {
+		m.offerLocked(c.Gen, m.analyzeOps(c.Ops))
+	}
+}
+
+// waitGen waits until the index reflects gen, for at most d.
+func (m *memIndex) waitGen(ctx context.Context, gen int64, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	for {
+		m.mu.RLock()
+		ok, ch := m.gen >= gen, m.applied
+		m.mu.RUnlock()
+		if ok {
+			return true
+		}
+		select {
+		case <-ch:
+		case <-t.C:
+			return false
+		case <-ctx.Done():
+			return false
+		}
+	}
+}
+
+// counts returns a term's live chunk counts. Call with m.mu held.
+func (m *memIndex) counts(t *memTerm) memCount {
+	c := t.cnt.Load()
+	if c != nil && c.delGen == m.delGen && c.n == len(t.post) {
+		return *c
+	}
+	nc := memCount{delGen: m.delGen}
+	if c != nil && c.delGen == m.delGen && c.n <= len(t.post) {
+		// Only appended since: count the new postings.
+		nc = *c
+	}
+	for _, p := range t.post[nc.n:] {
+		if m.slots[p.slot].dead {
+			continue
+		}
+		nc.any++
+		if p.tf[0]|p.tf[1]|p.tf[2] != 0 {
+			nc.stem++
+		}
+		if p.tf[3] != 0 {
+			nc.exact++
+		}
+	}
+	nc.n = len(t.post)
+	t.cnt.Store(&nc)
+	return nc
+}
+
+// eachTerm calls fn with every term and the number of live chunks holding
+// it, in any column.
+func (m *memIndex) eachTerm(fn func(term string, docs int)) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	for term, t := range m.terms {
+		if n := m.counts(t).any; n > 0 {
+			fn(term, n)
+		}
+	}
+}
+
+// termDocs returns how many chunks hold each term in any column (stems
+// and exact surfaces share one vocabulary).
+func (m *memIndex) termDocs(terms []string) map[string]int {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	out := make(map[string]int, len(terms))
+	for _, term := range terms {
+		if t := m.terms[term]; t != nil {
+			if n := m.counts(t).any; n > 0 {
+				out[term] = n
+			}
+		}
+	}
+	return out
+}
+
+// fieldStats are the index's average column lengths, for BM25F.
+type fieldStats struct {
+	n                              int
+	avgTitle, avgKeywords, avgBody float64
+}
+
+func (m *memIndex) fieldStats() fieldStats {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	n := max(m.live, 1)
+	return fieldStats{n: n,
+		avgTitle:    float64(m.colTotal[0]) / float64(n),
+		avgKeywords: float64(m.colTotal[1]) / float64(n),
+		avgBody:     float64(m.colTotal[2]) / float64(n)}
+}
+
+// memPhrase is one scored clause of a query: a term in the stemmed
+// columns or in the exact column.
+type memPhrase struct {
+	term  string
+	exact bool
+	group int // for an AND query: the phrases of a group are OR-ed
+}
+
+// memPhrases turns the query into its scored clauses: each live term in
+// the stemmed columns (repeated by its weight), and its surface form in
+// the exact column when exact is set. For an AND query, groups numbers
+// the terms a chunk must all match (a synonym joins its word's group).
+func (pq *parsedQuery) memPhrases(exact bool) (ps []memPhrase, groups int) {
+	if pq.requireAll {
+		idx := map[string]int{}
+		for _, t := range pq.Terms {
+			if t.Weight <= 0 {
+				continue
+			}
+			g, seen := idx[t.group()]
+			if !seen {
+				if len(idx) == 32 {
+					// A mask of 32 bits: more groups cannot all be required.
+					return nil, 0
+				}
+				g = len(idx)
+				idx[t.group()] = g
+			}
+			ps = append(ps, memPhrase{term: t.Term, group: g})
+		}
+		return ps, len(idx)
+	}
+	for _, t := range pq.Terms {
+		if t.Weight <= 0 {
+			continue
+		}
+		for i := 0; i < t.Weight; i++ {
+			ps = append(ps, memPhrase{term: t.Term})
+		}
+		if exact && t.Surface != "" {
+			ps = append(ps, memPhrase{term: t.Surface, exact: true})
+		}
+	}
+	return ps, 0
+}
+
+type memScratch struct {
+	score   []float64
+	mask    []uint32
+	touched []uint32
+}
+
+type memHit struct {
+	slot  uint32
+	score float64
+}
+
+// bm25 constants: the classic k1 and b, with one length over all columns.
+const bm25K1, bm25B = 1.2, 0.75
+
+// candidates scores the chunks matching ps with BM25 (k1 1.2, b 0.75, one
+// length over all columns, each column's term frequency weighted), keeps
+// those that pass the filters strictly (and, when allow is set, are in
+// it), and returns the best k.
+func (m *memIndex) candidates(ps []memPhrase, groups int, q Query, rk Ranking, k int, allow map[uint32]bool) []*candidate {
+	weights := [4]float64{rk.TitleWeight, rk.KeywordWeight, rk.BodyWeight, rk.ExactWeight}
+	// A free scratch first, the lock second: a search waiting for
+	// scratch space must not hold up a writer.
+	sc := <-m.scratch
+	defer func() { m.scratch <- sc }()
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	if m.live == 0 || len(ps) == 0 {
+		return nil
+	}
+	if len(sc.score) < len(m.slots) {
+		sc.score = make([]float64, len(m.slots)+len(m.slots)/4)
+		sc.mask = make([]uint32, len(sc.score))
+	}
+	score, mask := sc.score, sc.mask
+	touched := sc.touched[:0]
+	defer func() {
+		for _, s := range touched {
+			score[s], mask[s] = 0, 0
+		}
+		sc.touched = touched[:0]
+	}()
+
+	var total int64
+	for _, n := range m.colTotal {
+		total += n
+	}
+	nRow := float64(m.live)
+	avgdl := float64(total) / nRow
+	for _, p := range ps {
+		t := m.terms[p.term]
+		if t == nil {
+			continue
+		}
+		cnt := m.counts(t)
+		nHit := float64(cnt.stem)
+		lo, hi := 0, 3
+		if p.exact {
+			nHit, lo, hi = float64(cnt.exact), 3, 4
+		}
+		if nHit == 0 {
+			continue
+		}
+		idf := bm25IDF(nRow, nHit)
+		bit := uint32(1) << uint(p.group)
+		for _, post := range t.post {
+			sl := &m.slots[post.slot]
+			if sl.dead {
+				continue
+			}
+			var freq float64
+			in := false
+			for c := lo; c < hi; c++ {
+				freq += weights[c] * float64(post.tf[c])
+				in = in || post.tf[c] != 0
+			}
+			if !in {
+				continue
+			}
+			if mask[post.slot] == 0 {
+				touched = append(touched, post.slot)
+			}
+			mask[post.slot] |= bit
+			score[post.slot] += idf * (freq * (bm25K1 + 1)) / (freq + bm25K1*(1-bm25B+bm25B*float64(sl.size)/avgdl))
+		}
+	}
+
+	need := uint32(1)<<uint(groups) - 1
+	if groups == 0 {
+		need = 1
+	}
+	byDate := q.Sort == "date"
+	var hits []memHit
+	for _, s := range touched {
+		if groups > 0 && mask[s] != need {
+			continue
+		}
+		if allow != nil && !allow[s] {
+			continue
+		}
+		if !q.Filters.empty() && !q.Filters.match(&m.slots[s]) {
+			continue
+		}
+		hits = append(hits, memHit{s, score[s]})
+	}
+	less := func(a, b memHit) bool {
+		if byDate {
+			pa, pb := m.slots[a.slot].doc.Published, m.slots[b.slot].doc.Published
+			if !pa.Equal(pb) {
+				return pa.After(pb)
+			}
+		}
+		if a.score != b.score {
+			return a.score > b.score
+		}
+		return m.slots[a.slot].chunkID < m.slots[b.slot].chunkID
+	}
+	hits = bestK(hits, k, less)
+	out := make([]*candidate, len(hits))
+	for i, h := range hits {
+		out[i] = m.slots[h.slot].candidate(h.score)
+	}
+	return out
+}
+
+// bm25IDF is the inverse document frequency of a term held by nHit of n
+// chunks, floored just above 0 so a term in most chunks still counts.
+func bm25IDF(n, nHit float64) float64 {
+	idf := math.Log((n - nHit + 0.5) / (nHit + 0.5))
+	if idf <= 0 {
+		idf = 1e-6
+	}
+	return idf
+}
+
+func (sl *memSlot) candidate(score float64) *candidate {
+	return &candidate{chunkID: sl.chunkID, doc: sl.doc, score: score, chunkType: sl.typ, codeLang: sl.codeLang}
+}
+
+// bestK returns the k best of hs, best first. A common word matches tens
+// of thousands of chunks; a heap of k keeps the selection O(n log k).
+func bestK(hs []memHit, k int, better func(a, b memHit) bool) []memHit {
+	if len(hs) > k && k > 0 {
+		// A heap with the worst of the best k at its root.
+		h := hs[:k]
+		worse := func(i, j int) bool { return better(h[j], h[i]) }
+		down := func(i int) {
+			for {
+				w, l, r := i, 2*i+1, 2*i+2
+				if l < len(h) && worse(l, w) {
+					w = l
+				}
+				if r < len(h) && worse(r, w) {
+					w = r
+				}
+				if w == i {
+					return
+				}
+				h[i], h[w] = h[w], h[i]
+				i = w
+			}
+		}
+		for i := len(h)/2 - 1; i >= 0; i-- {
+			down(i)
+		}
+		for _, x := range hs[k:] {
+			if better(x, h[0]) {
+				h[0] = x
+				down(0)
+			}
+		}
+		hs = h
+	} else if k <= 0 {
+		return nil
+	}
+	sort.Slice(hs, func(i, j int) bool { return better(hs[i], hs[j]) })
+	return hs
+}
+
+// match reports whether a chunk passes the filters.
+func (f Filters) match(sl *memSlot) bool {
+	d := sl.doc
+	if len(f.PostType) > 0 && !containsString(f.PostType, d.PostType) {
+		return false
+	}
+	if f.ChunkType != "" && sl.typ != f.ChunkType {
+		return false
+	}
+	if f.CodeLang != "" && sl.codeLang != strings.ToLower(f.CodeLang) {
+		return false
+	}
+	// A language filter matches its regional variants: "en" is "en-GB".
+	if f.Lang != "" && d.Lang != f.Lang &&
+		!(len(d.Lang) > len(f.Lang) && d.Lang[len(f.Lang)] == '-' && strings.EqualFold(d.Lang[:len(f.Lang)], f.Lang)) {
+		return false
+	}
+	// Category and tag names match whatever their case: "news" is "News",
+	// "ünïcode" is "ÜNÏCODE".
+	if f.Category != "" && !containsString(d.catSet, strings.ToLower(f.Category)) {
+		return false
+	}
+	if f.Tag != "" && !containsString(d.tagSet, strings.ToLower(f.Tag)) {
+		return false
+	}
+	// Dates compare to the second, as stored; an undated page is neither
+	// after nor before anything.
+	if !f.After.IsZero() && (d.Published.IsZero() || d.Published.Before(f.After.Truncate(time.Second))) {
+		return false
+	}
+	if !f.Before.IsZero() && (d.Published.IsZero() || !d.Published.Before(f.Before.Truncate(time.Second))) {
+		return false
+	}
+	return true
+}
+
+func containsString(xs []string, s string) bool {
+	for _, x := range xs {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

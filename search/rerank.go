@@ -1,0 +1,335 @@
+package search
+
+import (
+	"context"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/askwp/askwpd/analysis"
+)
+
+// rerank rescores the best RerankDepth chunks with BM25F (per-field length
+// normalization, tunable k1 and b) plus a proximity bonus for query terms
+// that occur near each other, then sorts them again. The candidate query's
+// BM25 has fixed k1 and b and one length over all columns; this is where
+// the parameters that matter can be tuned, on a few chunks' text.
+func (ix *Index) rerank(ctx context.Context, pq *parsedQuery, rk Ranking, df map[string]int, cands []*candidate) error {
+	depth := min(rk.RerankDepth, len(cands))
+	if depth == 0 {
+		return nil
+	}
+	top := cands[:depth]
+	if err := ix.loadTexts(ctx, top); err != nil {
+		return err
+	}
+	r := ix.newReranker(pq, rk, df)
+	docs := make([]*rdoc, len(top))
+	for i, c := range top {
+		docs[i] = r.analyze(c)
+		c.score = r.score(docs[i])
+	}
+	sort.SliceStable(docs, func(i, j int) bool { return docs[i].c.score > docs[j].c.score })
+	for i, d := range docs {
+		top[i] = d.c
+		// Which query words the chunk matched only through a variant, for
+		// match_explain.
+		for t := range joined(r.weights, r.unseen) {
+			if d.title[t]+d.kw[t]+d.body[t] == 0 && d.variant[r.variants.prefix[t]] != nil {
+				d.c.variantOf = append(d.c.variantOf, t)
+			}
+		}
+		sort.Strings(d.c.variantOf)
+	}
+	// Candidates below the rerank depth keep their order, under the
+	// reranked ones.
+	floor := top[len(top)-1].score
+	for i, c := range cands[depth:] {
+		c.score = floor * math.Pow(0.999, float64(i+1))
+	}
+	return nil
+}
+
+// reranker holds what scoring a query's chunks needs.
+type reranker struct {
+	an       *analysis.Analyzer
+	pq       *parsedQuery
+	rk       Ranking
+	fs       fieldStats
+	weights  map[string]float64 // query term → weight
+	idf      map[string]float64
+	unseen   map[string]float64 // query words found nowhere, scored by variants only
+	surface  map[string]string  // query term → its surface, for the exact column
+	useExact bool
+	initials analysis.Initials
+	variants variantSet
+}
+
+func (ix *Index) newReranker(pq *parsedQuery, rk Ranking, df map[string]int) *reranker {
+	r := &reranker{an: ix.an, pq: pq, rk: rk, fs: ix.mem.fieldStats(), weights: map[string]float64{}, idf: map[string]float64{},
+		unseen: map[string]float64{}, surface: map[string]string{}}
+	var missing []string
+	for _, t := range pq.Terms {
+		if t.Weight <= 0 {
+			continue
+		}
+		r.weights[t.Term] += float64(t.Weight)
+		r.surface[t.Term] = t.Surface
+		if _, ok := df[t.Term]; !ok {
+			missing = append(missing, t.Term)
+		}
+	}
+	for k, v := range ix.mem.termDocs(missing) {
+		df[k] = v
+	}
+	for t := range r.weights {
+		d := float64(df[t])
+		r.idf[t] = math.Log(1 + (float64(r.fs.n)-d+0.5)/(d+0.5))
+	}
+	// A query word found nowhere on the site has weight 0, but the site
+	// may hold its variants ("partner" where pages say "partnership").
+	for _, t := range pq.unseenWords() {
+		if _, ok := r.weights[t]; !ok {
+			r.unseen[t] = 1
+		}
+	}
+	r.variants = ix.variantPrefixes(pq, r.weights, r.unseen, r.fs.n, rk)
+	// Known terms matched exactly, as in the candidate query.
+	r.useExact = rk.ExactWeight > 0 && pq.liveTerms() <= rk.ExactMaxTerms
+	// Only the query's terms are scored: a chunk body's other words need
+	// no stemming. A variant shares its term's first letter, so it is
+	// stemmed too.
+	var qterms []string
+	for t := range r.weights {
+		qterms = append(qterms, t)
+	}
+	r.initials = analysis.InitialsOf(qterms, pq.Seq)
+	return r
+}
+
+// rdoc is a reranked chunk's analyzed text.
+type rdoc struct {
+	c               *candidate
+	title, kw, body map[string]float64
+	exact           map[string]float64
+	nt, nk, nb      float64 // BM25F length normalizations
+	bodyTerms       []string
+	// variant counts the words of each column (title, keywords, body) by
+	// the query prefix they start with.
+	variant map[string]*[3]float64
+}
+
+func count(terms []string) map[string]float64 {
+	m := make(map[string]float64, len(terms))
+	for _, t := range terms {
+		m[t]++
+	}
+	return m
+}
+
+func (r *reranker) analyze(c *candidate) *rdoc {
+	doc, rk := c.doc, r.rk
+	known := strings.Join(doc.Categories, " ") + " " + strings.Join(doc.Tags, " ")
+	// Title and keywords are analyzed whole: their lengths count, and a
+	// skipped word's hyphenated compound would not be counted in them.
+	title := r.an.IndexTerms(doc.Title, doc.Lang, nil)
+	kw := r.an.IndexTerms(strings.Join(c.headingPath, " ")+" "+known, doc.Lang, nil)
+	body := r.an.IndexTerms(c.text, doc.Lang, r.initials)
+	d := &rdoc{
+		c: c, title: count(title), kw: count(kw), body: count(body), bodyTerms: body,
+		nt: 1 - rk.BTitle + rk.BTitle*float64(len(title))/max(r.fs.avgTitle, 1),
+		nk: 1 - rk.BBody + rk.BBody*float64(len(kw))/max(r.fs.avgKeywords, 1),
+		nb: 1 - rk.BBody + rk.BBody*float64(len(body))/max(r.fs.avgBody, 1),
+	}
+	if r.useExact {
+		d.exact = count(analysis.ExactTerms(doc.Title+" "+known, doc.Lang))
+	}
+	if len(r.variants.idf) > 0 {
+		d.variant = r.variants.count(d.title, d.kw, d.body)
+	}
+	return d
+}
+
+// score is the chunk's BM25F over the query's terms, a term it lacks
+// scored by its variants, plus the proximity bonus.
+func (r *reranker) score(d *rdoc) float64 {
+	rk := r.rk
+	var s float64
+	for t, w := range r.weights {
+		f := rk.TitleWeight*d.title[t]/d.nt + rk.KeywordWeight*d.kw[t]/d.nk + rk.BodyWeight*d.body[t]/d.nb
+		if d.exact != nil && r.surface[t] != "" {
+			f += rk.ExactWeight * d.exact[r.surface[t]] / d.nt
+		}
+		if f > 0 {
+			s += w * r.idf[t] * f * (rk.K1 + 1) / (f + rk.K1)
+		} else {
+			s += r.variant(d, t, w)
+		}
+	}
+	for t, w := range r.unseen {
+		s += r.variant(d, t, w)
+	}
+	if rk.Proximity > 0 && len(r.pq.Seq) > 1 {
+		s += rk.Proximity * proximity(d.bodyTerms, r.pq.Seq, r.idf, rk.ProximityWindow)
+	}
+	return s
+}
+
+// variant scores query term t on the chunk's words that share its prefix.
+func (r *reranker) variant(d *rdoc, t string, w float64) float64 {
+	rk := r.rk
+	n := d.variant[r.variants.prefix[t]]
+	if n == nil {
+		return 0
+	}
+	f := rk.TitleWeight*n[0]/d.nt + rk.KeywordWeight*n[1]/d.nk + rk.BodyWeight*n[2]/d.nb
+	return rk.VariantWeight * w * r.variants.idf[r.variants.prefix[t]] * f * (rk.K1 + 1) / (f + rk.K1)
+}
+
+// variantSet holds the query terms' prefixes for Ranking.VariantPrefix.
+type variantSet struct {
+	n      int                // runes in a prefix
+	prefix map[string]string  // query term → its prefix
+	idf    map[string]float64 // prefix → IDF of the words that have it
+}
+
+// variantPrefixes finds the prefixes of the query terms long enough to
+// have one, with each prefix's IDF from the vocabulary.
+func (ix *Index) variantPrefixes(pq *parsedQuery, weights, unseen map[string]float64, n int, rk Ranking) variantSet {
+	var vs variantSet
+	if rk.VariantPrefix <= 0 || rk.VariantWeight <= 0 {
+		return vs
+	}
+	v := ix.vocabulary()
+	vs.n, vs.prefix, vs.idf = rk.VariantPrefix, map[string]string{}, map[string]float64{}
+	for _, qt := range pq.Terms {
+		t := qt.Term
+		_, scored := weights[t]
+		_, isUnseen := unseen[t]
+		if qt.literal() || !scored && !isUnseen {
+			continue
+		}
+		p, ok := runePrefix(t, rk.VariantPrefix)
+		if !ok {
+			continue
+		}
+		vs.prefix[t] = p
+		if _, done := vs.idf[p]; !done {
+			d := float64(min(v.prefixCount(p, rk.VariantPrefix), n))
+			vs.idf[p] = math.Log(1 + (float64(n)-d+0.5)/(d+0.5))
+		}
+	}
+	return vs
+}
+
+// literal reports whether t is an identifier or a number, which have no
+// variants: wp_enqueue_script is not wp_enqueue_style, nor 10240 10241.
+func (t queryTerm) literal() bool {
+	return t.Code || analysis.Literal(t.Term)
+}
+
+// unseenWords are the query's own words found nowhere on the site
+// (weight 0), identifiers and numbers aside.
+func (pq *parsedQuery) unseenWords() []string {
+	var out []string
+	for _, t := range pq.Terms {
+		if t.Weight == 0 && t.Source == "query" && !t.literal() {
+			out = append(out, t.Term)
+		}
+	}
+	return out
+}
+
+// unseenHaveVariants reports whether a query word found nowhere on the
+// site has variants there: then a short query is reranked too, for them.
+func (ix *Index) unseenHaveVariants(pq *parsedQuery, rk Ranking) bool {
+	if rk.VariantPrefix <= 0 || rk.VariantWeight <= 0 {
+		return false
+	}
+	var v *vocabulary
+	for _, t := range pq.unseenWords() {
+		p, ok := runePrefix(t, rk.VariantPrefix)
+		if !ok {
+			continue
+		}
+		if v == nil {
+			v = ix.vocabulary()
+		}
+		if v.prefixCount(p, rk.VariantPrefix) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// joined iterates over the keys of both maps.
+func joined(a, b map[string]float64) func(func(string) bool) {
+	return func(yield func(string) bool) {
+		for _, m := range []map[string]float64{a, b} {
+			for k := range m {
+				if !yield(k) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// count tallies a chunk's words, column by column, under the query
+// prefixes they start with. Words equal to a query term are counted too,
+// but a term the chunk holds never reads its variants.
+func (vs variantSet) count(cols ...map[string]float64) map[string]*[3]float64 {
+	var out map[string]*[3]float64
+	for i, col := range cols {
+		for u, c := range col {
+			p, ok := runePrefix(u, vs.n)
+			if !ok {
+				continue
+			}
+			if _, want := vs.idf[p]; !want {
+				continue
+			}
+			if out == nil {
+				out = map[string]*[3]float64{}
+			}
+			if out[p] == nil {
+				out[p] = new([3]float64)
+			}
+			out[p][i] += c
+		}
+	}
+	return out
+}
+
+// proximity scores pairs of distinct query terms that occur within window
+// positions of each other, each pair counted once, weighted by the
+// smaller IDF of the two.
+func proximity(body, seq []string, idf map[string]float64, window int) float64 {
+	if window <= 0 {
+		window = 4
+	}
+	inQuery := map[string]bool{}
+	for _, t := range seq {
+		inQuery[t] = true
+	}
+	seen := map[[2]string]bool{}
+	var s float64
+	for i, a := range body {
+		if !inQuery[a] {
+			continue
+		}
+		for j := i + 1; j < len(body) && j <= i+window; j++ {
+			b := body[j]
+			if !inQuery[b] || b == a {
+				continue
+			}
+			k := [2]string{min(a, b), max(a, b)}
+			if seen[k] {
+				continue
+			}
+			seen[k] = true
+			s += min(idf[a], idf[b])
+		}
+	}
+	return s
+}

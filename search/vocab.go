@@ -1,0 +1,228 @@
+package search
+
+import (
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/askwp/askwpd/analysis"
+)
+
+// vocabulary is the index's term list, for typo tolerance. It is rebuilt
+// at most every vocabMaxAge after the index changed: a term added a few
+// seconds ago is not yet a typo target, which is fine.
+type vocabulary struct {
+	gen   int64 // the index's gen when built
+	built time.Time
+	// byKey groups the typo targets by length and first rune.
+	byKey    map[vocabKey][]vocabTerm
+	docCount map[string]int
+	// prefixDocs sums docCount by the terms' first prefixLen runes, for
+	// Ranking.VariantPrefix. A chunk holding two such terms counts twice:
+	// the IDF it gives is a little low, never high.
+	prefixLen  int
+	prefixDocs map[string]int
+}
+
+// prefixCount is the summed chunk count of the terms that start with p,
+// a prefix of n runes.
+func (v *vocabulary) prefixCount(p string, n int) int {
+	if n == v.prefixLen {
+		return v.prefixDocs[p]
+	}
+	// A ranking changed since the build (bench/search sweeps).
+	var c int
+	for t, d := range v.docCount {
+		if strings.HasPrefix(t, p) {
+			c += d
+		}
+	}
+	return c
+}
+
+// runePrefix returns s's first n runes, and whether s has that many.
+func runePrefix(s string, n int) (string, bool) {
+	i := 0
+	for k := range s {
+		if i == n {
+			return s[:k], true
+		}
+		i++
+	}
+	return s, i == n
+}
+
+type vocabKey struct {
+	n     int
+	first rune
+}
+
+func (v *vocabulary) add(t vocabTerm) {
+	r, _ := utf8.DecodeRuneInString(t.term)
+	k := vocabKey{utf8.RuneCountInString(t.term), r}
+	v.byKey[k] = append(v.byKey[k], t)
+}
+
+type vocabTerm struct {
+	term string
+	docs int
+}
+
+const vocabMaxAge = 10 * time.Second
+
+// vocabulary returns the index's term list. A stale one is answered while
+// a new one is read in the background: a search should not wait for a
+// walk over every term.
+func (ix *Index) vocabulary() *vocabulary {
+	m := ix.mem
+	m.mu.RLock()
+	gen := m.gen
+	m.mu.RUnlock()
+	ix.mu.Lock()
+	v := ix.vocab
+	fresh := v != nil && (v.gen == gen || time.Since(v.built) < vocabMaxAge) && v.prefixLen == ix.ranking.VariantPrefix
+	if fresh || (v != nil && ix.vocabBuilding) {
+		ix.mu.Unlock()
+		return v
+	}
+	ix.vocabBuilding = true
+	prefixLen := ix.ranking.VariantPrefix
+	ix.mu.Unlock()
+	if v != nil {
+		go ix.buildVocabulary(gen, prefixLen)
+		return v
+	}
+	return ix.buildVocabulary(gen, prefixLen)
+}
+
+func (ix *Index) buildVocabulary(gen int64, prefixLen int) *vocabulary {
+	nv := &vocabulary{gen: gen, built: time.Now(), byKey: map[vocabKey][]vocabTerm{}, docCount: map[string]int{},
+		prefixLen: prefixLen, prefixDocs: map[string]int{}}
+	ix.mem.eachTerm(func(term string, docs int) {
+		nv.docCount[term] = docs
+		if p, ok := runePrefix(term, nv.prefixLen); ok && nv.prefixLen > 0 {
+			nv.prefixDocs[p] += docs
+		}
+		if utf8.RuneCountInString(term) < 3 || analysis.Literal(term) {
+			return
+		}
+		nv.add(vocabTerm{term, docs})
+	})
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	ix.vocabBuilding = false
+	if !ix.closed {
+		ix.vocab = nv
+	}
+	return nv
+}
+
+// correct returns the vocabulary term closest to word: within edit
+// distance 1 for words of 4–5 letters, 2 for longer ones (a transposition
+// counts 1), most frequent first on ties, then alphabetical. ok is false
+// when none is close. Candidates share the word's first letter, or have its first two swapped:
+// a wrong first letter is the rarest typo, and the restriction keeps a
+// lookup under a millisecond on a large site's vocabulary.
+func (v *vocabulary) correct(word string) (string, bool) {
+	w := []rune(word)
+	n := len(w)
+	if n < 4 || n >= 40 {
+		return "", false
+	}
+	k := 1
+	if n >= 6 {
+		k = 2
+	}
+	best, bestD, bestDocs := "", k+1, 0
+	var buf []rune
+	firsts := []rune{w[0]}
+	if w[1] != w[0] {
+		firsts = append(firsts, w[1])
+	}
+	for l := n - k; l <= n+k; l++ {
+		for fi, first := range firsts {
+			for _, c := range v.byKey[vocabKey{l, first}] {
+				if fi == 1 {
+					// Only the swap of the first two letters.
+					_, s0 := utf8.DecodeRuneInString(c.term)
+					if c1, _ := utf8.DecodeRuneInString(c.term[s0:]); c1 != w[0] {
+						continue
+					}
+				}
+				var d int
+				if isASCII(c.term) && isASCII(word) {
+					d = osaBytes(word, c.term, bestD)
+				} else {
+					buf = append(buf[:0], []rune(c.term)...)
+					d = osaDistance(w, buf, bestD)
+				}
+				// Ties go to the more frequent term, then the first in
+				// order: the lists are built from a map, and the same
+				// query must correct the same way every time.
+				if d < bestD || (d == bestD && (c.docs > bestDocs || c.docs == bestDocs && c.term < best)) {
+					best, bestD, bestDocs = c.term, d, c.docs
+				}
+			}
+		}
+	}
+	if bestD > k {
+		return "", false
+	}
+	return best, true
+}
+
+// osaBytes is osaDistance for ASCII strings. []byte(a) of a short,
+// non-escaping string needs no allocation.
+func osaBytes(a, b string, limit int) int { return osa([]byte(a), []byte(b), limit) }
+
+// osaDistance is the optimal string alignment distance (Levenshtein plus
+// adjacent transpositions), giving up with limit+1 once it exceeds limit.
+func osaDistance(a, b []rune, limit int) int { return osa(a, b, limit) }
+
+func osa[E byte | rune](a, b []E, limit int) int {
+	if abs(len(a)-len(b)) > limit || len(a) >= 40 || len(b) >= 40 {
+		return limit + 1
+	}
+	var rows [3][41]int
+	prev2, prev, cur := rows[0][:len(b)+1], rows[1][:len(b)+1], rows[2][:len(b)+1]
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		rowMin := cur[0]
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			d := min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				d = min(d, prev2[j-2]+1)
+			}
+			cur[j] = d
+			rowMin = min(rowMin, d)
+		}
+		if rowMin > limit {
+			return limit + 1
+		}
+		prev2, prev, cur = prev, cur, prev2
+	}
+	return prev[len(b)]
+}
+
+func abs(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
