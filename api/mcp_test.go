@@ -18,6 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/askwp/askwpd/api"
+	"github.com/askwp/askwpd/config"
 	"github.com/askwp/askwpd/daemon"
 	"github.com/askwp/askwpd/internal/wptest"
 )
@@ -37,7 +38,7 @@ func e2eDaemon(t *testing.T) (*daemon.Daemon, *httptest.Server) {
 	site := wptest.Get(t)
 	site.Lock(t)
 	e2eOnce.Do(func() {
-		cfg := daemon.DefaultConfig()
+		cfg := config.Default()
 		cfg.WPRoot = site.Root()
 		dir, err := os.MkdirTemp("", "askwpd-api-test-")
 		if err != nil {

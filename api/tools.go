@@ -11,8 +11,9 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/askwp/askwpd/search"
 	"github.com/labstack/echo/v4"
+
+	"github.com/askwp/askwpd/search"
 )
 
 const (

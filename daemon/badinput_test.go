@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/askwp/askwpd/api"
+	"github.com/askwp/askwpd/config"
 )
 
 // hostileSite serves pages built to break a crawler: huge, deeply nested,
@@ -74,12 +75,12 @@ func hostileSite(t *testing.T) *httptest.Server {
 // panic or a hang.
 func TestBadInput(t *testing.T) {
 	site := hostileSite(t)
-	cfg := DefaultConfig()
+	cfg := config.Default()
 	cfg.SiteURL = site.URL
 	cfg.StateDir = t.TempDir()
 	cfg.Listen = "127.0.0.1:0"
 	cfg.Crawl.RatePerSec = 500
-	cfg.Crawl.Timeout = Duration{20 * time.Second}
+	cfg.Crawl.Timeout = config.Duration{Duration: 20 * time.Second}
 	cfg.Schedule.Disabled = true
 	logs := &syncBuffer{}
 	d, err := Open(context.Background(), cfg, slog.New(slog.NewJSONHandler(logs, nil)))

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/askwp/askwpd/api"
+	"github.com/askwp/askwpd/config"
 	"github.com/askwp/askwpd/internal/wptest"
 	"github.com/askwp/askwpd/store"
 )
@@ -55,16 +56,16 @@ func TestChatGates(t *testing.T) {
 type gateProvider struct {
 	name string
 	kind string
-	real ProviderConfig // set for a real provider
+	real config.ProviderConfig // set for a real provider
 }
 
 func gateProviders() []gateProvider {
 	ps := []gateProvider{{name: "scripted-openai", kind: "openai"}, {name: "scripted-anthropic", kind: "anthropic"}}
 	if k := os.Getenv("ASKWPD_TEST_OPENAI_KEY"); k != "" {
-		ps = append(ps, gateProvider{name: "real-openai", real: ProviderConfig{Kind: "openai", APIKey: k, Model: os.Getenv("ASKWPD_TEST_OPENAI_MODEL")}})
+		ps = append(ps, gateProvider{name: "real-openai", real: config.ProviderConfig{Kind: "openai", APIKey: k, Model: os.Getenv("ASKWPD_TEST_OPENAI_MODEL")}})
 	}
 	if k := os.Getenv("ASKWPD_TEST_ANTHROPIC_KEY"); k != "" {
-		ps = append(ps, gateProvider{name: "real-anthropic", real: ProviderConfig{Kind: "anthropic", APIKey: k, Model: os.Getenv("ASKWPD_TEST_ANTHROPIC_MODEL")}})
+		ps = append(ps, gateProvider{name: "real-anthropic", real: config.ProviderConfig{Kind: "anthropic", APIKey: k, Model: os.Getenv("ASKWPD_TEST_ANTHROPIC_MODEL")}})
 	}
 	return ps
 }
@@ -83,7 +84,7 @@ func runGate(t *testing.T, d *Daemon, req api.ChatRequest, steps []step, check f
 				p = newScripted(t, gp.kind, steps...)
 				d.Config.Provider = p.config()
 			}
-			t.Cleanup(func() { d.Config.Provider = ProviderConfig{} })
+			t.Cleanup(func() { d.Config.Provider = config.ProviderConfig{} })
 			var events []api.ChatEvent
 			resp, err := d.Chat(context.Background(), req, func(ev api.ChatEvent) { events = append(events, ev) })
 			if err != nil {
@@ -344,11 +345,11 @@ func gate3SpecificPost(t *testing.T, d *Daemon, site *wptest.Site) {
 		}
 	})
 	// The scripted run quotes exactly; check that quote became the source.
-	d.Config.Provider = ProviderConfig{}
+	d.Config.Provider = config.ProviderConfig{}
 	p := newScripted(t, "openai", callTool("get_document", fmt.Sprintf(`{"id_or_url": %q}`, post.URL)),
 		say(fmt.Sprintf("It says “%s”", want)))
 	d.Config.Provider = p.config()
-	defer func() { d.Config.Provider = ProviderConfig{} }()
+	defer func() { d.Config.Provider = config.ProviderConfig{} }()
 	resp, err := d.Chat(context.Background(), ask(q), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -452,7 +453,7 @@ func gate5NoPasteRequests(t *testing.T, d *Daemon, site *wptest.Site) {
 		say("Please paste the content of "+page.URL+" and I will summarize it."),
 		say("Sorry. I cannot access the page. Please copy and paste it here."))
 	d.Config.Provider = p.config()
-	defer func() { d.Config.Provider = ProviderConfig{} }()
+	defer func() { d.Config.Provider = config.ProviderConfig{} }()
 	resp, err := d.Chat(context.Background(), ask(q), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -476,7 +477,7 @@ func gate6FabricatedQuoteIsCorrected(t *testing.T, d *Daemon, site *wptest.Site)
 			return turn{Text: fmt.Sprintf("The post %s is the newest on the site.", post.Title)}
 		})
 	d.Config.Provider = p.config()
-	defer func() { d.Config.Provider = ProviderConfig{} }()
+	defer func() { d.Config.Provider = config.ProviderConfig{} }()
 	resp, err := d.Chat(context.Background(), ask("What is the latest post about?"), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -522,7 +523,7 @@ func providerFromWPOptions(t *testing.T, d *Daemon, site *wptest.Site) {
 		wpProviderCache.Delete(d)
 	})
 	wpProviderCache.Delete(d)
-	d.Config.Provider = ProviderConfig{}
+	d.Config.Provider = config.ProviderConfig{}
 	resp, err := d.Chat(context.Background(), ask("hi"), nil)
 	if err != nil {
 		t.Fatal(err)

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/askwp/askwpd/config"
 )
 
 // A scripted LLM provider: an httptest server that speaks the real wire
@@ -97,8 +99,8 @@ func newScripted(t *testing.T, kind string, steps ...step) *scripted {
 }
 
 // config is the [provider] section pointing at the fake.
-func (s *scripted) config() ProviderConfig {
-	pc := ProviderConfig{Kind: s.kind, BaseURL: s.srv.URL, Model: "scripted-model", APIKey: "test-key"}
+func (s *scripted) config() config.ProviderConfig {
+	pc := config.ProviderConfig{Kind: s.kind, BaseURL: s.srv.URL, Model: "scripted-model", APIKey: "test-key"}
 	if s.kind == "openai" {
 		pc.BaseURL = s.srv.URL + "/v1"
 	}

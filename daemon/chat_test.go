@@ -13,13 +13,14 @@ import (
 	"time"
 
 	"github.com/askwp/askwpd/api"
+	"github.com/askwp/askwpd/config"
 )
 
 // bareDaemon is a daemon over an empty store, without WordPress: enough
 // for the loop's mechanics, which do not depend on the content.
-func bareDaemon(t *testing.T, pc ProviderConfig) *Daemon {
+func bareDaemon(t *testing.T, pc config.ProviderConfig) *Daemon {
 	t.Helper()
-	cfg := DefaultConfig()
+	cfg := config.Default()
 	cfg.SiteURL = "http://127.0.0.1:9/"
 	cfg.StateDir = t.TempDir()
 	cfg.Listen = "127.0.0.1:0"
@@ -312,7 +313,7 @@ func TestChat_BadRequests(t *testing.T) {
 		}
 	})
 	t.Run("NoProvider", func(t *testing.T) {
-		d := bareDaemon(t, ProviderConfig{})
+		d := bareDaemon(t, config.ProviderConfig{})
 		_, err := d.Chat(context.Background(), ask("hi"), nil)
 		var ae *api.Error
 		if !errors.As(err, &ae) || ae.Code != "no_provider" || ae.Status != 503 {
@@ -461,7 +462,7 @@ func TestChat_SSE(t *testing.T) {
 		})
 	}
 	t.Run("ErrorEvent", func(t *testing.T) {
-		d := bareDaemon(t, ProviderConfig{})
+		d := bareDaemon(t, config.ProviderConfig{})
 		srv, token := chatServer(t, d)
 		evs := streamChat(t, srv, token, ask("hi"))
 		if len(evs) != 1 || evs[0].Type != "error" || !strings.Contains(string(evs[0].Data), "no_provider") {

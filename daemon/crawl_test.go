@@ -21,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/askwp/askwpd/config"
 	"github.com/askwp/askwpd/internal/wptest"
 	"github.com/askwp/askwpd/store"
 )
@@ -506,8 +507,8 @@ type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
-func childConfig(site *wptest.Site, state string) Config {
-	cfg := DefaultConfig()
+func childConfig(site *wptest.Site, state string) config.Config {
+	cfg := config.Default()
 	cfg.WPRoot = site.Root()
 	cfg.StateDir = state
 	cfg.Listen = "127.0.0.1:0"
@@ -575,7 +576,7 @@ func TestIndex_CancelResumes(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	cfg := DefaultConfig()
+	cfg := config.Default()
 	cfg.SiteURL = srv.URL
 	cfg.StateDir = t.TempDir()
 	cfg.Crawl.RatePerSec = 1000

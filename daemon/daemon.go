@@ -22,6 +22,7 @@ import (
 
 	"golang.org/x/time/rate"
 
+	"github.com/askwp/askwpd/config"
 	"github.com/askwp/askwpd/search"
 	"github.com/askwp/askwpd/store"
 	"github.com/askwp/askwpd/wp"
@@ -40,7 +41,7 @@ type Site struct {
 
 // Daemon holds the open store, the WordPress connection and the fetcher.
 type Daemon struct {
-	Config  Config
+	Config  config.Config
 	Log     *slog.Logger
 	Store   *store.DB
 	Search  *search.Index
@@ -80,7 +81,7 @@ type Daemon struct {
 // Open resolves the configuration against the WordPress install, opens
 // the store and checks that the site answers. Each failure names what to
 // fix in one line.
-func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Daemon, error) {
+func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (*Daemon, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}

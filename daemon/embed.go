@@ -17,6 +17,7 @@ import (
 
 	"github.com/sourcegraph/conc/pool"
 
+	"github.com/askwp/askwpd/config"
 	"github.com/askwp/askwpd/search"
 	"github.com/askwp/askwpd/store"
 )
@@ -25,7 +26,7 @@ import (
 // (POST {base_url}/embeddings {model, input: [...]}), with batching,
 // bounded concurrency and a small cache of query vectors.
 type Embedder struct {
-	cfg EmbeddingsConfig
+	cfg config.EmbeddingsConfig
 	url string
 	hc  *http.Client
 
@@ -41,7 +42,7 @@ const queryCacheSize = 512
 
 // NewEmbedder returns a client for cfg; hc nil means a default client
 // (each request is bounded by cfg's timeouts, not the client's).
-func NewEmbedder(cfg EmbeddingsConfig, hc *http.Client) *Embedder {
+func NewEmbedder(cfg config.EmbeddingsConfig, hc *http.Client) *Embedder {
 	if hc == nil {
 		hc = &http.Client{}
 	}
@@ -186,18 +187,6 @@ func (e *Embedder) request(ctx context.Context, inputs []string) ([][]float32, e
 		out[d.Index] = d.Embedding
 	}
 	return out, nil
-}
-
-// LogValue keeps the API key out of any log line that prints the
-// configuration.
-func (e EmbeddingsConfig) LogValue() slog.Value {
-	key := ""
-	if e.APIKey != "" {
-		key = "(set)"
-	}
-	return slog.GroupValue(slog.String("base_url", e.BaseURL), slog.String("model", e.Model),
-		slog.String("api_key", key), slog.Int("dimensions", e.Dimensions), slog.Float64("alpha", e.Alpha),
-		slog.String("fusion", e.Fusion))
 }
 
 // embedRuntime is the daemon's share of hybrid retrieval: the client and
@@ -428,17 +417,17 @@ func (d *Daemon) search(ctx context.Context, q search.Query) (*search.Result, er
 // keywords, so a site owner measures what the daemon would serve.
 type evalHybrid struct {
 	e         *Embedder
-	cfg       EmbeddingsConfig
+	cfg       config.EmbeddingsConfig
 	fallbacks int
 	lastErr   error
 }
 
 // newEvalHybrid embeds every chunk of db when cfg is on; nil when off.
-func newEvalHybrid(ctx context.Context, db *store.DB, cfg EmbeddingsConfig, out io.Writer) (*evalHybrid, error) {
+func newEvalHybrid(ctx context.Context, db *store.DB, cfg config.EmbeddingsConfig, out io.Writer) (*evalHybrid, error) {
 	if cfg.BaseURL == "" {
 		return nil, nil
 	}
-	if err := cfg.validate(); err != nil {
+	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("eval: %w", err)
 	}
 	e := NewEmbedder(cfg, nil)

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/askwp/askwpd/api"
+	"github.com/askwp/askwpd/config"
 	"github.com/askwp/askwpd/internal/fakeembed"
 	"github.com/askwp/askwpd/internal/wptest"
 	"github.com/askwp/askwpd/search"
@@ -48,7 +49,7 @@ func newEmbedServer(t *testing.T) *embedServer {
 		if s.model == "" {
 			t.Fatal("ASKWPD_TEST_EMBED_URL is set without ASKWPD_TEST_EMBED_MODEL")
 		}
-		target := NewEmbedder(EmbeddingsConfig{BaseURL: real}, nil).url
+		target := NewEmbedder(config.EmbeddingsConfig{BaseURL: real}, nil).url
 		u, err := url.Parse(target)
 		if err != nil {
 			t.Fatal(err)
@@ -138,21 +139,21 @@ func (s *embedServer) take(model string) []string {
 	return out
 }
 
-func (s *embedServer) config(model string) EmbeddingsConfig {
-	c := DefaultConfig().Embeddings
+func (s *embedServer) config(model string) config.EmbeddingsConfig {
+	c := config.Default().Embeddings
 	c.BaseURL, c.Model, c.APIKey = s.URL+"/v1", model, s.key
 	c.BatchSize = 3 // several requests for a few pages: batching is exercised
-	c.QueryTimeout = Duration{500 * time.Millisecond}
+	c.QueryTimeout = config.Duration{Duration: 500 * time.Millisecond}
 	if os.Getenv("ASKWPD_TEST_EMBED_URL") != "" {
-		c.QueryTimeout = Duration{10 * time.Second}
+		c.QueryTimeout = config.Duration{Duration: 10 * time.Second}
 	}
 	return c
 }
 
 // openHybridDaemon opens a daemon on the test site with embeddings on.
-func openHybridDaemon(t *testing.T, site *wptest.Site, stateDir string, ec EmbeddingsConfig, logs io.Writer) *Daemon {
+func openHybridDaemon(t *testing.T, site *wptest.Site, stateDir string, ec config.EmbeddingsConfig, logs io.Writer) *Daemon {
 	t.Helper()
-	cfg := DefaultConfig()
+	cfg := config.Default()
 	cfg.WPRoot = site.Root()
 	cfg.StateDir = stateDir
 	cfg.Listen = "127.0.0.1:0"
@@ -489,7 +490,7 @@ func TestEmbedder_WireFormat(t *testing.T) {
 		"http://h:1/api/v1":         "http://h:1/api/v1/embeddings",
 		"http://h:1/v1/embeddings/": "http://h:1/v1/embeddings",
 	} {
-		if got := NewEmbedder(EmbeddingsConfig{BaseURL: base}, nil).url; got != want {
+		if got := NewEmbedder(config.EmbeddingsConfig{BaseURL: base}, nil).url; got != want {
 			t.Errorf("base %s: %s, want %s", base, got, want)
 		}
 	}
@@ -498,60 +499,6 @@ func TestEmbedder_WireFormat(t *testing.T) {
 	bad.APIKey = "sk-wrong-0123456789"
 	if _, err := NewEmbedder(bad, nil).Embed(context.Background(), []string{"x"}); err == nil || strings.Contains(err.Error(), bad.APIKey) {
 		t.Errorf("wrong key: %v", err)
-	}
-}
-
-func TestConfig_Embeddings(t *testing.T) {
-	base := func() Config {
-		c := DefaultConfig()
-		c.WPRoot = "/srv/wp"
-		return c
-	}
-	c := base()
-	if err := c.Validate(); err != nil || c.Embeddings.BaseURL != "" {
-		t.Fatalf("embeddings must be off and valid by default: %v", err)
-	}
-	c, err := LoadConfig("", []string{
-		"ASKWPD_WP_ROOT=/srv/wp", "ASKWPD_EMBEDDINGS_BASE_URL=http://127.0.0.1:11434/v1",
-		"ASKWPD_EMBEDDINGS_MODEL=nomic-embed-text", "ASKWPD_EMBEDDINGS_API_KEY=k", "ASKWPD_EMBEDDINGS_ALPHA=0.7",
-		"ASKWPD_EMBEDDINGS_FUSION=rrf", "ASKWPD_EMBEDDINGS_DIMENSIONS=256", "ASKWPD_EMBEDDINGS_QUERY_TIMEOUT=1500ms",
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := c.Embeddings
-	if e.BaseURL != "http://127.0.0.1:11434/v1" || e.Model != "nomic-embed-text" || e.APIKey != "k" || e.Alpha != 0.7 ||
-		e.Fusion != "rrf" || e.Dimensions != 256 || e.QueryTimeout.Duration != 1500*time.Millisecond {
-		t.Fatalf("env mapping: %+v", e)
-	}
-	if err := c.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Set("embeddings.alpha", "0"); err != nil || c.Embeddings.Alpha != 0 || c.Validate() != nil {
-		t.Fatalf("alpha 0 must be settable and valid: %v", err)
-	}
-	for name, mut := range map[string]func(*EmbeddingsConfig){
-		"no model":    func(e *EmbeddingsConfig) { e.Model = "" },
-		"alpha > 1":   func(e *EmbeddingsConfig) { e.Alpha = 1.5 },
-		"alpha < 0":   func(e *EmbeddingsConfig) { e.Alpha = -0.1 },
-		"fusion":      func(e *EmbeddingsConfig) { e.Fusion = "max" },
-		"url":         func(e *EmbeddingsConfig) { e.BaseURL = "127.0.0.1:11434" },
-		"batch":       func(e *EmbeddingsConfig) { e.BatchSize = 0 },
-		"concurrency": func(e *EmbeddingsConfig) { e.Concurrency = 0 },
-		"dimensions":  func(e *EmbeddingsConfig) { e.Dimensions = -1 },
-	} {
-		c2 := c
-		mut(&c2.Embeddings)
-		if err := c2.Validate(); err == nil {
-			t.Errorf("%s: accepted", name)
-		}
-	}
-	// A log line that prints the section shows that a key is set, not the key.
-	var buf strings.Builder
-	c.Embeddings.APIKey = "sk-secret-0123456789"
-	slog.New(slog.NewJSONHandler(&buf, nil)).Info("config", "embeddings", c.Embeddings)
-	if strings.Contains(buf.String(), c.Embeddings.APIKey) || !strings.Contains(buf.String(), `"api_key":"(set)"`) {
-		t.Errorf("log line: %s", buf.String())
 	}
 }
 
@@ -577,8 +524,8 @@ func TestHybrid_Latency(t *testing.T) {
 		Limit: 300, Depth: 10}
 	for _, run := range []struct {
 		name string
-		ec   EmbeddingsConfig
-	}{{"keyword", EmbeddingsConfig{}}, {"hybrid-alpha", ec}} {
+		ec   config.EmbeddingsConfig
+	}{{"keyword", config.EmbeddingsConfig{}}, {"hybrid-alpha", ec}} {
 		o := opt
 		o.StateDir, o.Embeddings = tmp+"/"+run.name, run.ec
 		os.MkdirAll(o.StateDir, 0o700)

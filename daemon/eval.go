@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/askwp/askwpd/config"
 	"github.com/askwp/askwpd/extract"
 	"github.com/askwp/askwpd/search"
 	"github.com/askwp/askwpd/store"
@@ -39,7 +40,7 @@ type EvalOptions struct {
 	Depth int
 	// Embeddings, when its base_url is set, makes the run hybrid (embed.go);
 	// RunEval reads it from the ASKWPD_EMBEDDINGS_* variables.
-	Embeddings EmbeddingsConfig
+	Embeddings config.EmbeddingsConfig
 }
 
 // EvalMetrics are the results of one evaluation.
@@ -62,7 +63,7 @@ const evalRunDepth = 100
 // opt.Run is set, and prints metrics to out when qrels are given.
 func RunEval(ctx context.Context, opt EvalOptions, out io.Writer) error {
 	if opt.Embeddings.BaseURL == "" {
-		cfg, err := LoadConfig("", os.Environ())
+		cfg, err := config.Load("", os.Environ())
 		if err != nil {
 			return err
 		}

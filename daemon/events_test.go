@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/askwp/askwpd/api"
+	"github.com/askwp/askwpd/config"
 	"github.com/askwp/askwpd/internal/wptest"
 	"github.com/askwp/askwpd/search"
 	"github.com/askwp/askwpd/store"
@@ -229,7 +230,7 @@ func TestEvents_SurviveRestart(t *testing.T) {
 	site := wptest.Get(t)
 	site.Lock(t)
 	ctx := context.Background()
-	cfg := DefaultConfig()
+	cfg := config.Default()
 	cfg.WPRoot = site.Root()
 	cfg.StateDir = t.TempDir()
 	cfg.Crawl.RatePerSec = 200

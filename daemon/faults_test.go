@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/askwp/askwpd/api"
+	"github.com/askwp/askwpd/config"
 	"github.com/askwp/askwpd/internal/wptest"
 	"github.com/askwp/askwpd/store"
 	"github.com/askwp/askwpd/wp"
@@ -475,14 +476,14 @@ func TestFaults_DatabaseDown(t *testing.T) {
 	ctx := context.Background()
 	dbp := newTCPProxy(t, net.JoinHostPort(site.Env["WP_DB_HOST"], site.Env["WP_DB_PORT"]))
 	logs := newFaultLog()
-	cfg := DefaultConfig()
+	cfg := config.Default()
 	cfg.SiteURL = site.URL()
 	cfg.DBDSN = dbDSN(site, dbp.addr())
 	cfg.TablePrefix = site.Env["WP_TABLE_PREFIX"]
 	cfg.StateDir = t.TempDir()
 	cfg.Listen = "127.0.0.1:0"
 	cfg.Crawl.RatePerSec = 200
-	cfg.Crawl.Timeout = Duration{5 * time.Second}
+	cfg.Crawl.Timeout = config.Duration{Duration: 5 * time.Second}
 	cfg.Schedule.Disabled = true
 	d, err := Open(ctx, cfg, logs.logger())
 	if err != nil {
@@ -679,14 +680,14 @@ func TestFaults_SiteErrorsAndHangs(t *testing.T) {
 	ctx := context.Background()
 	sp := newSiteProxy(t, site.URL())
 	logs := newFaultLog()
-	cfg := DefaultConfig()
+	cfg := config.Default()
 	cfg.WPRoot = site.Root()
 	cfg.SiteURL = sp.URL()
 	cfg.StateDir = t.TempDir()
 	cfg.Listen = "127.0.0.1:0"
 	cfg.Crawl.Concurrency = 2
 	cfg.Crawl.RatePerSec = 20
-	cfg.Crawl.Timeout = Duration{500 * time.Millisecond}
+	cfg.Crawl.Timeout = config.Duration{Duration: 500 * time.Millisecond}
 	cfg.Schedule.Disabled = true
 	d, err := Open(ctx, cfg, logs.logger())
 	if err != nil {
@@ -917,7 +918,7 @@ func TestFaults_DiskFull(t *testing.T) {
 		t.Skip("cannot mount a small filesystem here (no tmpfs, no loop device)")
 	}
 	logs := newFaultLog()
-	cfg := DefaultConfig()
+	cfg := config.Default()
 	cfg.WPRoot = site.Root()
 	cfg.StateDir = dir
 	cfg.Listen = "127.0.0.1:0"

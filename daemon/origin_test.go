@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/askwp/askwpd/config"
 )
 
 // trap listens where an attacker would want the crawler to go and counts
@@ -213,7 +215,7 @@ func TestDaemon_OffOriginDiscovery(t *testing.T) {
 	}))
 	defer site.Close()
 
-	cfg := DefaultConfig()
+	cfg := config.Default()
 	cfg.SiteURL = site.URL
 	cfg.StateDir = t.TempDir()
 	cfg.Listen = "127.0.0.1:0"

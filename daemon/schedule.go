@@ -43,20 +43,6 @@ func (d *Daemon) schedule(ctx context.Context) *cron.Cron {
 	return c
 }
 
-// ValidateSchedule checks the cron specs, naming the bad one.
-func ValidateSchedule(s ScheduleConfig) error {
-	p := cron.NewParser(cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow | cron.Descriptor)
-	for name, spec := range map[string]string{"schedule.incremental": s.Incremental, "schedule.nightly": s.Nightly} {
-		if spec == "" {
-			continue
-		}
-		if _, err := p.Parse(spec); err != nil {
-			return fmt.Errorf("config: %s: invalid spec %q: %w", name, spec, err)
-		}
-	}
-	return nil
-}
-
 // nextRuns says when the scheduled passes run next (zero when not
 // scheduled).
 func (d *Daemon) nextRuns() (incremental, nightly time.Time) {

@@ -66,8 +66,7 @@ func (d *Daemon) Status(ctx context.Context) (*api.Status, error) {
 var _ api.Backend = (*Daemon)(nil)
 
 // Serve runs the HTTP API and the schedule until ctx is done, then shuts
-// down gracefully. ready, when not nil, is called once the store is open
-// and the listener is up (systemd's READY=1).
+// down gracefully. It tells systemd READY=1 once the listener is up.
 func (d *Daemon) Serve(ctx context.Context) error {
 	token, err := EnsureSecret(d.Config.StateDir, "token")
 	if err != nil {
@@ -97,9 +96,10 @@ func (d *Daemon) Serve(ctx context.Context) error {
 	d.lifeMu.Lock()
 	d.life = bg
 	d.lifeMu.Unlock()
-	if d.Config.Search.MemoryIndex {
-		go d.loadSearchIndex(bg)
+	if !d.Config.Search.MemoryIndex {
+		d.Log.Warn("search.memory_index is deprecated and ignored: the search index is always in memory")
 	}
+	go d.loadSearchIndex(bg)
 	sched := d.schedule(bg)
 	stopEvents := d.StartEvents(bg)
 
@@ -143,8 +143,8 @@ func (d *Daemon) Serve(ctx context.Context) error {
 	return nil
 }
 
-// loadSearchIndex builds the store's in-memory search index; until it is
-// ready, searches run on FTS5 alone, slower but the same.
+// loadSearchIndex builds the in-memory search index; until it is ready,
+// searches run on FTS5 alone, slower but the same.
 func (d *Daemon) loadSearchIndex(ctx context.Context) {
 	start := time.Now()
 	if err := d.Search.Load(ctx); err != nil {

@@ -29,6 +29,7 @@ import (
 	"time"
 
 	"github.com/askwp/askwpd/api"
+	"github.com/askwp/askwpd/config"
 	"github.com/askwp/askwpd/daemon"
 	"github.com/askwp/askwpd/store"
 )
@@ -155,12 +156,12 @@ func run() error {
 	prov := httptest.NewServer(fk)
 	defer prov.Close()
 
-	cfg := daemon.DefaultConfig()
+	cfg := config.Default()
 	cfg.WPRoot = *wpRoot
 	cfg.StateDir = *state
 	cfg.Schedule.Disabled = true
 	cfg.Crawl.RatePerSec = 200
-	cfg.Provider = daemon.ProviderConfig{Kind: "openai", BaseURL: prov.URL + "/v1", Model: "bench", APIKey: "bench"}
+	cfg.Provider = config.ProviderConfig{Kind: "openai", BaseURL: prov.URL + "/v1", Model: "bench", APIKey: "bench"}
 	d, err := daemon.Open(ctx, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		return err

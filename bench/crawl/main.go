@@ -36,6 +36,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/askwp/askwpd/config"
 	"github.com/askwp/askwpd/daemon"
 	"github.com/askwp/askwpd/internal/wptest"
 	"github.com/askwp/askwpd/wp"
@@ -328,7 +329,7 @@ func cpuPerPage(e map[string]string, pages []plainPage) error {
 		return err
 	}
 	defer os.RemoveAll(state)
-	cfg := daemon.DefaultConfig()
+	cfg := config.Default()
 	cfg.WPRoot = e["WP_ROOT"]
 	cfg.StateDir = state
 	cfg.Schedule.Disabled = true
@@ -385,7 +386,7 @@ func runChild(state string, conc int) error {
 	if err != nil {
 		return err
 	}
-	cfg := daemon.DefaultConfig()
+	cfg := config.Default()
 	cfg.WPRoot = e["WP_ROOT"]
 	cfg.StateDir = state
 	cfg.Schedule.Disabled = true

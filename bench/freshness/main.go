@@ -34,6 +34,7 @@ import (
 	"time"
 
 	"github.com/askwp/askwpd/api"
+	"github.com/askwp/askwpd/config"
 	"github.com/askwp/askwpd/daemon"
 	"github.com/askwp/askwpd/internal/wptest"
 )
@@ -102,7 +103,7 @@ func run(n int) error {
 		return err
 	}
 	defer os.RemoveAll(state)
-	cfg := daemon.DefaultConfig()
+	cfg := config.Default()
 	cfg.WPRoot = e["WP_ROOT"]
 	cfg.StateDir = state
 	cfg.Listen = addr

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/askwp/askwpd/api"
+	"github.com/askwp/askwpd/config"
 	"github.com/askwp/askwpd/daemon"
 	"github.com/askwp/askwpd/search"
 	"github.com/askwp/askwpd/store"
@@ -338,7 +339,7 @@ func makeVocab(rng *rand.Rand, n int) []string {
 // does, serves its API on a loopback port, and returns a search_site call
 // over HTTP with keep-alive, as the PHP plugin makes it.
 func serveHTTP(ctx context.Context, dir string) (func(search.Query) error, func(), error) {
-	cfg := daemon.DefaultConfig()
+	cfg := config.Default()
 	cfg.StateDir, cfg.SiteURL = dir, "https://site.test"
 	d, err := daemon.Open(ctx, cfg, slog.New(slog.DiscardHandler))
 	if err != nil {

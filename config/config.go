@@ -1,8 +1,12 @@
-package daemon
+// Package config reads askwpd's configuration: the TOML file, then ASKWPD_*
+// environment variables, then flags, and checks what can be checked without
+// touching the site. It imports no other package of the module.
+package config
 
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"math"
 	"net"
 	"net/url"
@@ -13,6 +17,7 @@ import (
 	"time"
 
 	"github.com/BurntSushi/toml"
+	"github.com/robfig/cron/v3"
 )
 
 // Config is askwpd's configuration. Every key can come from the TOML file,
@@ -42,7 +47,7 @@ type Config struct {
 // EmbeddingsConfig turns on hybrid retrieval: keyword search fused with
 // vector search over embeddings from an OpenAI-compatible /v1/embeddings
 // endpoint (OpenAI, Ollama, vLLM…). Off while base_url is empty. When the
-// endpoint fails, search answers from keywords alone (embed.go).
+// endpoint fails, search answers from keywords alone.
 type EmbeddingsConfig struct {
 	// BaseURL is the API root, e.g. https://api.openai.com/v1 or
 	// http://127.0.0.1:11434/v1; "/embeddings" is appended unless the
@@ -54,8 +59,7 @@ type EmbeddingsConfig struct {
 	// Dimensions asks models that support it (text-embedding-3-*) for
 	// shorter vectors; 0 means the model's own.
 	Dimensions int `toml:"dimensions"`
-	// Alpha weighs the rankings as Weaviate's hybrid search and the Qurio
-	// spec do: 0 is keyword only, 1 is vector only; default 0.5.
+	// Alpha weighs the rankings as Weaviate's hybrid search does: 0 is keyword only, 1 is vector only; default 0.5.
 	Alpha float64 `toml:"alpha"`
 	// Fusion is "alpha" (normalized scores mixed by alpha) or "rrf"
 	// (reciprocal rank fusion, the two lists weighted by 1-alpha, alpha).
@@ -75,9 +79,8 @@ type SearchConfig struct {
 	// Synonyms is a Solr-style synonyms file: "a => b" rewrites and
 	// "a, b, c" equivalents, one rule a line.
 	Synonyms string `toml:"synonyms"`
-	// MemoryIndex loads the search index into memory at start-up (about
-	// 1.2 KB a chunk), for a third of the CPU a search costs on FTS5
-	// alone. Turn it off on a host short of memory; results are the same.
+	// MemoryIndex is read so that old config files still load, and is
+	// otherwise ignored: the in-memory index is the only search engine.
 	MemoryIndex bool `toml:"memory_index"`
 }
 
@@ -125,8 +128,8 @@ func (d *Duration) UnmarshalText(b []byte) error {
 
 func (d Duration) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
 
-// DefaultConfig is the configuration before any file, variable or flag.
-func DefaultConfig() Config {
+// Default is the configuration before any file, variable or flag.
+func Default() Config {
 	return Config{
 		StateDir: "/var/lib/askwpd",
 		Listen:   "127.0.0.1:8787",
@@ -151,11 +154,11 @@ func DefaultConfig() Config {
 	}
 }
 
-// LoadConfig reads the TOML file (when path is not empty), then the
+// Load reads the TOML file (when path is not empty), then the
 // environment. Unknown keys in the file are an error, so a typo does not
 // silently fall back to a default.
-func LoadConfig(path string, environ []string) (Config, error) {
-	c := DefaultConfig()
+func Load(path string, environ []string) (Config, error) {
+	c := Default()
 	if path != "" {
 		md, err := toml.DecodeFile(path, &c)
 		if err != nil {
@@ -304,13 +307,14 @@ func (c *Config) Validate() error {
 	if err := ValidateSchedule(c.Schedule); err != nil {
 		return err
 	}
-	if err := c.Embeddings.validate(); err != nil {
+	if err := c.Embeddings.Validate(); err != nil {
 		return err
 	}
 	return nil
 }
 
-func (e EmbeddingsConfig) validate() error {
+// Validate checks the embeddings section; an empty base_url turns it off.
+func (e EmbeddingsConfig) Validate() error {
 	if e.BaseURL == "" {
 		return nil
 	}
@@ -347,4 +351,30 @@ func isLoopback(host string) bool {
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
+}
+
+// ValidateSchedule checks the cron specs, naming the bad one.
+func ValidateSchedule(s ScheduleConfig) error {
+	p := cron.NewParser(cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow | cron.Descriptor)
+	for name, spec := range map[string]string{"schedule.incremental": s.Incremental, "schedule.nightly": s.Nightly} {
+		if spec == "" {
+			continue
+		}
+		if _, err := p.Parse(spec); err != nil {
+			return fmt.Errorf("config: %s: invalid spec %q: %w", name, spec, err)
+		}
+	}
+	return nil
+}
+
+// LogValue keeps the API key out of any log line that prints the
+// configuration.
+func (e EmbeddingsConfig) LogValue() slog.Value {
+	key := ""
+	if e.APIKey != "" {
+		key = "(set)"
+	}
+	return slog.GroupValue(slog.String("base_url", e.BaseURL), slog.String("model", e.Model),
+		slog.String("api_key", key), slog.Int("dimensions", e.Dimensions), slog.Float64("alpha", e.Alpha),
+		slog.String("fusion", e.Fusion))
 }
