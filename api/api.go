@@ -7,7 +7,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
-	"encoding/json"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -19,16 +18,14 @@ import (
 
 	"github.com/askwp/askwpd/search"
 	"github.com/askwp/askwpd/store"
+	"github.com/askwp/askwpd/tool"
 )
 
 // Backend is what the API needs from the daemon. Optional capabilities
 // (events, chat, admin actions) are separate interfaces, asserted when the
 // routes are registered, so each can be built and tested on its own.
 type Backend interface {
-	// CallTool runs one tool of the contract with its JSON arguments. HTTP,
-	// MCP and the chat loop all call tools through it, so they cannot drift.
-	// Errors of type *Error are the caller's mistake and are shown as is.
-	CallTool(ctx context.Context, name string, args json.RawMessage) (any, error)
+	tool.Caller
 	Status(ctx context.Context) (*Status, error)
 }
 
@@ -116,16 +113,22 @@ type errorBody struct {
 	Error errorDetail `json:"error"`
 }
 
-// Error is an error meant for the caller: its message is shown as is.
-type Error struct {
-	Status  int
-	Code    string
-	Message string
+// statusOf maps a tool.Error's code to an HTTP status.
+func statusOf(code string) int {
+	switch code {
+	case "invalid":
+		return http.StatusBadRequest
+	case "unauthorized":
+		return http.StatusUnauthorized
+	case "unknown_tool", "not_indexed", "not_found":
+		return http.StatusNotFound
+	case "too_large":
+		return http.StatusRequestEntityTooLarge
+	case "no_provider", "disk_full":
+		return http.StatusServiceUnavailable
+	}
+	return http.StatusBadRequest
 }
-
-func (e *Error) Error() string { return e.Message }
-
-func badRequest(msg string) *Error { return &Error{Status: 400, Code: "invalid", Message: msg} }
 
 // errorHandler shows callers only messages written for them; anything else
 // is logged and reported as an internal error without detail.
@@ -134,13 +137,13 @@ func (s *Server) errorHandler(err error, c echo.Context) {
 		return
 	}
 	var (
-		ae *Error
+		te *tool.Error
 		he *echo.HTTPError
 	)
 	status, body := http.StatusInternalServerError, errorBody{Error: errorDetail{Code: "internal", Message: "internal error"}}
 	switch {
-	case errors.As(err, &ae):
-		status, body.Error = ae.Status, errorDetail{Code: ae.Code, Message: ae.Message}
+	case errors.As(err, &te):
+		status, body.Error = statusOf(te.Code), errorDetail{Code: te.Code, Message: te.Message}
 	case errors.As(err, &he):
 		status = he.Code
 		body.Error = errorDetail{Code: strings.ToLower(strings.ReplaceAll(http.StatusText(he.Code), " ", "_")), Message: http.StatusText(he.Code)}

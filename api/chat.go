@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
+
+	"github.com/askwp/askwpd/tool"
 )
 
 // Chatter is the backend capability behind POST /v1/chat: the agent loop.
@@ -133,9 +135,9 @@ func (s *Server) handleChat(c echo.Context, ch Chatter) error {
 	if err := dec.Decode(&req); err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) || strings.Contains(err.Error(), "request body too large") {
-			return &Error{Status: http.StatusRequestEntityTooLarge, Code: "too_large", Message: "request body too large"}
+			return &tool.Error{Code: "too_large", Message: "request body too large"}
 		}
-		return badRequest("body must be a JSON object: " + err.Error())
+		return tool.Invalid("body must be a JSON object: " + err.Error())
 	}
 	if !strings.Contains(c.Request().Header.Get("Accept"), "text/event-stream") {
 		resp, err := ch.Chat(c.Request().Context(), req, func(ChatEvent) {})
@@ -199,7 +201,7 @@ func (s *Server) streamChat(c echo.Context, ch Chatter, req ChatRequest) error {
 	close(stop)
 	if err != nil {
 		detail := errorDetail{Code: "internal", Message: "internal error"}
-		var ae *Error
+		var ae *tool.Error
 		switch {
 		case errors.As(err, &ae):
 			detail = errorDetail{Code: ae.Code, Message: ae.Message}

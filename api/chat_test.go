@@ -11,6 +11,8 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/askwp/askwpd/tool"
 )
 
 // chatBackend is a Backend with a Chat capability given by ChatFn.
@@ -18,7 +20,7 @@ type chatBackend struct {
 	ChatFn func(ctx context.Context, req ChatRequest, emit func(ChatEvent)) (*ChatResponse, error)
 }
 
-func (b *chatBackend) CallTool(context.Context, string, json.RawMessage) (any, error) {
+func (b *chatBackend) Call(context.Context, string, json.RawMessage) (any, error) {
 	return nil, errors.New("no tools")
 }
 func (b *chatBackend) Status(context.Context) (*Status, error) { return &Status{}, nil }
@@ -58,7 +60,7 @@ func TestChat_Routes(t *testing.T) {
 	})
 	b := &chatBackend{ChatFn: func(ctx context.Context, req ChatRequest, emit func(ChatEvent)) (*ChatResponse, error) {
 		if req.Messages[0].Content == "fail" {
-			return nil, &Error{Status: 400, Code: "invalid", Message: "bad question"}
+			return nil, &tool.Error{Code: "invalid", Message: "bad question"}
 		}
 		if req.Messages[0].Content == "crash" {
 			return nil, errors.New("secret internal detail")

@@ -21,6 +21,7 @@ import (
 	"github.com/askwp/askwpd/config"
 	"github.com/askwp/askwpd/daemon"
 	"github.com/askwp/askwpd/internal/wptest"
+	"github.com/askwp/askwpd/tool"
 )
 
 const e2eToken = "e2e-token-0123456789abcdef0123456789"
@@ -125,7 +126,7 @@ func TestMCP_SameAsHTTP(t *testing.T) {
 			t.Errorf("%s: description without examples", tool.Name)
 		}
 	}
-	for _, tool := range api.Tools {
+	for _, tool := range tool.Tools {
 		want = append(want, api.MCPPrefix+tool.Function.Name)
 	}
 	sort.Strings(got)
@@ -220,7 +221,7 @@ func TestMCP_Stdio(t *testing.T) {
 	if err != nil || res.IsError {
 		t.Fatalf("get_recent over stdio: %v %+v", err, res)
 	}
-	var r api.RecentResponse
+	var r tool.RecentResponse
 	b, _ := json.Marshal(res.StructuredContent)
 	if err := json.Unmarshal(b, &r); err != nil || len(r.Results) != 1 || r.Results[0].URL == "" {
 		t.Fatalf("get_recent over stdio = %s (%v)", b, err)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/askwp/askwpd/api"
 	"github.com/askwp/askwpd/config"
+	"github.com/askwp/askwpd/tool"
 )
 
 // hostileSite serves pages built to break a crawler: huge, deeply nested,
@@ -107,11 +108,11 @@ func TestBadInput(t *testing.T) {
 
 	// fetch_live_url on the 50 MB page returns its beginning and says it
 	// was cut, as a structured too_large error.
-	live, err := d.CallTool(context.Background(), "fetch_live_url", json.RawMessage(`{"url": "`+site.URL+`/huge/"}`))
+	live, err := d.Call(context.Background(), "fetch_live_url", json.RawMessage(`{"url": "`+site.URL+`/huge/"}`))
 	if err != nil {
 		t.Fatalf("fetch_live_url on the huge page: %v", err)
 	}
-	lr, ok := live.(*api.LiveResponse)
+	lr, ok := live.(*tool.LiveResponse)
 	if !ok || !lr.OK || lr.Error == nil || lr.Error.Code != "too_large" || lr.Document == nil {
 		b, _ := json.Marshal(live)
 		t.Errorf("fetch_live_url on the huge page: want ok with a too_large error and the document, got %.300s", b)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/askwp/askwpd/api"
 	"github.com/askwp/askwpd/daemon/llm"
+	"github.com/askwp/askwpd/tool"
 )
 
 // ChatOptions tune the chat agent loop. Zero values mean the defaults.
@@ -79,7 +80,7 @@ const (
 func contractTools() []llm.Tool {
 	var out []llm.Tool
 	for _, name := range chatTools {
-		for _, t := range api.Tools {
+		for _, t := range tool.Tools {
 			if t.Function.Name == name {
 				out = append(out, llm.Tool{Name: name, Description: t.Function.Description, Parameters: t.Function.Parameters})
 			}
@@ -215,7 +216,7 @@ func (t *chatTurn) finish(ctx context.Context) *api.ChatResponse {
 // model's conversation.
 func chatHistory(req api.ChatRequest, keep int) ([]llm.Message, string, error) {
 	bad := func(msg string) error {
-		return &api.Error{Status: http.StatusBadRequest, Code: "invalid", Message: msg}
+		return &tool.Error{Code: "invalid", Message: msg}
 	}
 	if len(req.Messages) == 0 {
 		return nil, "", bad("messages is required")
@@ -404,21 +405,21 @@ func (t *chatTurn) runModelTool(ctx context.Context, round int, c llm.ToolCall) 
 	return string(b), false
 }
 
-// callTool runs a tool in-process through CallTool, records what it
+// callTool runs a tool in-process through Call, records what it
 // retrieved, and reports a failure as an error code and message for the
 // model.
 func (t *chatTurn) callTool(ctx context.Context, name string, args json.RawMessage, timeout time.Duration, rec *api.ChatToolCall) (any, string, string) {
 	tctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	start := time.Now()
-	res, err := t.d.CallTool(tctx, name, args)
+	res, err := t.d.Call(tctx, name, args)
 	took := time.Since(start)
 	t.mu.Lock()
 	t.toolSpent += took
 	t.mu.Unlock()
 	rec.LatencyMS = ms(took)
 	if err != nil {
-		var ae *api.Error
+		var ae *tool.Error
 		switch {
 		case errors.As(err, &ae):
 			rec.ErrorCode = ae.Code

@@ -16,6 +16,7 @@ import (
 	"github.com/askwp/askwpd/api"
 	"github.com/askwp/askwpd/daemon/llm"
 	"github.com/askwp/askwpd/store"
+	"github.com/askwp/askwpd/tool"
 )
 
 // retrievedDoc is a page the turn has seen, with the passages it saw.
@@ -150,9 +151,9 @@ func (t *chatTurn) retrievedList() []*retrievedDoc {
 type chatContext struct {
 	page     *store.Document
 	pageNote string
-	evidence []api.Evidence
-	recent   []api.RecentItem
-	docs     []*api.DocumentResponse
+	evidence []tool.Evidence
+	recent   []tool.RecentItem
+	docs     []*tool.DocumentResponse
 	queries  []string
 	reasons  []string
 	// thin: the current page is thin, or nothing was found; the model may
@@ -383,7 +384,7 @@ func (t *chatTurn) buildContext(ctx context.Context, question string, history []
 	var (
 		wg       sync.WaitGroup
 		mu       sync.Mutex
-		searches []*api.SearchResponse
+		searches []*tool.SearchResponse
 	)
 	for _, q := range cc.queries {
 		wg.Add(1)
@@ -400,7 +401,7 @@ func (t *chatTurn) buildContext(ctx context.Context, question string, history []
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			var r *api.RecentResponse
+			var r *tool.RecentResponse
 			if t.autoTool(ctx, "get_recent", `{"type": "post", "limit": 5}`, &r) && r != nil {
 				mu.Lock()
 				cc.recent = r.Results
@@ -413,7 +414,7 @@ func (t *chatTurn) buildContext(ctx context.Context, question string, history []
 		go func() {
 			defer wg.Done()
 			args, _ := json.Marshal(map[string]any{"id_or_url": u, "max_chars": t.opt.PageTokens * 4})
-			var r *api.DocumentResponse
+			var r *tool.DocumentResponse
 			if t.autoTool(ctx, "get_document", string(args), &r) && r != nil {
 				mu.Lock()
 				cc.docs = append(cc.docs, r)
@@ -463,8 +464,8 @@ func tokens(s string) int { return (utf8.RuneCountInString(s) + 3) / 4 }
 // builder runs before the first token, where a live fetch of linked pages
 // would cost seconds. The model can still call search_site, with
 // expansion, as a tool.
-func (t *chatTurn) contextSearch(ctx context.Context, query string) *api.SearchResponse {
-	args := api.SearchArgs{Query: query, Limit: 6}
+func (t *chatTurn) contextSearch(ctx context.Context, query string) *tool.SearchResponse {
+	args := tool.SearchArgs{Query: query, Limit: 6}
 	raw, _ := json.Marshal(args)
 	rec := api.ChatToolCall{Name: "search_site", Args: raw, Auto: true}
 	q, err := args.ToSearchQuery()
@@ -474,13 +475,13 @@ func (t *chatTurn) contextSearch(ctx context.Context, query string) *api.SearchR
 	start := time.Now()
 	r, err := t.d.search(ctx, q)
 	rec.LatencyMS = ms(time.Since(start))
-	var resp *api.SearchResponse
+	var resp *tool.SearchResponse
 	if err != nil {
 		rec.ErrorCode = "internal"
 		t.d.Log.Warn("Chat context search failed", "query", query, "error", err)
 	} else {
 		rec.OK = true
-		resp = api.NewSearchResponse(q.Text, r)
+		resp = tool.NewSearchResponse(q.Text, r)
 		t.record(resp)
 	}
 	t.mu.Lock()

@@ -15,6 +15,7 @@ import (
 	"github.com/askwp/askwpd/config"
 	"github.com/askwp/askwpd/internal/wptest"
 	"github.com/askwp/askwpd/store"
+	"github.com/askwp/askwpd/tool"
 )
 
 // The spec's §7 quality gates, end to end: the real test WordPress,
@@ -120,8 +121,8 @@ func assertVerbatim(t *testing.T, d *Daemon, resp *api.ChatResponse) {
 		if s.Start < 0 || s.End > len(body) || s.Start >= s.End || string(body[s.Start:s.End]) != s.Quote {
 			t.Errorf("source %s: quote %q is not the body at %d:%d", s.URL, s.Quote, s.Start, s.End)
 		}
-		args, _ := json.Marshal(api.QuoteArgs{URL: s.URL, Quote: s.Quote})
-		res, err := d.CallTool(context.Background(), "verify_quote", args)
+		args, _ := json.Marshal(tool.QuoteArgs{URL: s.URL, Quote: s.Quote})
+		res, err := d.Call(context.Background(), "verify_quote", args)
 		if err != nil {
 			t.Errorf("verify_quote %s: %v", s.URL, err)
 		} else if b, _ := json.Marshal(res); !strings.Contains(string(b), `"found":true`) {
@@ -271,7 +272,7 @@ func gate2MostRecentPost(t *testing.T, d *Daemon, site *wptest.Site) {
 			if len(res) != 1 || res[0].IsError {
 				t.Fatalf("get_recent result: %+v", res)
 			}
-			var rr api.RecentResponse
+			var rr tool.RecentResponse
 			if err := json.Unmarshal([]byte(res[0].Text), &rr); err != nil || len(rr.Results) != 1 {
 				t.Fatalf("get_recent result %s: %v", res[0].Text, err)
 			}
@@ -317,7 +318,7 @@ func gate3SpecificPost(t *testing.T, d *Daemon, site *wptest.Site) {
 	runGate(t, d, ask(q), []step{
 		callTool("search_site", fmt.Sprintf(`{"query": %q}`, post.Title)),
 		func(t *testing.T, r *seenRequest) turn {
-			var sr api.SearchResponse
+			var sr tool.SearchResponse
 			if err := json.Unmarshal([]byte(r.lastResults()[0].Text), &sr); err != nil || len(sr.Results) == 0 {
 				t.Fatalf("search_site result: %v", err)
 			}
@@ -327,7 +328,7 @@ func gate3SpecificPost(t *testing.T, d *Daemon, site *wptest.Site) {
 			return turn{Calls: []scriptCall{{"get_document", fmt.Sprintf(`{"id_or_url": %q}`, sr.Results[0].URL)}}}
 		},
 		func(t *testing.T, r *seenRequest) turn {
-			var dr api.DocumentResponse
+			var dr tool.DocumentResponse
 			if err := json.Unmarshal([]byte(r.lastResults()[0].Text), &dr); err != nil {
 				t.Fatalf("get_document result: %v", err)
 			}
@@ -429,7 +430,7 @@ func gate5NoPasteRequests(t *testing.T, d *Daemon, site *wptest.Site) {
 			return turn{Calls: []scriptCall{{"get_document", fmt.Sprintf(`{"id_or_url": %q}`, page.URL)}}}
 		},
 		func(t *testing.T, r *seenRequest) turn {
-			var dr api.DocumentResponse
+			var dr tool.DocumentResponse
 			json.Unmarshal([]byte(r.lastResults()[0].Text), &dr)
 			return turn{Text: fmt.Sprintf("The page %s says: “%s”", dr.Title, plainSentence(dr.Content, 5))}
 		},

@@ -14,6 +14,7 @@ import (
 
 	"github.com/askwp/askwpd/api"
 	"github.com/askwp/askwpd/config"
+	"github.com/askwp/askwpd/tool"
 )
 
 // bareDaemon is a daemon over an empty store, without WordPress: enough
@@ -165,7 +166,7 @@ func keys(m map[string]string) []string {
 }
 
 func toolDescription(name string) string {
-	for _, t := range api.Tools {
+	for _, t := range tool.Tools {
 		if t.Function.Name == name {
 			return t.Function.Description
 		}
@@ -315,8 +316,8 @@ func TestChat_BadRequests(t *testing.T) {
 	t.Run("NoProvider", func(t *testing.T) {
 		d := bareDaemon(t, config.ProviderConfig{})
 		_, err := d.Chat(context.Background(), ask("hi"), nil)
-		var ae *api.Error
-		if !errors.As(err, &ae) || ae.Code != "no_provider" || ae.Status != 503 {
+		var ae *tool.Error
+		if !errors.As(err, &ae) || ae.Code != "no_provider" {
 			t.Errorf("err = %v, want no_provider 503", err)
 		}
 	})
@@ -324,8 +325,8 @@ func TestChat_BadRequests(t *testing.T) {
 		r := ask("hi")
 		r.Provider = "anthropic"
 		_, err := d.Chat(context.Background(), r, nil)
-		var ae *api.Error
-		if !errors.As(err, &ae) || ae.Status != 400 {
+		var ae *tool.Error
+		if !errors.As(err, &ae) || ae.Code != "invalid" {
 			t.Errorf("err = %v, want 400", err)
 		}
 	})

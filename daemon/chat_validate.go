@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/askwp/askwpd/api"
+	"github.com/askwp/askwpd/tool"
 )
 
 // Replies that ask the user for content the tools can fetch, or claim the
@@ -152,12 +153,12 @@ func (t *chatTurn) quoteFound(ctx context.Context, docs []*retrievedDoc, q strin
 		if i == 12 {
 			break
 		}
-		args, _ := json.Marshal(api.QuoteArgs{URL: rd.url, Quote: q})
-		res, err := t.d.CallTool(ctx, "verify_quote", args)
+		args, _ := json.Marshal(tool.QuoteArgs{URL: rd.url, Quote: q})
+		res, err := t.d.Call(ctx, "verify_quote", args)
 		if err != nil {
 			continue
 		}
-		var r api.QuoteResponse
+		var r tool.QuoteResponse
 		if b, err := json.Marshal(res); err == nil && json.Unmarshal(b, &r) == nil && r.Found {
 			return true
 		}

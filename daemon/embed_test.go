@@ -19,12 +19,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/askwp/askwpd/api"
 	"github.com/askwp/askwpd/config"
 	"github.com/askwp/askwpd/internal/fakeembed"
 	"github.com/askwp/askwpd/internal/wptest"
 	"github.com/askwp/askwpd/search"
 	"github.com/askwp/askwpd/store"
+	"github.com/askwp/askwpd/tool"
 )
 
 // embedServer speaks the OpenAI embeddings wire format. It answers with
@@ -256,11 +256,11 @@ func TestHybrid_RealWordPress(t *testing.T) {
 			t.Fatalf("keyword search must find the parking page only: %v", kwURLs)
 		}
 		raw, _ := json.Marshal(map[string]any{"query": q, "limit": 10})
-		out, err := d.CallTool(ctx, "search_site", raw)
+		out, err := d.Call(ctx, "search_site", raw)
 		if err != nil {
 			t.Fatal(err)
 		}
-		resp := out.(*api.SearchResponse)
+		resp := out.(*tool.SearchResponse)
 		rank := map[string]int{}
 		for i, e := range resp.Results {
 			rank[e.URL] = i + 1
@@ -360,7 +360,7 @@ func TestHybrid_RealWordPress(t *testing.T) {
 				t.Errorf("%s: search took %v, the query timeout is %v", mode, took, d.Config.Embeddings.QueryTimeout)
 			}
 			raw, _ := json.Marshal(map[string]any{"query": text + " tool"})
-			if _, err := d.CallTool(ctx, "search_site", raw); err != nil {
+			if _, err := d.Call(ctx, "search_site", raw); err != nil {
 				t.Errorf("%s: search_site failed: %v", mode, err)
 			}
 		}

@@ -9,10 +9,10 @@ import (
 	"time"
 
 	"github.com/askwp/askwpd/analysis"
-	"github.com/askwp/askwpd/api"
 	"github.com/askwp/askwpd/extract"
 	"github.com/askwp/askwpd/search"
 	"github.com/askwp/askwpd/store"
+	"github.com/askwp/askwpd/tool"
 )
 
 // Selective expansion (WebRAG's targeted expansion): when the index
@@ -30,7 +30,7 @@ const (
 )
 
 // needsExpansion is the trigger: weak or no evidence.
-func needsExpansion(r *api.SearchResponse) bool {
+func needsExpansion(r *tool.SearchResponse) bool {
 	if len(r.Terms) == 0 {
 		return false
 	}
@@ -43,7 +43,7 @@ type linkCandidate struct {
 	score       float64
 }
 
-func (d *Daemon) expand(ctx context.Context, q search.Query, r *search.Result, resp *api.SearchResponse) (*api.SearchResponse, error) {
+func (d *Daemon) expand(ctx context.Context, q search.Query, r *search.Result, resp *tool.SearchResponse) (*tool.SearchResponse, error) {
 	bctx, cancel := context.WithTimeout(ctx, expandBudget)
 	defer cancel()
 	lang := q.Lang
@@ -55,7 +55,7 @@ func (d *Daemon) expand(ctx context.Context, q search.Query, r *search.Result, r
 		want[t] = true
 	}
 	var (
-		done     []api.Expansion
+		done     []tool.Expansion
 		tried    = map[string]bool{}
 		best     = resp
 		bestHits = r.Hits
@@ -90,7 +90,7 @@ rounds:
 				break rounds
 			}
 			tried[c.url] = true
-			e := api.Expansion{URL: c.url, Anchor: c.anchor, Score: round3(c.score)}
+			e := tool.Expansion{URL: c.url, Anchor: c.anchor, Score: round3(c.score)}
 			e.Status, e.Error = d.fetchAndIndex(bctx, c.url, "expansion")
 			done = append(done, e)
 			if e.Status == "indexed" || e.Status == "unchanged" {
@@ -105,7 +105,7 @@ rounds:
 		if err != nil {
 			return nil, err
 		}
-		next := api.NewSearchResponse(q.Text, r2)
+		next := tool.NewSearchResponse(q.Text, r2)
 		if next.Confidence <= best.Confidence && len(next.Results) <= len(best.Results) && next.Evidence == best.Evidence {
 			stop = "no_improvement"
 			break
@@ -122,7 +122,7 @@ rounds:
 	}
 	best.Expanded, best.ExpansionStop = done, stop
 	if best.Expanded == nil {
-		best.Expanded = []api.Expansion{}
+		best.Expanded = []tool.Expansion{}
 	}
 	return best, nil
 }

@@ -29,6 +29,7 @@ import (
 	"github.com/askwp/askwpd/config"
 	"github.com/askwp/askwpd/internal/wptest"
 	"github.com/askwp/askwpd/store"
+	"github.com/askwp/askwpd/tool"
 	"github.com/askwp/askwpd/wp"
 )
 
@@ -339,10 +340,10 @@ func (c *apiClient) do(method, path string, body any) (int, []byte) {
 }
 
 // search calls search_site and returns the HTTP status and the results.
-func (c *apiClient) search(q string) (int, *api.SearchResponse) {
+func (c *apiClient) search(q string) (int, *tool.SearchResponse) {
 	c.t.Helper()
 	code, b := c.do("POST", "/v1/tools/search_site", map[string]any{"query": q, "limit": 5})
-	var r api.SearchResponse
+	var r tool.SearchResponse
 	if code == 200 {
 		if err := json.Unmarshal(b, &r); err != nil {
 			c.t.Fatalf("search_site: %v: %.200s", err, b)
@@ -775,7 +776,7 @@ func TestFaults_SiteErrorsAndHangs(t *testing.T) {
 		// Reads keep answering from the index.
 		args, _ := json.Marshal(map[string]any{"query": post.title})
 		s0 := time.Now()
-		if _, err := d.CallTool(ctx, "search_site", args); err != nil {
+		if _, err := d.Call(ctx, "search_site", args); err != nil {
 			t.Errorf("%s: search_site: %v", name, err)
 		}
 		passes = append(passes, fmt.Sprintf("search %v", time.Since(s0).Round(time.Millisecond)))

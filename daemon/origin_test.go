@@ -231,7 +231,7 @@ func TestDaemon_OffOriginDiscovery(t *testing.T) {
 	}
 	for _, u := range []string{trapURL + "/", "http://user@" + otherPort.Addr().String() + "/", "file:///etc/passwd"} {
 		args, _ := json.Marshal(map[string]string{"url": u})
-		if _, err := d.CallTool(context.Background(), "fetch_live_url", args); err != nil && strings.Contains(err.Error(), "OFFORIGIN") {
+		if _, err := d.Call(context.Background(), "fetch_live_url", args); err != nil && strings.Contains(err.Error(), "OFFORIGIN") {
 			t.Errorf("fetch_live_url(%s) returned off-origin content", u)
 		}
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/askwp/askwpd/api"
 	"github.com/askwp/askwpd/internal/wptest"
 	"github.com/askwp/askwpd/store"
+	"github.com/askwp/askwpd/tool"
 )
 
 // privateKinds are the seeded non-public items (scripts/wp/seed.php), one
@@ -495,7 +496,7 @@ func TestPrivate_NothingLeaks(t *testing.T) {
 	for _, it := range items {
 		for _, u := range addrs[it.Key] {
 			code, b := c.tool("fetch_live_url", map[string]any{"url": u})
-			var r api.LiveResponse
+			var r tool.LiveResponse
 			if err := json.Unmarshal(b, &r); err != nil || code != 200 {
 				t.Fatalf("fetch_live_url %s: %d %s", u, code, b)
 			}
@@ -650,9 +651,9 @@ func TestPrivate_NothingLeaks(t *testing.T) {
 	views := []view{
 		{"search_site", func(int) bool {
 			_, b := c.tool("search_site", map[string]any{"query": w1, "limit": 5})
-			var sr api.SearchResponse
+			var sr tool.SearchResponse
 			_ = json.Unmarshal(b, &sr)
-			return !slices.ContainsFunc(sr.Results, func(e api.Evidence) bool { return e.URL == flipURL })
+			return !slices.ContainsFunc(sr.Results, func(e tool.Evidence) bool { return e.URL == flipURL })
 		}},
 		{"get_document", func(int) bool {
 			code, _ := c.tool("get_document", map[string]any{"id_or_url": flipURL})
@@ -660,9 +661,9 @@ func TestPrivate_NothingLeaks(t *testing.T) {
 		}},
 		{"get_recent", func(int) bool {
 			_, b := c.tool("get_recent", map[string]any{"type": "post", "limit": 10})
-			var rr api.RecentResponse
+			var rr tool.RecentResponse
 			_ = json.Unmarshal(b, &rr)
-			return !slices.ContainsFunc(rr.Results, func(r api.RecentItem) bool { return r.URL == flipURL })
+			return !slices.ContainsFunc(rr.Results, func(r tool.RecentItem) bool { return r.URL == flipURL })
 		}},
 		{"admin", func(before int) bool { return adminDocs() == before-1 }},
 	}

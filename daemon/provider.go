@@ -11,6 +11,7 @@ import (
 
 	"github.com/askwp/askwpd/api"
 	"github.com/askwp/askwpd/daemon/llm"
+	"github.com/askwp/askwpd/tool"
 )
 
 // providerSettings is the resolved LLM for one chat turn.
@@ -135,7 +136,7 @@ func (d *Daemon) resolveProvider(ctx context.Context, req api.ChatRequest) (prov
 		return providerSettings{}, err
 	}
 	if len(cands) == 0 {
-		return providerSettings{}, &api.Error{Status: http.StatusServiceUnavailable, Code: "no_provider",
+		return providerSettings{}, &tool.Error{Code: "no_provider",
 			Message: "no LLM provider is configured: set [provider] in askwpd's configuration, or choose a provider in AskWP's settings"}
 	}
 	ps := cands[0]
@@ -148,7 +149,7 @@ func (d *Daemon) resolveProvider(ctx context.Context, req api.ChatRequest) (prov
 			}
 		}
 		if !found {
-			return providerSettings{}, &api.Error{Status: http.StatusBadRequest, Code: "invalid",
+			return providerSettings{}, &tool.Error{Code: "invalid",
 				Message: fmt.Sprintf("provider %q is not configured", req.Provider)}
 		}
 	}
@@ -189,7 +190,7 @@ func (d *Daemon) newProvider(ps providerSettings, opt ChatOptions) (llm.Provider
 	if !ok {
 		np, err := llm.New(cfg)
 		if err != nil {
-			return nil, &api.Error{Status: http.StatusServiceUnavailable, Code: "no_provider", Message: strings.TrimPrefix(err.Error(), "llm: ")}
+			return nil, &tool.Error{Code: "no_provider", Message: strings.TrimPrefix(err.Error(), "llm: ")}
 		}
 		p, _ = providerClients.LoadOrStore(cfg, np)
 	}

@@ -6,13 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"net/url"
 	"strings"
 	"time"
 
-	"github.com/askwp/askwpd/api"
 	"github.com/askwp/askwpd/store"
+	"github.com/askwp/askwpd/tool"
 )
 
 // toolFunc runs one tool. It records what the log line should say in c.
@@ -23,7 +22,7 @@ type toolSpec struct {
 	run     toolFunc
 }
 
-// toolSpecs are the tools of the contract (api.Tools describes them) with
+// toolSpecs are the tools of the contract (tool.Tools describes them) with
 // their time limits: a tool that overruns gives the caller a timeout, not
 // a hung chat turn.
 var toolSpecs = map[string]toolSpec{
@@ -50,14 +49,14 @@ type toolCall struct {
 	extra      []any
 }
 
-// CallTool runs one tool of the contract. HTTP, MCP and the chat loop all
-// come through here. Errors of type *api.Error are the caller's mistake;
+// Call runs one tool of the contract. HTTP, MCP and the chat loop all
+// come through here. Errors of type *tool.Error are the caller's mistake;
 // failures that are facts about the site (a page is gone) come back inside
 // the result.
-func (d *Daemon) CallTool(ctx context.Context, name string, args json.RawMessage) (any, error) {
+func (d *Daemon) Call(ctx context.Context, name string, args json.RawMessage) (any, error) {
 	spec, ok := toolSpecs[name]
 	if !ok {
-		return nil, api.ErrUnknownTool(name)
+		return nil, tool.ErrUnknownTool(name)
 	}
 	timeout := spec.timeout
 	if timeout == 0 {
@@ -70,7 +69,7 @@ func (d *Daemon) CallTool(ctx context.Context, name string, args json.RawMessage
 	out, err := spec.run(d, ctx, args, c)
 	took := time.Since(start)
 	outcome, code := "ok", ""
-	var ae *api.Error
+	var ae *tool.Error
 	switch {
 	case err == nil:
 	case errors.As(err, &ae):
@@ -109,8 +108,8 @@ func (d *Daemon) CallTool(ctx context.Context, name string, args json.RawMessage
 }
 
 func (d *Daemon) toolSearchSite(ctx context.Context, raw json.RawMessage, c *toolCall) (any, error) {
-	var args api.SearchArgs
-	if err := api.DecodeArgs(raw, &args); err != nil {
+	var args tool.SearchArgs
+	if err := tool.DecodeArgs(raw, &args); err != nil {
 		return nil, err
 	}
 	q, err := args.ToSearchQuery()
@@ -122,7 +121,7 @@ func (d *Daemon) toolSearchSite(ctx context.Context, raw json.RawMessage, c *too
 	if err != nil {
 		return nil, err
 	}
-	resp := api.NewSearchResponse(q.Text, r)
+	resp := tool.NewSearchResponse(q.Text, r)
 	if needsExpansion(resp) {
 		resp, err = d.expand(ctx, q, r, resp)
 		if err != nil {
@@ -143,7 +142,7 @@ func (d *Daemon) toolSearchSite(ctx context.Context, raw json.RawMessage, c *too
 }
 
 // topResults are the first results for the log line.
-func topResults(rs []api.Evidence) []string {
+func topResults(rs []tool.Evidence) []string {
 	top := make([]string, 0, 3)
 	for i, e := range rs {
 		if i == 3 {
@@ -195,7 +194,7 @@ func (d *Daemon) findDocument(ctx context.Context, ref string, withChunks bool) 
 			return nil, err
 		}
 	}
-	return nil, &api.Error{Status: http.StatusNotFound, Code: "not_indexed",
+	return nil, &tool.Error{Code: "not_indexed",
 		Message: fmt.Sprintf("no indexed page %q: use a url from search_site or get_recent, or fetch_live_url for a page of this site that is not indexed yet", ref)}
 }
 

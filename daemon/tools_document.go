@@ -8,9 +8,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/askwp/askwpd/api"
 	"github.com/askwp/askwpd/search"
 	"github.com/askwp/askwpd/store"
+	"github.com/askwp/askwpd/tool"
 )
 
 // staleAfter is how old a fetch may be before get_document calls the page
@@ -18,8 +18,8 @@ import (
 const staleAfter = 7 * 24 * time.Hour
 
 func (d *Daemon) toolGetDocument(ctx context.Context, raw json.RawMessage, c *toolCall) (any, error) {
-	var a api.DocumentArgs
-	if err := api.DecodeArgs(raw, &a); err != nil {
+	var a tool.DocumentArgs
+	if err := tool.DecodeArgs(raw, &a); err != nil {
 		return nil, err
 	}
 	if err := a.Validate(); err != nil {
@@ -43,12 +43,12 @@ func (d *Daemon) toolGetDocument(ctx context.Context, raw json.RawMessage, c *to
 // documentResponse renders a stored document in one of get_document's
 // modes. Every offset is into the stored body (or, in text mode, the plain
 // text), in Unicode code points.
-func (d *Daemon) documentResponse(ctx context.Context, doc *store.Document, a api.DocumentArgs) (*api.DocumentResponse, error) {
-	resp := &api.DocumentResponse{
+func (d *Daemon) documentResponse(ctx context.Context, doc *store.Document, a tool.DocumentArgs) (*tool.DocumentResponse, error) {
+	resp := &tool.DocumentResponse{
 		PostID: doc.PostID, URL: doc.URL, Title: doc.Title, Type: doc.PostType,
 		Published: rfc3339(doc.Published), Modified: rfc3339(doc.Modified), Lang: doc.Lang, Author: doc.Author,
 		Categories: doc.Categories, Tags: doc.Tags, Mode: a.Mode, OffsetsInto: "markdown",
-		Quality: api.Quality{Thin: doc.Thin, ThinReason: doc.ThinReason, Source: doc.Source,
+		Quality: tool.Quality{Thin: doc.Thin, ThinReason: doc.ThinReason, Source: doc.Source,
 			FetchedAt: rfc3339(doc.FetchedAt), WordCount: doc.WordCount},
 		Evidence: "grounded",
 	}
@@ -133,8 +133,8 @@ func pageOf(text []rune, start, maxChars int) (int, int, string) {
 }
 
 // outline lists the Markdown headings of body outside code fences.
-func outline(body []rune) []api.OutlineEntry {
-	out := []api.OutlineEntry{}
+func outline(body []rune) []tool.OutlineEntry {
+	out := []tool.OutlineEntry{}
 	fence := ""
 	pos := 0
 	for _, line := range strings.SplitAfter(string(body), "\n") {
@@ -151,7 +151,7 @@ func outline(body []rune) []api.OutlineEntry {
 			level := len(line) - len(strings.TrimLeft(line, "#"))
 			h := strings.TrimSpace(strings.Trim(strings.TrimSpace(line[level:]), "#"))
 			if level <= 6 && h != "" && (len(line) == level || line[level] == ' ' || line[level] == '\t') {
-				out = append(out, api.OutlineEntry{Level: level, Heading: h, Start: pos})
+				out = append(out, tool.OutlineEntry{Level: level, Heading: h, Start: pos})
 			}
 		}
 		pos += n
@@ -164,12 +164,12 @@ func outline(body []rune) []api.OutlineEntry {
 // that the segments are contiguous and their texts are the body's. Each
 // text is cut from the body itself: a segment is always verbatim at its
 // offsets.
-func segments(body []rune, chunks []store.Chunk, start, maxChars int) []api.Segment {
+func segments(body []rune, chunks []store.Chunk, start, maxChars int) []tool.Segment {
 	sort.SliceStable(chunks, func(i, j int) bool { return chunks[i].Start < chunks[j].Start })
 	start = min(start, len(body))
-	out := []api.Segment{}
+	out := []tool.Segment{}
 	pos, used := start, 0
-	add := func(s api.Segment) {
+	add := func(s tool.Segment) {
 		s.Text = string(body[s.Start:s.End])
 		out = append(out, s)
 		used += s.End - s.Start
@@ -184,13 +184,13 @@ func segments(body []rune, chunks []store.Chunk, start, maxChars int) []api.Segm
 			return out
 		}
 		if cs > pos {
-			add(api.Segment{Kind: "gap", Ord: c.Ord, Start: pos, End: cs})
+			add(tool.Segment{Kind: "gap", Ord: c.Ord, Start: pos, End: cs})
 		}
-		add(api.Segment{Kind: "chunk", Ord: c.Ord, Start: max0(cs, pos), End: ce, HeadingPath: c.HeadingPath,
+		add(tool.Segment{Kind: "chunk", Ord: c.Ord, Start: max0(cs, pos), End: ce, HeadingPath: c.HeadingPath,
 			Type: c.Type, CodeLang: c.CodeLang})
 	}
 	if pos < len(body) {
-		add(api.Segment{Kind: "gap", Ord: len(chunks), Start: pos, End: len(body)})
+		add(tool.Segment{Kind: "gap", Ord: len(chunks), Start: pos, End: len(body)})
 	}
 	return out
 }
@@ -205,7 +205,7 @@ func max0(xs ...int) int {
 
 // supporting finds up to 3 passages on other pages related to a thin
 // page, by its title, headings and terms (spec §6.7).
-func (d *Daemon) supporting(ctx context.Context, doc *store.Document) ([]api.Supporting, error) {
+func (d *Daemon) supporting(ctx context.Context, doc *store.Document) ([]tool.Supporting, error) {
 	queries := []string{doc.Title}
 	if kw := strings.Join(append(append([]string{}, doc.Categories...), doc.Tags...), " "); kw != "" {
 		queries = append(queries, kw)
@@ -213,7 +213,7 @@ func (d *Daemon) supporting(ctx context.Context, doc *store.Document) ([]api.Sup
 	if doc.Description != "" {
 		queries = append(queries, doc.Description)
 	}
-	out := []api.Supporting{}
+	out := []tool.Supporting{}
 	seen := map[int64]bool{doc.ID: true}
 	for _, q := range queries {
 		if strings.TrimSpace(q) == "" || len(out) == 3 {
@@ -231,7 +231,7 @@ func (d *Daemon) supporting(ctx context.Context, doc *store.Document) ([]api.Sup
 				continue
 			}
 			seen[h.DocID] = true
-			out = append(out, api.Supporting{
+			out = append(out, tool.Supporting{
 				Label: "supporting passage from a related page (" + h.Title + "), not from " + doc.URL,
 				URL:   h.URL, Title: h.Title, Passage: h.Passage.Text, Start: h.Passage.Start, End: h.Passage.End,
 				HeadingPath: nonNil(h.HeadingPath), Score: h.Score,
@@ -249,8 +249,8 @@ func nonNil(xs []string) []string {
 }
 
 func (d *Daemon) toolSearchInDocument(ctx context.Context, raw json.RawMessage, c *toolCall) (any, error) {
-	var a api.InDocumentArgs
-	if err := api.DecodeArgs(raw, &a); err != nil {
+	var a tool.InDocumentArgs
+	if err := tool.DecodeArgs(raw, &a); err != nil {
 		return nil, err
 	}
 	if err := a.Validate(); err != nil {
@@ -265,10 +265,10 @@ func (d *Daemon) toolSearchInDocument(ctx context.Context, raw json.RawMessage, 
 	if err != nil {
 		return nil, err
 	}
-	resp := &api.InDocumentResponse{URL: doc.URL, Title: doc.Title, Query: a.Query, Terms: nonNil(terms),
-		Evidence: "grounded", Results: []api.DocPassage{}}
+	resp := &tool.InDocumentResponse{URL: doc.URL, Title: doc.Title, Query: a.Query, Terms: nonNil(terms),
+		Evidence: "grounded", Results: []tool.DocPassage{}}
 	for _, p := range ps {
-		resp.Results = append(resp.Results, api.DocPassage{
+		resp.Results = append(resp.Results, tool.DocPassage{
 			Passage: p.Text, Start: p.Start, End: p.End, HeadingPath: p.HeadingPath, ChunkType: p.Type,
 			CodeLang: p.CodeLang, Score: p.Score, MatchedTerms: nonNil(p.MatchedTerms), Snippet: p.Snippet,
 		})
@@ -291,17 +291,17 @@ func (d *Daemon) toolSearchInDocument(ctx context.Context, raw json.RawMessage, 
 }
 
 func (d *Daemon) toolVerifyQuote(ctx context.Context, raw json.RawMessage, c *toolCall) (any, error) {
-	var a api.QuoteArgs
-	if err := api.DecodeArgs(raw, &a); err != nil {
+	var a tool.QuoteArgs
+	if err := tool.DecodeArgs(raw, &a); err != nil {
 		return nil, err
 	}
 	if err := a.Validate(); err != nil {
 		return nil, err
 	}
 	c.url = a.URL
-	resp := &api.QuoteResponse{URL: a.URL, Status: "not_found"}
+	resp := &tool.QuoteResponse{URL: a.URL, Status: "not_found"}
 	doc, err := d.findDocument(ctx, a.URL, false)
-	var ae *api.Error
+	var ae *tool.Error
 	if errors.As(err, &ae) && ae.Code == "not_indexed" {
 		resp.Status = "not_indexed"
 		c.extra = append(c.extra, "status", resp.Status)

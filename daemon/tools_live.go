@@ -8,23 +8,23 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/askwp/askwpd/api"
+	"github.com/askwp/askwpd/tool"
 )
 
 func (d *Daemon) toolFetchLiveURL(ctx context.Context, raw json.RawMessage, c *toolCall) (any, error) {
-	var a api.LiveArgs
-	if err := api.DecodeArgs(raw, &a); err != nil {
+	var a tool.LiveArgs
+	if err := tool.DecodeArgs(raw, &a); err != nil {
 		return nil, err
 	}
 	a.URL = strings.TrimSpace(a.URL)
 	if a.URL == "" {
-		return nil, &api.Error{Status: 400, Code: "invalid", Message: "url is required"}
+		return nil, &tool.Error{Code: "invalid", Message: "url is required"}
 	}
 	c.url, c.liveFetch = a.URL, true
-	resp := &api.LiveResponse{URL: a.URL}
-	fail := func(code, msg string, status int) (*api.LiveResponse, error) {
+	resp := &tool.LiveResponse{URL: a.URL}
+	fail := func(code, msg string, status int) (*tool.LiveResponse, error) {
 		resp.OK, resp.Status = false, code
-		resp.Error = &api.ToolError{Code: code, Message: msg, HTTPStatus: status}
+		resp.Error = &tool.ToolError{Code: code, Message: msg, HTTPStatus: status}
 		c.extra = append(c.extra, "status", code)
 		return resp, nil
 	}
@@ -54,7 +54,7 @@ func (d *Daemon) toolFetchLiveURL(ctx context.Context, raw json.RawMessage, c *t
 		if err != nil {
 			return nil, err
 		}
-		args := api.DocumentArgs{IDOrURL: final, Mode: "markdown", MaxChars: a.MaxChars}
+		args := tool.DocumentArgs{IDOrURL: final, Mode: "markdown", MaxChars: a.MaxChars}
 		if err := args.Validate(); err != nil {
 			return nil, err
 		}
@@ -65,7 +65,7 @@ func (d *Daemon) toolFetchLiveURL(ctx context.Context, raw json.RawMessage, c *t
 		if out.truncated {
 			// The beginning is indexed and returned; the caller learns the
 			// rest is missing rather than reading a cut page as whole.
-			resp.Error = &api.ToolError{Code: "too_large", Message: fmt.Sprintf(
+			resp.Error = &tool.ToolError{Code: "too_large", Message: fmt.Sprintf(
 				"the page is larger than the fetch limit (%d bytes); only its beginning was indexed and is returned", d.Config.Crawl.MaxBytes)}
 		}
 		c.url = doc.URL

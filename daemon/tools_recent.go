@@ -5,13 +5,13 @@ import (
 	"encoding/json"
 	"strings"
 
-	"github.com/askwp/askwpd/api"
 	"github.com/askwp/askwpd/store"
+	"github.com/askwp/askwpd/tool"
 )
 
 func (d *Daemon) toolGetRecent(ctx context.Context, raw json.RawMessage, c *toolCall) (any, error) {
-	var a api.RecentArgs
-	if err := api.DecodeArgs(raw, &a); err != nil {
+	var a tool.RecentArgs
+	if err := tool.DecodeArgs(raw, &a); err != nil {
 		return nil, err
 	}
 	if err := a.Validate(); err != nil {
@@ -21,9 +21,9 @@ func (d *Daemon) toolGetRecent(ctx context.Context, raw json.RawMessage, c *tool
 	if err != nil {
 		return nil, err
 	}
-	resp := &api.RecentResponse{Type: a.Type, Evidence: "grounded", Results: []api.RecentItem{}}
+	resp := &tool.RecentResponse{Type: a.Type, Evidence: "grounded", Results: []tool.RecentItem{}}
 	for _, doc := range docs {
-		resp.Results = append(resp.Results, api.RecentItem{
+		resp.Results = append(resp.Results, tool.RecentItem{
 			URL: doc.URL, Title: doc.Title, Type: doc.PostType, Published: rfc3339(doc.Published),
 			Modified: rfc3339(doc.Modified), Excerpt: excerpt(doc), Categories: doc.Categories, Thin: doc.Thin,
 			Hint: `get_document {"id_or_url": "` + doc.URL + `"} reads it`,

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/askwp/askwpd/analysis"
-	"github.com/askwp/askwpd/api"
 	"github.com/askwp/askwpd/internal/wptest"
+	"github.com/askwp/askwpd/tool"
 )
 
 // toolsDaemon is the shared daemon over the indexed test site.
@@ -22,7 +22,7 @@ func toolsDaemon(t *testing.T) (*Daemon, *wptest.Site) { return indexedDaemon(t)
 func call(t *testing.T, d *Daemon, name string, args any, out any) {
 	t.Helper()
 	raw, _ := json.Marshal(args)
-	res, err := d.CallTool(context.Background(), name, raw)
+	res, err := d.Call(context.Background(), name, raw)
 	if err != nil {
 		t.Fatalf("%s %s: %v", name, raw, err)
 	}
@@ -50,7 +50,7 @@ func TestTools_GetRecentMatchesWordPress(t *testing.T) {
 	if len(posts) == 0 {
 		t.Fatal("WordPress has no public post")
 	}
-	var r api.RecentResponse
+	var r tool.RecentResponse
 	call(t, d, "get_recent", map[string]any{"type": "post", "limit": 1}, &r)
 	if len(r.Results) != 1 || r.Evidence != "grounded" {
 		t.Fatalf("get_recent(post, 1) = %+v", r)
@@ -83,7 +83,7 @@ func TestTools_SearchSiteFindsEachPost(t *testing.T) {
 			continue
 		}
 		n++
-		var r api.SearchResponse
+		var r tool.SearchResponse
 		call(t, d, "search_site", map[string]any{"query": p.Title}, &r)
 		if len(r.Results) == 0 {
 			t.Errorf("search_site %q: no results (evidence %s)", p.Title, r.Evidence)
@@ -122,7 +122,7 @@ func TestTools_SearchSiteFindsEachPost(t *testing.T) {
 			continue
 		}
 		typo := word[:3] + word[4:]
-		var r api.SearchResponse
+		var r tool.SearchResponse
 		call(t, d, "search_site", map[string]any{"query": typo}, &r)
 		if r.Corrections[typo] == "" || len(r.Results) == 0 || r.Reason == "" && r.Action != "answer" {
 			t.Errorf("search_site %q (%q misspelt): corrections %v, action %s (%s), %d results",
@@ -135,7 +135,7 @@ func TestTools_SearchSiteFindsEachPost(t *testing.T) {
 
 func TestTools_ThinPageHasLabeledSupport(t *testing.T) {
 	d, _ := toolsDaemon(t)
-	var r api.DocumentResponse
+	var r tool.DocumentResponse
 	call(t, d, "get_document", map[string]any{"id_or_url": d.Site.URL + "/workshops/"}, &r)
 	if !r.Quality.Thin || r.Evidence != "thin" {
 		t.Fatalf("/workshops/: thin=%v evidence=%s, want a thin page (%q)", r.Quality.Thin, r.Evidence, r.Content)
@@ -196,21 +196,21 @@ func TestTools_VerifyQuoteFindsEveryPassage(t *testing.T) {
 
 	var ps []passage
 	for _, q := range queries {
-		var r api.SearchResponse
+		var r tool.SearchResponse
 		call(t, d, "search_site", map[string]any{"query": q, "passages": true, "limit": 10}, &r)
 		for _, e := range r.Results {
 			ps = append(ps, passage{"search_site", e.URL, e.Passage, e.Start, e.End})
 		}
 	}
 	for _, u := range docs {
-		var r api.InDocumentResponse
+		var r tool.InDocumentResponse
 		doc, _ := d.Store.FindDocument(ctx, u, false)
 		call(t, d, "search_in_document", map[string]any{"id_or_url": u, "query": doc.Title + " " + strings.Join(strings.Fields(doc.Text)[:min(6, len(strings.Fields(doc.Text)))], " ")}, &r)
 		for _, e := range r.Results {
 			ps = append(ps, passage{"search_in_document", r.URL, e.Passage, e.Start, e.End})
 		}
 		for start := 0; ; {
-			var g api.DocumentResponse
+			var g tool.DocumentResponse
 			call(t, d, "get_document", map[string]any{"id_or_url": u, "mode": "chunks", "start": start, "max_chars": 1500}, &g)
 			for _, s := range g.Segments {
 				if s.Kind == "chunk" {
@@ -234,7 +234,7 @@ func TestTools_VerifyQuoteFindsEveryPassage(t *testing.T) {
 		if strings.TrimSpace(p.text) == "" {
 			continue
 		}
-		var q api.QuoteResponse
+		var q tool.QuoteResponse
 		call(t, d, "verify_quote", map[string]any{"url": p.url, "quote": p.text}, &q)
 		ok := q.Found && q.Match == "exact" && (q.Start == p.start || containsInt(q.Starts, p.start)) &&
 			(q.Start != p.start || q.End == p.end)
@@ -249,18 +249,18 @@ func TestTools_VerifyQuoteFindsEveryPassage(t *testing.T) {
 
 	// A passage quoted with its whitespace and Markdown emphasis flattened
 	// is still found, at the original offsets.
-	var r api.SearchResponse
+	var r tool.SearchResponse
 	call(t, d, "search_site", map[string]any{"query": "coffee"}, &r)
 	if len(r.Results) > 0 {
 		e := r.Results[0]
 		flat := strings.NewReplacer("*", "", "`", "").Replace(strings.Join(strings.Fields(e.Passage), " "))
-		var q api.QuoteResponse
+		var q tool.QuoteResponse
 		call(t, d, "verify_quote", map[string]any{"url": e.URL, "quote": flat}, &q)
 		if !q.Found || q.Start != e.Start || q.End != e.End {
 			t.Errorf("flattened passage: verify_quote = %+v, want [%d,%d]", q, e.Start, e.End)
 		}
 	}
-	var q api.QuoteResponse
+	var q tool.QuoteResponse
 	call(t, d, "verify_quote", map[string]any{"url": d.Site.URL + "/workshops/", "quote": "We offer free espresso classes every day"}, &q)
 	if q.Found || q.Status != "not_found" {
 		t.Errorf("invented quote: %+v, want not_found", q)
@@ -294,7 +294,7 @@ func TestTools_GetDocumentStitches(t *testing.T) {
 			var b strings.Builder
 			pos, pages := 0, 0
 			for {
-				var g api.DocumentResponse
+				var g tool.DocumentResponse
 				call(t, d, "get_document", map[string]any{"id_or_url": u, "mode": mode, "start": pos, "max_chars": 700}, &g)
 				if g.Start != pos {
 					t.Fatalf("%s %s: page starts at %d, asked %d", u, mode, g.Start, pos)
@@ -324,7 +324,7 @@ func TestTools_GetDocumentStitches(t *testing.T) {
 			}
 		}
 	}
-	var o api.DocumentResponse
+	var o tool.DocumentResponse
 	call(t, d, "get_document", map[string]any{"id_or_url": d.Site.URL + "/pricing-faq/", "mode": "outline"}, &o)
 	t.Logf("outline of %s: %+v", o.URL, o.Outline)
 }
@@ -342,7 +342,7 @@ func TestTools_FetchLiveURL(t *testing.T) {
 		{"ftp://" + site.Host() + "/", "bad_url"},
 	}
 	for _, c := range cases {
-		var r api.LiveResponse
+		var r tool.LiveResponse
 		call(t, d, "fetch_live_url", map[string]any{"url": c.url}, &r)
 		if r.OK || r.Error == nil || r.Error.Code != c.code {
 			t.Errorf("fetch_live_url %s = ok %v status %s error %+v, want %s", c.url, r.OK, r.Status, r.Error, c.code)
@@ -353,13 +353,13 @@ func TestTools_FetchLiveURL(t *testing.T) {
 		if !p.Password || p.URL == "" {
 			continue
 		}
-		var r api.LiveResponse
+		var r tool.LiveResponse
 		call(t, d, "fetch_live_url", map[string]any{"url": p.URL}, &r)
 		if r.OK || r.Error == nil || r.Error.Code != "private" || r.Document != nil {
 			t.Errorf("fetch_live_url of password-protected %s = %+v, want private", p.URL, r)
 		}
 	}
-	var r api.LiveResponse
+	var r tool.LiveResponse
 	call(t, d, "fetch_live_url", map[string]any{"url": "/workshops/"}, &r)
 	if !r.OK || r.Document == nil || r.Document.URL != d.Site.URL+"/workshops/" || !r.Document.Quality.Thin {
 		t.Fatalf("fetch_live_url /workshops/ = %+v", r)
@@ -377,7 +377,7 @@ func TestTools_ExpansionFetchesMissingPage(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { d.fetchAndIndex(context.Background(), target, "test") })
-	var r api.SearchResponse
+	var r tool.SearchResponse
 	call(t, d, "search_site", map[string]any{"query": "pricing frequently asked questions"}, &r)
 	t.Logf("expanded %+v stop %s confidence %.2f evidence %s", r.Expanded, r.ExpansionStop, r.Confidence, r.Evidence)
 	found := false
@@ -394,7 +394,7 @@ func TestTools_ExpansionFetchesMissingPage(t *testing.T) {
 	}
 }
 
-func firstURL(r api.SearchResponse) string {
+func firstURL(r tool.SearchResponse) string {
 	if len(r.Results) == 0 {
 		return "(none)"
 	}
@@ -416,13 +416,13 @@ func TestTools_CallerMistakes(t *testing.T) {
 		{"verify_quote", `{"url": "/workshops/"}`, "invalid"},
 		{"search_in_document", `{"id_or_url": "/workshops/"}`, "invalid"},
 	} {
-		_, err := d.CallTool(context.Background(), c.name, json.RawMessage(c.args))
-		var ae *api.Error
+		_, err := d.Call(context.Background(), c.name, json.RawMessage(c.args))
+		var ae *tool.Error
 		if !errors.As(err, &ae) || ae.Code != c.code {
 			t.Errorf("%s %s: err %v, want code %s", c.name, c.args, err, c.code)
 		}
 	}
-	var r api.SearchResponse
+	var r tool.SearchResponse
 	call(t, d, "search_site", map[string]any{"query": "coffee", "limit": 500}, &r)
 	if len(r.Results) > 50 {
 		t.Errorf("limit 500 gave %d results, want at most 50", len(r.Results))

@@ -25,6 +25,7 @@ import (
 	"github.com/askwp/askwpd/daemon"
 	"github.com/askwp/askwpd/search"
 	"github.com/askwp/askwpd/store"
+	"github.com/askwp/askwpd/tool"
 )
 
 // runLatency builds a synthetic site (Zipf-distributed made-up words,
@@ -362,8 +363,8 @@ func serveHTTP(ctx context.Context, dir string) (func(search.Query) error, func(
 	url := "http://" + ln.Addr().String() + "/v1/tools/search_site"
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
 	call := func(q search.Query) error {
-		args := api.SearchArgs{Query: q.Text, Limit: q.Limit, Passages: q.Passages,
-			Filters: api.SearchFilter{ChunkType: q.Filters.ChunkType, Language: q.Filters.CodeLang}}
+		args := tool.SearchArgs{Query: q.Text, Limit: q.Limit, Passages: q.Passages,
+			Filters: tool.SearchFilter{ChunkType: q.Filters.ChunkType, Language: q.Filters.CodeLang}}
 		body, _ := json.Marshal(args)
 		req, _ := http.NewRequestWithContext(ctx, "POST", url, bytes.NewReader(body))
 		req.Header.Set("Authorization", "Bearer "+token)

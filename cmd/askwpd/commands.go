@@ -11,11 +11,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/askwp/askwpd/api"
 	"github.com/askwp/askwpd/daemon"
 	"github.com/askwp/askwpd/extract"
 	"github.com/askwp/askwpd/search"
 	"github.com/askwp/askwpd/store"
+	"github.com/askwp/askwpd/tool"
 )
 
 func openDaemon(ctx context.Context, c *common, stderr io.Writer, defaultLevel string, jsonLogs bool) (*daemon.Daemon, error) {
@@ -132,7 +132,7 @@ func cmdSearch(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	defer st.Close()
-	sargs := api.SearchArgs{Query: query, Limit: *limit}
+	sargs := tool.SearchArgs{Query: query, Limit: *limit}
 	q, err := sargs.ToSearchQuery()
 	if err != nil {
 		return err
@@ -146,7 +146,7 @@ func cmdSearch(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	resp := api.NewSearchResponse(q.Text, r)
+	resp := tool.NewSearchResponse(q.Text, r)
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")

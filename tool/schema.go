@@ -1,11 +1,6 @@
-package api
+package tool
 
-import (
-	"encoding/json"
-	"net/http"
-
-	"github.com/labstack/echo/v4"
-)
+import "encoding/json"
 
 // Tool is a tool schema in OpenAI function-calling form.
 type Tool struct {
@@ -160,8 +155,4 @@ EXAMPLES:
   "additionalProperties": false
 }`),
 	}},
-}
-
-func (s *Server) handleToolList(c echo.Context) error {
-	return c.JSON(http.StatusOK, map[string]any{"tools": Tools})
 }
