@@ -135,7 +135,7 @@ func TestMCP_SameAsHTTP(t *testing.T) {
 		t.Fatalf("MCP tools = %v, want %v", got, want)
 	}
 
-	site := d.Site.URL
+	site := d.Crawler.Site.URL
 	calls := []struct {
 		name string
 		args map[string]any

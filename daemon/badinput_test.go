@@ -15,6 +15,7 @@ import (
 
 	"github.com/askwp/askwpd/api"
 	"github.com/askwp/askwpd/config"
+	"github.com/askwp/askwpd/crawl"
 	"github.com/askwp/askwpd/tool"
 )
 
@@ -91,7 +92,7 @@ func TestBadInput(t *testing.T) {
 	defer d.Close()
 
 	start := time.Now()
-	run, err := d.Index(context.Background(), IndexOptions{Full: true})
+	run, err := d.Index(context.Background(), crawl.IndexOptions{Full: true})
 	if err != nil {
 		t.Fatalf("index pass over the hostile site: %v", err)
 	}

@@ -165,7 +165,7 @@ func (d *Daemon) Chat(ctx context.Context, req api.ChatRequest, emit func(api.Ch
 		t.emit(api.ChatEvent{Type: "status", Data: api.ChatStatus{Message: "Checking the answer…", Reset: true}})
 		lreq.Messages = append(lreq.Messages,
 			llm.Message{Role: "assistant", Content: t.reply.String()},
-			llm.Message{Role: "user", Content: correction(problems, d.Site.URL)})
+			llm.Message{Role: "user", Content: correction(problems, d.Crawler.Site.URL)})
 		t.reply.Reset()
 		// The correction may need tools (read the page instead of asking
 		// for it), as long as the tool budget lasts.

@@ -316,7 +316,7 @@ func (d *Daemon) sameOrigin(u string) bool {
 	if err != nil || pu.Host == "" {
 		return false
 	}
-	su, err := url.Parse(d.Site.URL)
+	su, err := url.Parse(d.Crawler.Site.URL)
 	if err != nil {
 		return false
 	}
@@ -508,13 +508,13 @@ func (t *chatTurn) autoTool(ctx context.Context, name, args string, out any) boo
 func (t *chatTurn) systemPrompt(cc *chatContext, instructions string) string {
 	d := t.d
 	var b strings.Builder
-	name := d.Site.Name
+	name := d.Crawler.Site.Name
 	if name == "" {
-		name = d.Site.URL
+		name = d.Crawler.Site.URL
 	}
-	fmt.Fprintf(&b, "You are the assistant of the website %q (%s).", name, d.Site.URL)
-	if d.Site.Tagline != "" {
-		fmt.Fprintf(&b, " Its tagline: %s.", d.Site.Tagline)
+	fmt.Fprintf(&b, "You are the assistant of the website %q (%s).", name, d.Crawler.Site.URL)
+	if d.Crawler.Site.Tagline != "" {
+		fmt.Fprintf(&b, " Its tagline: %s.", d.Crawler.Site.Tagline)
 	}
 	fmt.Fprintf(&b, " Today is %s.\n\n", time.Now().Format("Monday, 2 January 2006"))
 	b.WriteString(`Rules:

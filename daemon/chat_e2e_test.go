@@ -13,6 +13,7 @@ import (
 
 	"github.com/askwp/askwpd/api"
 	"github.com/askwp/askwpd/config"
+	"github.com/askwp/askwpd/crawl"
 	"github.com/askwp/askwpd/internal/wptest"
 	"github.com/askwp/askwpd/store"
 	"github.com/askwp/askwpd/tool"
@@ -169,7 +170,7 @@ func publicPosts(t *testing.T, site *wptest.Site) []struct{ Title, URL, Publishe
 	var out []struct{ Title, URL, Published string }
 	for _, p := range site.Truth(t).Public {
 		if p.Type == "post" {
-			out = append(out, struct{ Title, URL, Published string }{p.Title, Canonical(p.URL), p.Published})
+			out = append(out, struct{ Title, URL, Published string }{p.Title, crawl.Canonical(p.URL), p.Published})
 		}
 	}
 	sort.SliceStable(out, func(i, j int) bool {
@@ -408,8 +409,8 @@ func gate5NoPasteRequests(t *testing.T, d *Daemon, site *wptest.Site) {
 	var page struct{ Title, URL string }
 	for _, p := range site.Truth(t).Public {
 		if p.Type == "page" {
-			if doc, err := d.Store.FindDocument(context.Background(), Canonical(p.URL), false); err == nil && !doc.Thin {
-				page.Title, page.URL = p.Title, Canonical(p.URL)
+			if doc, err := d.Store.FindDocument(context.Background(), crawl.Canonical(p.URL), false); err == nil && !doc.Thin {
+				page.Title, page.URL = p.Title, crawl.Canonical(p.URL)
 				break
 			}
 		}

@@ -3,6 +3,8 @@ package daemon
 import (
 	"reflect"
 	"testing"
+
+	"github.com/askwp/askwpd/crawl"
 )
 
 func TestChat_RetrievalDecision(t *testing.T) {
@@ -42,7 +44,7 @@ func TestChat_RewriteQueries(t *testing.T) {
 }
 
 func TestChat_AsksToPaste(t *testing.T) {
-	d := &Daemon{Site: Site{URL: "http://127.0.0.1:8089"}}
+	d := &Daemon{Crawler: &crawl.Crawler{Site: crawl.Site{URL: "http://127.0.0.1:8089"}}}
 	for _, tc := range []struct {
 		reply, question string
 		want            bool

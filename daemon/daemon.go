@@ -20,24 +20,14 @@ import (
 	"sync"
 	"time"
 
-	"golang.org/x/time/rate"
+	"github.com/robfig/cron/v3"
 
 	"github.com/askwp/askwpd/config"
+	"github.com/askwp/askwpd/crawl"
 	"github.com/askwp/askwpd/search"
 	"github.com/askwp/askwpd/store"
 	"github.com/askwp/askwpd/wp"
 )
-
-// Site is what the daemon knows about the WordPress site.
-type Site struct {
-	URL     string `json:"url"`
-	Name    string `json:"name"`
-	Tagline string `json:"tagline"`
-	Origin  Origin `json:"-"`
-	// PageOnFront and PageForPosts are the static front and posts pages.
-	PageOnFront  int64 `json:"-"`
-	PageForPosts int64 `json:"-"`
-}
 
 // Daemon holds the open store, the WordPress connection and the fetcher.
 type Daemon struct {
@@ -46,12 +36,7 @@ type Daemon struct {
 	Store   *store.DB
 	Search  *search.Index
 	WP      *wp.DB // nil when running from the sitemap alone
-	Site    Site
-	Fetcher *Fetcher
-	Limiter *rate.Limiter
-
-	// crawlMu keeps two index passes from overlapping.
-	crawlMu sync.Mutex
+	Crawler *crawl.Crawler
 
 	// life is cancelled when Serve shuts down; work started by a request
 	// but meant to outlive it (an admin reindex) runs under it.
@@ -62,18 +47,16 @@ type Daemon struct {
 
 	tools toolRuntime // metrics and state of the tool calls (tools*.go)
 
-	crawl crawlState // frontier, events and schedule state (crawl.go, events.go, schedule.go)
+	// cronMu guards the schedule, for the status page's next runs.
+	cronMu  sync.Mutex
+	cron    *cron.Cron
+	entries map[string]cron.EntryID
+
+	secretMu sync.Mutex
+	secret   []byte // the webhook secret, read once
 
 	// Chat tunes the /v1/chat agent loop (chat.go); zero values are defaults.
 	ChatOpts ChatOptions
-
-	// diskFull is the last write the store refused for lack of space,
-	// until a pass succeeds again: shown in /v1/status and /metrics.
-	diskFull struct {
-		sync.Mutex
-		err   string
-		since time.Time
-	}
 
 	embed embedRuntime // hybrid retrieval: embeddings client and worker (embed.go)
 }
@@ -86,6 +69,7 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (*Daemon, er
 		return nil, err
 	}
 	d := &Daemon{Config: cfg, Log: log, startedAt: time.Now()}
+	var site crawl.Site
 
 	dsn, prefix := cfg.DBDSN, cfg.TablePrefix
 	var wpc *wp.Config
@@ -119,8 +103,8 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (*Daemon, er
 			w.Close()
 			return nil, err
 		}
-		d.Site.Name, d.Site.Tagline = html.UnescapeString(info.Name), html.UnescapeString(info.Tagline)
-		d.Site.PageOnFront, d.Site.PageForPosts = info.PageOnFront, info.PageForPosts
+		site.Name, site.Tagline = html.UnescapeString(info.Name), html.UnescapeString(info.Tagline)
+		site.PageOnFront, site.PageForPosts = info.PageOnFront, info.PageForPosts
 		if siteURL == "" && wpc != nil {
 			siteURL = wpc.Home
 		}
@@ -132,15 +116,13 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (*Daemon, er
 		d.closeWP()
 		return nil, errors.New("config: cannot tell the site's address: WP_HOME is not defined and the options table has no home; set site_url")
 	}
-	o, err := ParseOrigin(siteURL)
+	o, err := crawl.ParseOrigin(siteURL)
 	if err != nil {
 		d.closeWP()
 		return nil, fmt.Errorf("config: %w", err)
 	}
-	d.Site.URL = strings.TrimRight(siteURL, "/")
-	d.Site.Origin = o
-	d.Fetcher = NewFetcher(o, cfg.Crawl.Timeout.Duration, cfg.Crawl.MaxBytes, cfg.Crawl.UserAgent, log)
-	d.Limiter = rate.NewLimiter(rate.Limit(cfg.Crawl.RatePerSec), max(1, cfg.Crawl.Concurrency))
+	site.URL = strings.TrimRight(siteURL, "/")
+	site.Origin = o
 
 	st, err := store.Open(ctx, filepath.Join(cfg.StateDir, "askwpd.db"))
 	if err != nil {
@@ -149,6 +131,8 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (*Daemon, er
 	}
 	d.Store = st
 	d.Search = search.New(st)
+	d.Crawler = crawl.New(site, crawlOptions(cfg.Crawl), st, d.WP, log)
+	d.Crawler.StateDir = cfg.StateDir
 	if path := cfg.Search.Synonyms; path != "" {
 		syn, err := search.LoadSynonyms(path)
 		if err != nil {
@@ -161,9 +145,9 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (*Daemon, er
 		d.Close()
 		return nil, err
 	}
-	if d.Site.Name != "" {
-		_ = st.SetMeta(ctx, "site_name", d.Site.Name)
-		_ = st.SetMeta(ctx, "site_tagline", d.Site.Tagline)
+	if site.Name != "" {
+		_ = st.SetMeta(ctx, "site_name", site.Name)
+		_ = st.SetMeta(ctx, "site_tagline", site.Tagline)
 	}
 	return d, nil
 }
@@ -173,8 +157,9 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (*Daemon, er
 func (d *Daemon) CheckSite(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
-	if _, err := d.Fetcher.Get(ctx, d.Site.URL+"/", Conditional{}); err != nil {
-		return fmt.Errorf("site %s does not answer (is WordPress running? is site_url right?): %w", d.Site.URL, err)
+	site := d.Crawler.Site.URL
+	if _, err := d.Crawler.Fetcher.Get(ctx, site+"/", crawl.Conditional{}); err != nil {
+		return fmt.Errorf("site %s does not answer (is WordPress running? is site_url right?): %w", site, err)
 	}
 	return nil
 }
@@ -210,37 +195,10 @@ func (d *Daemon) Close() error {
 	return errors.Join(errs...)
 }
 
-// ErrDiskFull wraps store writes refused because the state dir is full.
-var ErrDiskFull = errors.New("the state dir is out of disk space")
-
-// storeFailed turns a store error into one that says what to do when the
-// state dir is full, and remembers it for the status page.
-func (d *Daemon) storeFailed(err error) error {
-	if err == nil || !store.IsDiskFull(err) || errors.Is(err, ErrDiskFull) {
-		return err
-	}
-	d.diskFull.Lock()
-	if d.diskFull.err == "" {
-		d.diskFull.since = time.Now()
-	}
-	d.diskFull.err = err.Error()
-	d.diskFull.Unlock()
-	return fmt.Errorf("%w (%s): nothing new is indexed until space is freed; search still answers from the index: %w",
-		ErrDiskFull, d.Config.StateDir, err)
-}
-
-// diskFullSince is when the store last started refusing writes for lack
-// of space, with the error, or zero when it writes again.
-func (d *Daemon) diskFullSince() (time.Time, string) {
-	d.diskFull.Lock()
-	defer d.diskFull.Unlock()
-	return d.diskFull.since, d.diskFull.err
-}
-
-func (d *Daemon) storeWrote() {
-	d.diskFull.Lock()
-	d.diskFull.err, d.diskFull.since = "", time.Time{}
-	d.diskFull.Unlock()
+// crawlOptions copies the crawl section into the crawler's options.
+func crawlOptions(c config.CrawlConfig) crawl.Options {
+	return crawl.Options{Concurrency: c.Concurrency, RatePerSec: c.RatePerSec, Budget: c.Budget, Timeout: c.Timeout.Duration,
+		MaxBytes: c.MaxBytes, UserAgent: c.UserAgent, IndexArchives: c.IndexArchives}
 }
 
 func hostOf(site string) string {
@@ -293,4 +251,12 @@ func EnsureSecret(stateDir, name string) (string, error) {
 		return "", fmt.Errorf("write %s: %w", path, err)
 	}
 	return s, nil
+}
+
+// IndexOptions steer a one-shot pass.
+type IndexOptions = crawl.IndexOptions
+
+// Index runs one discovery, crawl and index pass (askwpd index).
+func (d *Daemon) Index(ctx context.Context, opt IndexOptions) (*store.Run, error) {
+	return d.Crawler.Index(ctx, opt)
 }

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/askwp/askwpd/config"
+	"github.com/askwp/askwpd/crawl"
 	"github.com/askwp/askwpd/internal/fakeembed"
 	"github.com/askwp/askwpd/internal/wptest"
 	"github.com/askwp/askwpd/search"
@@ -201,14 +202,14 @@ func TestHybrid_RealWordPress(t *testing.T) {
 			t.Fatalf("php: %v: %s", err, out)
 		}
 		t.Cleanup(func() { site.PHP(t, fmt.Sprintf(`wp_delete_post(%d, true);`, pp.ID)) })
-		urls = append(urls, Canonical(pp.URL))
+		urls = append(urls, crawl.Canonical(pp.URL))
 	}
 	for _, u := range urls {
-		page, err := d.Fetcher.Get(ctx, u, Conditional{})
+		page, err := d.Crawler.Fetcher.Get(ctx, u, crawl.Conditional{})
 		if err != nil {
 			t.Fatalf("fetch %s: %v", u, err)
 		}
-		if st, err := d.IndexPage(ctx, page, nil); err != nil || st != "indexed" {
+		if st, err := d.Crawler.IndexPage(ctx, page, nil); err != nil || st != "indexed" {
 			t.Fatalf("index %s: %s %v", u, st, err)
 		}
 	}

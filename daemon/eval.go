@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/askwp/askwpd/config"
+	"github.com/askwp/askwpd/crawl"
 	"github.com/askwp/askwpd/extract"
 	"github.com/askwp/askwpd/search"
 	"github.com/askwp/askwpd/store"
@@ -277,7 +278,7 @@ func beirDocument(bd beirDoc, chunkTokens int) *store.Document {
 		WordCount:   len(strings.Fields(bd.Text)),
 		ContentHash: hex.EncodeToString(sum[:]),
 	}
-	d.Chunks = StoreChunks(extract.ChunkMarkdown(bd.Text, extract.ChunkOptions{TargetTokens: chunkTokens}))
+	d.Chunks = crawl.StoreChunks(extract.ChunkMarkdown(bd.Text, extract.ChunkOptions{TargetTokens: chunkTokens}))
 	return d
 }
 

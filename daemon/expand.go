@@ -3,15 +3,13 @@ package daemon
 import (
 	"context"
 	"net/url"
-	"path"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/askwp/askwpd/analysis"
-	"github.com/askwp/askwpd/extract"
+	"github.com/askwp/askwpd/crawl"
 	"github.com/askwp/askwpd/search"
-	"github.com/askwp/askwpd/store"
 	"github.com/askwp/askwpd/tool"
 )
 
@@ -140,7 +138,7 @@ func (d *Daemon) scoreLinks(ctx context.Context, docIDs []int64, want map[string
 	byURL := map[string]*linkCandidate{}
 	var out []*linkCandidate
 	for _, l := range links {
-		if tried[l.URL] || !d.expandable(l.URL) {
+		if tried[l.URL] || !d.Crawler.Expandable(l.URL) {
 			continue
 		}
 		s := 2*overlap(analysis.Analyze(l.Text, lang), want) + overlap(analysis.Analyze(pathWords(l.URL), lang), want)
@@ -200,98 +198,28 @@ func pathWords(raw string) string {
 	return strings.NewReplacer("/", " ", "-", " ", "_", " ", ".", " ").Replace(u.Path)
 }
 
-// expandable filters links to pages worth fetching: this origin, not the
-// admin or login, not feeds, files or listings.
-func (d *Daemon) expandable(raw string) bool {
-	u, err := url.Parse(raw)
-	if err != nil || !d.Site.Origin.Same(u) || isLoginURL(u) {
-		return false
-	}
-	p := strings.ToLower(u.Path)
-	if strings.HasPrefix(p, "/wp-json") || strings.HasPrefix(p, "/wp-content") || strings.HasPrefix(p, "/wp-includes") ||
-		strings.Contains(p, "/feed") || strings.HasSuffix(p, ".xml") || strings.HasSuffix(p, ".php") && !strings.HasSuffix(p, "/index.php") {
-		return false
-	}
-	switch path.Ext(p) {
-	case "", ".html", ".htm":
-	default:
-		return false
-	}
-	qv := u.Query()
-	for _, k := range []string{"s", "replytocom", "feed", "cat", "tag", "author", "paged"} {
-		if qv.Has(k) {
-			return false
-		}
-	}
-	for _, seg := range []string{"/category/", "/tag/", "/author/", "/page/"} {
-		if strings.Contains(p, seg) {
-			return false
-		}
-	}
-	return p != "/" || u.RawQuery != ""
-}
-
 // fetchAndIndex fetches one page live and indexes it through the crawler's
 // own per-URL path (private-content guard included), recording the fetch
 // in the frontier as a crawl would. It returns the outcome's status and,
 // on failure, the error class.
 func (d *Daemon) fetchAndIndex(ctx context.Context, u, via string) (status, class string) {
-	out, rec := d.liveIndex(ctx, u, via)
-	class = rec.ErrorClass
-	if out.err != nil && class == "" {
-		class = ErrorClass(out.err)
+	l := d.liveIndex(ctx, u, via)
+	class = l.ErrorClass
+	if l.Err != nil && class == "" {
+		class = crawl.ErrorClass(l.Err)
 	}
-	return out.status, class
+	return l.Status, class
 }
 
-// liveIndex is fetchAndIndex with the crawler's outcome.
-func (d *Daemon) liveIndex(ctx context.Context, u, via string) (outcome, store.URLResult) {
-	if err := d.Limiter.Wait(ctx); err != nil {
-		return outcome{status: "error", err: err}, store.URLResult{Status: "error", ErrorClass: "timeout"}
+// liveIndex fetches and indexes one page now, counting the outcome.
+func (d *Daemon) liveIndex(ctx context.Context, u, via string) crawl.Live {
+	l := d.Crawler.FetchNow(ctx, u, via)
+	label := l.Status
+	if l.Status == "error" {
+		label = "error_" + l.ErrorClass
 	}
-	out, rec := d.indexURL(ctx, u, Conditional{}, []string{via}, nil)
-	wctx := context.WithoutCancel(ctx)
-	// Running out of the expansion's time is not the page's fault.
-	if out.status != "error" || ctx.Err() == nil {
-		if err := d.Store.RecordFetch(wctx, u, rec); err != nil {
-			d.Log.Error("Unable to record fetch", "url", u, "error", err)
-		}
-		if out.url != "" && out.url != u {
-			rec2 := rec
-			rec2.Status = out.status
-			_ = d.Store.RecordFetch(wctx, out.url, rec2)
-		}
-	}
-	outcomeLabel := out.status
-	if out.status == "error" {
-		outcomeLabel = "error_" + rec.ErrorClass
-	}
-	d.obs().observeLiveFetch(via, outcomeLabel)
-	return out, rec
-}
-
-// saveLinks stores a freshly indexed page's same-origin links, for
-// selective expansion. A failure costs only expansion candidates.
-func (d *Daemon) saveLinks(ctx context.Context, docID int64, self string, links []extract.Link) {
-	out := make([]store.Link, 0, len(links))
-	for _, l := range links {
-		c := Canonical(l.URL)
-		if c == "" || c == self {
-			continue
-		}
-		u, err := url.Parse(c)
-		if err != nil || !d.Site.Origin.Same(u) {
-			continue
-		}
-		text := strings.Join(strings.Fields(l.Text), " ")
-		if r := []rune(text); len(r) > 200 {
-			text = string(r[:200])
-		}
-		out = append(out, store.Link{URL: c, Text: text})
-	}
-	if err := d.Store.PutLinks(ctx, docID, out); err != nil {
-		d.Log.Warn("Unable to store links", "url", self, "error", err)
-	}
+	d.obs().observeLiveFetch(via, label)
+	return l
 }
 
 func round3(x float64) float64 { return float64(int64(x*1000+0.5)) / 1000 }

@@ -308,7 +308,7 @@ func (d *Daemon) fillStatus(ctx context.Context, st *api.Status) error {
 		return err
 	}
 	st.Observability = o
-	if since, e := d.diskFullSince(); e != "" {
+	if since, e := d.Crawler.DiskFullSince(); e != "" {
 		if st.Extra == nil {
 			st.Extra = map[string]any{}
 		}
@@ -404,7 +404,7 @@ func (c *indexCollector) Collect(ch chan<- prometheus.Metric) {
 		gauge(descFree, float64(fs.Bavail)*float64(fs.Bsize))
 	}
 	full := 0.0
-	if _, e := d.diskFullSince(); e != "" {
+	if _, e := d.Crawler.DiskFullSince(); e != "" {
 		full = 1
 	}
 	gauge(descFull, full)
@@ -420,9 +420,7 @@ func (c *indexCollector) Collect(ch chan<- prometheus.Metric) {
 		gauge(descDBUp, up)
 	}
 	crawling := 0.0
-	if d.crawlMu.TryLock() {
-		d.crawlMu.Unlock()
-	} else {
+	if d.Crawler.Running() {
 		crawling = 1
 	}
 	gauge(descCrawling, crawling)

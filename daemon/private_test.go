@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/askwp/askwpd/api"
+	"github.com/askwp/askwpd/crawl"
 	"github.com/askwp/askwpd/internal/wptest"
 	"github.com/askwp/askwpd/store"
 	"github.com/askwp/askwpd/tool"
@@ -141,8 +142,8 @@ func (lc *leakCheck) scanJSON(raw []byte, urls bool, inputs []string) []string {
 			for _, m := range lc.inText(s) {
 				found = append(found, key+": "+m)
 			}
-			if urls && key == "url" && !slices.ContainsFunc(inputs, func(in string) bool { return Canonical(in) == Canonical(x) }) {
-				if k, ok := lc.private[Canonical(x)]; ok {
+			if urls && key == "url" && !slices.ContainsFunc(inputs, func(in string) bool { return crawl.Canonical(in) == crawl.Canonical(x) }) {
+				if k, ok := lc.private[crawl.Canonical(x)]; ok {
 					found = append(found, "url of "+k+": "+x)
 				}
 			}
@@ -356,7 +357,7 @@ func TestPrivate_NothingLeaks(t *testing.T) {
 		for _, u := range us {
 			if u != "" && !slices.Contains(addrs[it.Key], u) {
 				addrs[it.Key] = append(addrs[it.Key], u)
-				lc.private[Canonical(u)] = it.Key
+				lc.private[crawl.Canonical(u)] = it.Key
 			}
 		}
 	}
@@ -389,7 +390,7 @@ func TestPrivate_NothingLeaks(t *testing.T) {
 		t.Fatalf("php: %v: %s", err, out)
 	}
 	t.Cleanup(func() { site.PHP(t, fmt.Sprintf(`wp_delete_post(%d, true);`, flip.ID)) })
-	flipURL := Canonical(flip.URL)
+	flipURL := crawl.Canonical(flip.URL)
 
 	// The daemon as systemd runs it: Serve, with its initial pass.
 	logs := &syncBuffer{}
@@ -792,7 +793,7 @@ func checkStore(t *testing.T, d *Daemon, lc *leakCheck, phase string, ids []int6
 // in an echo of the caller's own input, and a private page offered as a
 // result.
 func TestPrivate_LeakCheck(t *testing.T) {
-	lc := &leakCheck{markers: []string{"SECRETXBODY", "SECRETX"}, private: map[string]string{Canonical("http://h/?p=7"): "x"}}
+	lc := &leakCheck{markers: []string{"SECRETXBODY", "SECRETX"}, private: map[string]string{crawl.Canonical("http://h/?p=7"): "x"}}
 	cases := []struct {
 		name   string
 		raw    string

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/askwp/askwpd/crawl"
 	"github.com/askwp/askwpd/store"
 	"github.com/askwp/askwpd/tool"
 )
@@ -162,9 +163,9 @@ func (d *Daemon) findDocument(ctx context.Context, ref string, withChunks bool) 
 	case isDigits(ref):
 		tries = []string{ref}
 	case strings.HasPrefix(ref, "/"):
-		tries = []string{Canonical(d.Site.URL + ref)}
+		tries = []string{crawl.Canonical(d.Crawler.Site.URL + ref)}
 	default:
-		tries = []string{Canonical(ref), ref}
+		tries = []string{crawl.Canonical(ref), ref}
 	}
 	for _, t := range append([]string(nil), tries...) {
 		if t == "" || isDigits(t) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/askwp/askwpd/api"
+	"github.com/askwp/askwpd/crawl"
 )
 
 var _ api.Reindexer = (*Daemon)(nil)
@@ -15,15 +16,14 @@ var _ api.Reindexer = (*Daemon)(nil)
 // shutdown cancels it like any other pass. An error wrapping
 // ErrCrawlRunning (and api.ErrAlreadyRunning) means a pass is running.
 func (d *Daemon) Reindex(ctx context.Context) error {
-	if !d.crawlMu.TryLock() {
-		return fmt.Errorf("%w (%w)", ErrCrawlRunning, api.ErrAlreadyRunning)
+	if d.Crawler.Running() {
+		return fmt.Errorf("%w (%w)", crawl.ErrCrawlRunning, api.ErrAlreadyRunning)
 	}
-	d.crawlMu.Unlock()
 	bg := d.lifetime(ctx)
 	go func() {
-		run, err := d.Index(bg, IndexOptions{Kind: "admin"})
+		run, err := d.Crawler.Index(bg, crawl.IndexOptions{Kind: "admin"})
 		if err != nil {
-			if !errors.Is(err, ErrCrawlRunning) {
+			if !errors.Is(err, crawl.ErrCrawlRunning) {
 				d.Log.Error("Reindex failed", "error", err)
 			}
 			return

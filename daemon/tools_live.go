@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/askwp/askwpd/crawl"
 	"github.com/askwp/askwpd/tool"
 )
 
@@ -30,23 +31,23 @@ func (d *Daemon) toolFetchLiveURL(ctx context.Context, raw json.RawMessage, c *t
 	}
 	raw0 := a.URL
 	if strings.HasPrefix(raw0, "/") && !strings.HasPrefix(raw0, "//") {
-		raw0 = d.Site.URL + raw0
+		raw0 = d.Crawler.Site.URL + raw0
 	}
 	u, err := url.Parse(raw0)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		d.obs().observeLiveFetch("tool", "error_bad_url")
-		return fail("bad_url", "not an absolute http(s) URL of this site ("+d.Site.URL+")", 0)
+		return fail("bad_url", "not an absolute http(s) URL of this site ("+d.Crawler.Site.URL+")", 0)
 	}
-	if !d.Site.Origin.Same(u) {
+	if !d.Crawler.Site.Origin.Same(u) {
 		d.obs().observeLiveFetch("tool", "error_off_origin")
-		return fail("off_origin", "refused: only pages of this site ("+d.Site.URL+") can be fetched", 0)
+		return fail("off_origin", "refused: only pages of this site ("+d.Crawler.Site.URL+") can be fetched", 0)
 	}
-	canon := Canonical(u.String())
+	canon := crawl.Canonical(u.String())
 	resp.URL = canon
-	out, rec := d.liveIndex(ctx, canon, "live")
-	switch out.status {
+	l := d.liveIndex(ctx, canon, "live")
+	switch l.Status {
 	case "indexed", "unchanged":
-		final := out.url
+		final := l.URL
 		if final == "" {
 			final = canon
 		}
@@ -61,28 +62,28 @@ func (d *Daemon) toolFetchLiveURL(ctx context.Context, raw json.RawMessage, c *t
 		if resp.Document, err = d.documentResponse(ctx, doc, args); err != nil {
 			return nil, err
 		}
-		resp.OK, resp.Status, resp.URL = true, out.status, doc.URL
-		if out.truncated {
+		resp.OK, resp.Status, resp.URL = true, l.Status, doc.URL
+		if l.Truncated {
 			// The beginning is indexed and returned; the caller learns the
 			// rest is missing rather than reading a cut page as whole.
 			resp.Error = &tool.ToolError{Code: "too_large", Message: fmt.Sprintf(
 				"the page is larger than the fetch limit (%d bytes); only its beginning was indexed and is returned", d.Config.Crawl.MaxBytes)}
 		}
 		c.url = doc.URL
-		c.extra = append(c.extra, "status", out.status)
+		c.extra = append(c.extra, "status", l.Status)
 		return resp, nil
 	case "private":
-		return fail("private", "the page is not public (password-protected, private or unpublished); nothing was indexed", rec.HTTPStatus)
+		return fail("private", "the page is not public (password-protected, private or unpublished); nothing was indexed", l.HTTPStatus)
 	case "skipped":
-		if rec.ErrorClass == "not_html" {
-			return fail("not_html", "the URL is not an HTML page", rec.HTTPStatus)
+		if l.ErrorClass == "not_html" {
+			return fail("not_html", "the URL is not an HTML page", l.HTTPStatus)
 		}
-		return fail("not_content", "the URL is a listing (archive, category, search), not a page of content", rec.HTTPStatus)
+		return fail("not_content", "the URL is a listing (archive, category, search), not a page of content", l.HTTPStatus)
 	}
-	if errors.Is(out.err, context.DeadlineExceeded) && rec.ErrorClass == "" {
-		rec.ErrorClass = "timeout"
+	if errors.Is(l.Err, context.DeadlineExceeded) && l.ErrorClass == "" {
+		l.ErrorClass = "timeout"
 	}
-	code := rec.ErrorClass
+	code := l.ErrorClass
 	msg := map[string]string{
 		"not_found":    "the page does not exist (404/410); it was removed from the index if it was there",
 		"login_wall":   "the page requires a login (it redirects to wp-login.php): it is private and was not indexed",
@@ -98,5 +99,5 @@ func (d *Daemon) toolFetchLiveURL(ctx context.Context, raw json.RawMessage, c *t
 	if msg == "" {
 		code, msg = "other", "the page could not be fetched"
 	}
-	return fail(code, msg, rec.HTTPStatus)
+	return fail(code, msg, l.HTTPStatus)
 }

@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/askwp/askwpd/analysis"
+	"github.com/askwp/askwpd/crawl"
 	"github.com/askwp/askwpd/internal/wptest"
 	"github.com/askwp/askwpd/tool"
 )
@@ -44,7 +46,7 @@ func TestTools_GetRecentMatchesWordPress(t *testing.T) {
 	}
 	for _, p := range truth.Public {
 		if p.Type == "post" && p.Published == newest {
-			posts = append(posts, Canonical(p.URL))
+			posts = append(posts, crawl.Canonical(p.URL))
 		}
 	}
 	if len(posts) == 0 {
@@ -56,7 +58,7 @@ func TestTools_GetRecentMatchesWordPress(t *testing.T) {
 		t.Fatalf("get_recent(post, 1) = %+v", r)
 	}
 	got := r.Results[0]
-	if !contains(posts, got.URL) {
+	if !slices.Contains(posts, got.URL) {
 		t.Errorf("get_recent(post, 1) URL = %s, WordPress's newest post is %v", got.URL, posts)
 	}
 	if !strings.HasPrefix(newest, strings.TrimSuffix(got.Published, "Z")) || got.Excerpt == "" || got.Modified == "" {
@@ -65,7 +67,7 @@ func TestTools_GetRecentMatchesWordPress(t *testing.T) {
 
 	call(t, d, "get_recent", map[string]any{"type": "any", "limit": 50}, &r)
 	for i, it := range r.Results {
-		if it.URL == "" || !strings.HasPrefix(it.URL, d.Site.URL) {
+		if it.URL == "" || !strings.HasPrefix(it.URL, d.Crawler.Site.URL) {
 			t.Errorf("result %d has no source URL on the site: %+v", i, it)
 		}
 		if i > 0 && it.Published > r.Results[i-1].Published {
@@ -89,7 +91,7 @@ func TestTools_SearchSiteFindsEachPost(t *testing.T) {
 			t.Errorf("search_site %q: no results (evidence %s)", p.Title, r.Evidence)
 			continue
 		}
-		if r.Results[0].URL != Canonical(p.URL) {
+		if r.Results[0].URL != crawl.Canonical(p.URL) {
 			t.Errorf("search_site %q: first result %s, want %s", p.Title, r.Results[0].URL, p.URL)
 		}
 		if r.Evidence == "none" || r.Results[0].Passage == "" || r.Results[0].End <= r.Results[0].Start {
@@ -136,7 +138,7 @@ func TestTools_SearchSiteFindsEachPost(t *testing.T) {
 func TestTools_ThinPageHasLabeledSupport(t *testing.T) {
 	d, _ := toolsDaemon(t)
 	var r tool.DocumentResponse
-	call(t, d, "get_document", map[string]any{"id_or_url": d.Site.URL + "/workshops/"}, &r)
+	call(t, d, "get_document", map[string]any{"id_or_url": d.Crawler.Site.URL + "/workshops/"}, &r)
 	if !r.Quality.Thin || r.Evidence != "thin" {
 		t.Fatalf("/workshops/: thin=%v evidence=%s, want a thin page (%q)", r.Quality.Thin, r.Evidence, r.Content)
 	}
@@ -261,7 +263,7 @@ func TestTools_VerifyQuoteFindsEveryPassage(t *testing.T) {
 		}
 	}
 	var q tool.QuoteResponse
-	call(t, d, "verify_quote", map[string]any{"url": d.Site.URL + "/workshops/", "quote": "We offer free espresso classes every day"}, &q)
+	call(t, d, "verify_quote", map[string]any{"url": d.Crawler.Site.URL + "/workshops/", "quote": "We offer free espresso classes every day"}, &q)
 	if q.Found || q.Status != "not_found" {
 		t.Errorf("invented quote: %+v, want not_found", q)
 	}
@@ -325,7 +327,7 @@ func TestTools_GetDocumentStitches(t *testing.T) {
 		}
 	}
 	var o tool.DocumentResponse
-	call(t, d, "get_document", map[string]any{"id_or_url": d.Site.URL + "/pricing-faq/", "mode": "outline"}, &o)
+	call(t, d, "get_document", map[string]any{"id_or_url": d.Crawler.Site.URL + "/pricing-faq/", "mode": "outline"}, &o)
 	t.Logf("outline of %s: %+v", o.URL, o.Outline)
 }
 
@@ -336,9 +338,9 @@ func TestTools_FetchLiveURL(t *testing.T) {
 	}{
 		{"https://example.org/", "off_origin"},
 		{"http://" + site.Host() + "@example.org/", "off_origin"},
-		{d.Site.URL + "/no-such-page-" + fmt.Sprint(time.Now().UnixNano()) + "/", "not_found"},
-		{d.Site.URL + "/wp-admin/", "login_wall"},
-		{d.Site.URL + "/wp-sitemap.xml", "not_html"},
+		{d.Crawler.Site.URL + "/no-such-page-" + fmt.Sprint(time.Now().UnixNano()) + "/", "not_found"},
+		{d.Crawler.Site.URL + "/wp-admin/", "login_wall"},
+		{d.Crawler.Site.URL + "/wp-sitemap.xml", "not_html"},
 		{"ftp://" + site.Host() + "/", "bad_url"},
 	}
 	for _, c := range cases {
@@ -361,7 +363,7 @@ func TestTools_FetchLiveURL(t *testing.T) {
 	}
 	var r tool.LiveResponse
 	call(t, d, "fetch_live_url", map[string]any{"url": "/workshops/"}, &r)
-	if !r.OK || r.Document == nil || r.Document.URL != d.Site.URL+"/workshops/" || !r.Document.Quality.Thin {
+	if !r.OK || r.Document == nil || r.Document.URL != d.Crawler.Site.URL+"/workshops/" || !r.Document.Quality.Thin {
 		t.Fatalf("fetch_live_url /workshops/ = %+v", r)
 	}
 }
@@ -369,7 +371,7 @@ func TestTools_FetchLiveURL(t *testing.T) {
 func TestTools_ExpansionFetchesMissingPage(t *testing.T) {
 	d, _ := toolsDaemon(t)
 	ctx := context.Background()
-	target := d.Site.URL + "/pricing-faq/"
+	target := d.Crawler.Site.URL + "/pricing-faq/"
 	if _, err := d.Store.FindDocument(ctx, target, false); err != nil {
 		t.Skipf("%s is not indexed on this site: %v", target, err)
 	}

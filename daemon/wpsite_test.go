@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/askwp/askwpd/config"
+	"github.com/askwp/askwpd/crawl"
 	"github.com/askwp/askwpd/internal/wptest"
 )
 
@@ -85,7 +86,7 @@ func indexedDaemon(t *testing.T) (*Daemon, *wptest.Site) {
 			indexedErr = err
 			return
 		}
-		if _, err := d.Index(context.Background(), IndexOptions{Full: true}); err != nil {
+		if _, err := d.Index(context.Background(), crawl.IndexOptions{Full: true}); err != nil {
 			indexedErr = err
 			return
 		}

@@ -190,7 +190,7 @@ func run() error {
 	defer hs.Close()
 	url := "http://" + ln.Addr().String() + "/v1/chat"
 
-	fmt.Printf("site %s, %d documents, model TTFT %v, %d turns per scenario\n\n", d.Site.URL, len(docs), *ttft, *n)
+	fmt.Printf("site %s, %d documents, model TTFT %v, %d turns per scenario\n\n", d.Crawler.Site.URL, len(docs), *ttft, *n)
 
 	question := func(i int) string {
 		return fmt.Sprintf("What do you say about %s?", strings.ToLower(docs[i%len(docs)].Title))

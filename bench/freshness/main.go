@@ -35,6 +35,7 @@ import (
 
 	"github.com/askwp/askwpd/api"
 	"github.com/askwp/askwpd/config"
+	"github.com/askwp/askwpd/crawl"
 	"github.com/askwp/askwpd/daemon"
 	"github.com/askwp/askwpd/internal/wptest"
 )
@@ -209,7 +210,7 @@ func run(n int) error {
 			return err
 		}
 		sent := time.Now()
-		want := daemon.Canonical(p.URL)
+		want := crawl.Canonical(p.URL)
 		for {
 			ok, err := search(w, want)
 			if err != nil {

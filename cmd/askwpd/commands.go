@@ -79,7 +79,7 @@ func cmdIndex(ctx context.Context, args []string, stderr io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(stderr, "indexed %s in %s: %d discovered, %d fetched, %d indexed, %d unchanged, %d removed, %d errors\n",
-		d.Site.URL, time.Since(start).Round(time.Millisecond), run.Discovered, run.Fetched, run.Indexed, run.Unchanged, run.Removed, run.Errors)
+		d.Crawler.Site.URL, time.Since(start).Round(time.Millisecond), run.Discovered, run.Fetched, run.Indexed, run.Unchanged, run.Removed, run.Errors)
 	// A one-shot run embeds what it indexed before it exits (when
 	// embeddings are configured), or the chunks would wait for the
 	// daemon's worker.
@@ -234,8 +234,8 @@ func cmdDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		fmt.Fprintf(stdout, "FAIL site: %s\n", oneLine(err.Error()))
 		return err
 	}
-	fmt.Fprintf(stdout, "ok   site %s\n", d.Site.URL)
-	if rc, err := d.Fetcher.Open(ctx, d.Site.URL+"/wp-sitemap.xml"); err != nil {
+	fmt.Fprintf(stdout, "ok   site %s\n", d.Crawler.Site.URL)
+	if rc, err := d.Crawler.Fetcher.Open(ctx, d.Crawler.Site.URL+"/wp-sitemap.xml"); err != nil {
 		fmt.Fprintf(stdout, "warn sitemap: %s\n", oneLine(err.Error()))
 	} else {
 		rc.Close()

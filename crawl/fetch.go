@@ -1,4 +1,4 @@
-package daemon
+package crawl
 
 import (
 	"bytes"
@@ -275,9 +275,9 @@ func transportError(u *url.URL, err error) error {
 	return fmt.Errorf("fetch %s: %w", u, err)
 }
 
-// siteFault reports whether err says the site itself is failing (5xx,
+// SiteFault reports whether err says the site itself is failing (5xx,
 // timeouts, refused or dropped connections) rather than one page.
-func siteFault(err error) bool {
+func SiteFault(err error) bool {
 	return errors.Is(err, ErrServer) || errors.Is(err, ErrTimeout) || errors.Is(err, ErrUnreachable)
 }
 

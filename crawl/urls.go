@@ -1,4 +1,4 @@
-package daemon
+package crawl
 
 import (
 	"net/url"
@@ -67,9 +67,9 @@ func Canonical(raw string) string {
 	return u.String()
 }
 
-// archiveSitemap reports whether a core or SEO-plugin sitemap lists
+// ArchiveSitemap reports whether a core or SEO-plugin sitemap lists
 // archives (taxonomies, authors) rather than content.
-func archiveSitemap(u string) bool {
+func ArchiveSitemap(u string) bool {
 	l := strings.ToLower(u)
 	for _, s := range []string{"-taxonomies-", "-users-", "category-sitemap", "post_tag-sitemap", "tag-sitemap", "author-sitemap"} {
 		if strings.Contains(l, s) {
@@ -83,22 +83,22 @@ func parseURL(s string) (*url.URL, error) { return url.Parse(s) }
 
 // canon is Canonical plus the site's own conventions: the trailing slash
 // its permalink structure uses, applied to extensionless paths.
-func (d *Daemon) canon(raw string) string {
-	c := Canonical(raw)
-	if c == "" {
+func (c *Crawler) canon(raw string) string {
+	cu := Canonical(raw)
+	if cu == "" {
 		return ""
 	}
-	slash := d.crawl.trailingSlash.Load()
+	slash := c.trailingSlash.Load()
 	if slash == 0 {
-		return c
+		return cu
 	}
-	u, err := url.Parse(c)
-	if err != nil || u.RawQuery != "" || u.Path == "/" || !d.Site.Origin.Same(u) {
-		return c
+	u, err := url.Parse(cu)
+	if err != nil || u.RawQuery != "" || u.Path == "/" || !c.Site.Origin.Same(u) {
+		return cu
 	}
 	last := u.Path[strings.LastIndexByte(strings.TrimSuffix(u.Path, "/"), '/')+1:]
 	if strings.Contains(last, ".") {
-		return c
+		return cu
 	}
 	switch {
 	case slash > 0 && !strings.HasSuffix(u.Path, "/"):
@@ -106,7 +106,7 @@ func (d *Daemon) canon(raw string) string {
 	case slash < 0 && strings.HasSuffix(u.Path, "/"):
 		u.Path = strings.TrimSuffix(u.Path, "/")
 	default:
-		return c
+		return cu
 	}
 	u.RawPath = ""
 	return u.String()
@@ -114,8 +114,8 @@ func (d *Daemon) canon(raw string) string {
 
 // resolve makes a link from the site absolute and canonical, or returns
 // "" when it leaves the origin.
-func (d *Daemon) resolve(raw string) string {
-	base, err := url.Parse(d.Site.URL + "/")
+func (c *Crawler) resolve(raw string) string {
+	base, err := url.Parse(c.Site.URL + "/")
 	if err != nil {
 		return ""
 	}
@@ -123,15 +123,15 @@ func (d *Daemon) resolve(raw string) string {
 	if err != nil {
 		return ""
 	}
-	c := d.canon(base.ResolveReference(ref).String())
-	if c == "" {
+	cu := c.canon(base.ResolveReference(ref).String())
+	if cu == "" {
 		return ""
 	}
-	u, err := url.Parse(c)
-	if err != nil || !d.Site.Origin.Same(u) {
+	u, err := url.Parse(cu)
+	if err != nil || !c.Site.Origin.Same(u) {
 		return ""
 	}
-	return c
+	return cu
 }
 
 // crawlable reports whether a same-origin link may be a page worth a

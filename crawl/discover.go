@@ -1,4 +1,4 @@
-package daemon
+package crawl
 
 import (
 	"context"
@@ -18,28 +18,28 @@ import (
 
 // Discovery sources, as recorded in urls.sources and documents.sources.
 const (
-	srcSitemap = "sitemap"
-	srcDB      = "db"
-	srcHome    = "home"
-	srcArchive = "archive"
-	srcFeed    = "feed"
-	srcMenu    = "menu"
-	srcRetry   = "retry"
+	SourceSitemap = "sitemap"
+	SourceDB      = "db"
+	SourceHome    = "home"
+	SourceArchive = "archive"
+	SourceFeed    = "feed"
+	SourceMenu    = "menu"
+	SourceRetry   = "retry"
 )
 
 // discovery merges what every source found into frontier items, one per
 // canonical URL, each remembering its sources.
 type discovery struct {
-	d     *Daemon
+	c     *Crawler
 	byURL map[string]*store.FrontierItem
 	order []string
 }
 
 func (ds *discovery) add(raw, source string, lastmod time.Time, postID int64, prio int) {
-	c := ds.d.resolve(raw)
+	c := ds.c.resolve(raw)
 	if c == "" {
 		if raw != "" {
-			ds.d.Log.Warn("Skipped off-origin URL from discovery", "url", raw, "source", source)
+			ds.c.Log.Warn("Skipped off-origin URL from discovery", "url", raw, "source", source)
 		}
 		return
 	}
@@ -78,10 +78,10 @@ func (ds *discovery) items() []store.FrontierItem {
 // published, password-free posts (nil without a database). ok is false
 // when no source could be trusted to be complete, so nothing may be
 // removed on its evidence.
-func (d *Daemon) discover(ctx context.Context, opt IndexOptions) (items []store.FrontierItem, public map[int64]*wp.Post, ok bool, err error) {
-	ds := &discovery{d: d, byURL: map[string]*store.FrontierItem{}}
+func (c *Crawler) discover(ctx context.Context, opt IndexOptions) (items []store.FrontierItem, public map[int64]*wp.Post, ok bool, err error) {
+	ds := &discovery{c: c, byURL: map[string]*store.FrontierItem{}}
 	known := map[string]*store.URLState{}
-	if rows, err := d.Store.ListURLs(ctx, store.URLFilter{}); err == nil {
+	if rows, err := c.Store.ListURLs(ctx, store.URLFilter{}); err == nil {
 		for _, r := range rows {
 			known[r.URL] = r
 		}
@@ -89,7 +89,7 @@ func (d *Daemon) discover(ctx context.Context, opt IndexOptions) (items []store.
 		return nil, nil, false, err
 	}
 	postURLs := map[int64]string{}
-	if docs, err := d.Store.DocumentURLs(ctx); err == nil {
+	if docs, err := c.Store.DocumentURLs(ctx); err == nil {
 		for u, id := range docs {
 			if id > 0 && (postURLs[id] == "" || len(u) < len(postURLs[id])) {
 				postURLs[id] = u
@@ -103,7 +103,7 @@ func (d *Daemon) discover(ctx context.Context, opt IndexOptions) (items []store.
 		if !opt.Incremental {
 			return true
 		}
-		k := known[d.canon(u)]
+		k := known[c.canon(u)]
 		return k == nil || k.FetchedAt.IsZero() || (!lastmod.IsZero() && lastmod.After(k.FetchedAt))
 	}
 
@@ -116,17 +116,17 @@ func (d *Daemon) discover(ctx context.Context, opt IndexOptions) (items []store.
 		mErr  error
 		group sync.WaitGroup
 	)
-	group.Go(func() { sm = d.walkSitemaps(ctx) })
-	group.Go(func() { feed = d.readFeed(ctx) })
-	if d.WP != nil && !opt.Incremental {
-		group.Go(func() { menu, mErr = d.WP.MenuLinks(ctx) })
+	group.Go(func() { sm = c.walkSitemaps(ctx) })
+	group.Go(func() { feed = c.readFeed(ctx) })
+	if c.WP != nil && !opt.Incremental {
+		group.Go(func() { menu, mErr = c.WP.MenuLinks(ctx) })
 	}
 	group.Wait()
 
 	// 1. Sitemaps.
 	for _, e := range sm.Entries {
 		if changed(e.URL, e.LastMod) {
-			ds.add(e.URL, srcSitemap, e.LastMod, 0, prioURL)
+			ds.add(e.URL, SourceSitemap, e.LastMod, 0, prioURL)
 		}
 	}
 	ok = len(sm.Sitemaps) > 0
@@ -135,74 +135,74 @@ func (d *Daemon) discover(ctx context.Context, opt IndexOptions) (items []store.
 	// pages no other source names: nothing may be removed on its silence.
 	smFault := false
 	for _, e := range sm.Errors {
-		smFault = smFault || siteFault(e)
+		smFault = smFault || SiteFault(e)
 	}
 
 	// 2. The database: public post types, public statuses, no password.
-	if d.WP != nil {
+	if c.WP != nil {
 		types := sitemap.PostTypes(sm.Sitemaps)
 		if len(types) == 0 {
-			types = d.restTypes(ctx)
+			types = c.restTypes(ctx)
 		}
 		if len(types) == 0 {
 			types = []string{"post", "page"}
 		}
-		_ = d.Store.SetMeta(ctx, "public_types", strings.Join(types, ","))
+		_ = c.Store.SetMeta(ctx, "public_types", strings.Join(types, ","))
 		f := wp.PostFilter{Types: types, Light: true}
 		if opt.Incremental {
-			f.ModifiedSince = d.lastPassStart(ctx)
+			f.ModifiedSince = c.lastPassStart(ctx)
 		}
-		posts, err := d.WP.Posts(ctx, f)
+		posts, err := c.WP.Posts(ctx, f)
 		if err != nil {
 			return nil, nil, false, err
 		}
 		public = postMap(posts)
 		for _, p := range posts {
-			d.addPost(ds, p, srcDB, postURLs)
+			c.addPost(ds, p, SourceDB, postURLs)
 		}
 		ok = !smFault
 	}
 
 	if !opt.Incremental {
 		// 3. The home page, read for links.
-		ds.add(d.Site.URL+"/", srcHome, time.Time{}, 0, prioURL)
+		ds.add(c.Site.URL+"/", SourceHome, time.Time{}, 0, prioURL)
 		// 4. The posts page, when it is not the home page.
-		if d.Site.PageForPosts > 0 {
-			if p := public[d.Site.PageForPosts]; p != nil {
-				d.addPost(ds, p, srcArchive, postURLs)
+		if c.Site.PageForPosts > 0 {
+			if p := public[c.Site.PageForPosts]; p != nil {
+				c.addPost(ds, p, SourceArchive, postURLs)
 			}
 		}
 	}
 	// 4. The feed: the latest posts, found even without a sitemap.
 	for _, e := range feed {
 		if changed(e.URL, e.LastMod) {
-			ds.add(e.URL, srcFeed, e.LastMod, 0, prioURL)
+			ds.add(e.URL, SourceFeed, e.LastMod, 0, prioURL)
 		}
 	}
 	// 5. Menus: classic nav_menu_item posts and block wp_navigation posts.
-	if d.WP != nil && !opt.Incremental {
+	if c.WP != nil && !opt.Incremental {
 		if mErr != nil {
-			d.Log.Warn("Unable to read menus", "error", mErr)
+			c.Log.Warn("Unable to read menus", "error", mErr)
 		}
 		for _, l := range menu {
 			switch {
 			case l.PostID > 0 && public[l.PostID] != nil:
-				d.addPost(ds, public[l.PostID], srcMenu, postURLs)
+				c.addPost(ds, public[l.PostID], SourceMenu, postURLs)
 			case l.PostID > 0:
 				// Not a public post: never fetched on the menu's word.
 			case l.URL != "":
-				ds.add(l.URL, srcMenu, time.Time{}, 0, prioURL)
+				ds.add(l.URL, SourceMenu, time.Time{}, 0, prioURL)
 			}
 		}
 	}
 	// Failed URLs whose retry time has come.
 	if opt.Incremental {
-		due, err := d.Store.DueURLs(ctx, d.Store.Now(), max(d.Config.Crawl.Budget, 100))
+		due, err := c.Store.DueURLs(ctx, c.Store.Now(), max(c.Opts.Budget, 100))
 		if err != nil {
 			return nil, nil, false, err
 		}
 		for _, u := range due {
-			ds.add(u.URL, srcRetry, time.Time{}, u.PostID, prioURL)
+			ds.add(u.URL, SourceRetry, time.Time{}, u.PostID, prioURL)
 		}
 	}
 	return ds.items(), public, ok, nil
@@ -214,51 +214,51 @@ func (d *Daemon) discover(ctx context.Context, opt IndexOptions) (items []store.
 // once the URL sources are crawled and it knows which posts those covered
 // (see missingPosts), so a large site's frontier does not hold every post
 // twice.
-func (d *Daemon) addPost(ds *discovery, p *wp.Post, source string, postURLs map[int64]string) {
+func (c *Crawler) addPost(ds *discovery, p *wp.Post, source string, postURLs map[int64]string) {
 	if u := postURLs[p.ID]; u != "" {
 		ds.add(u, source, p.Modified, p.ID, prioURL)
 		return
 	}
-	if source != srcDB {
-		ds.add(d.postURL(p.ID, p), source, p.Modified, p.ID, prioPost)
+	if source != SourceDB {
+		ds.add(c.postURL(p.ID, p), source, p.Modified, p.ID, prioPost)
 	}
 }
 
 // walkSitemaps reads the sitemaps robots.txt names and WordPress core's;
 // only when neither answers, the SEO plugins' usual index names.
-func (d *Daemon) walkSitemaps(ctx context.Context) *sitemap.Result {
+func (c *Crawler) walkSitemaps(ctx context.Context) *sitemap.Result {
 	roots := []string{}
-	body, robotsErr := d.readSmall(ctx, d.Site.URL+"/robots.txt", 512<<10)
+	body, robotsErr := c.readSmall(ctx, c.Site.URL+"/robots.txt", 512<<10)
 	if robotsErr == nil {
 		for _, u := range sitemap.FromRobots(body) {
-			if c := d.resolve(u); c != "" {
-				roots = append(roots, c)
+			if cu := c.resolve(u); cu != "" {
+				roots = append(roots, cu)
 			} else {
-				d.Log.Warn("Skipped off-origin sitemap from robots.txt", "url", u)
+				c.Log.Warn("Skipped off-origin sitemap from robots.txt", "url", u)
 			}
 		}
 	}
-	core := d.Site.URL + "/wp-sitemap.xml"
+	core := c.Site.URL + "/wp-sitemap.xml"
 	if !contains(roots, core) {
 		roots = append(roots, core)
 	}
-	opt := sitemap.Options{Skip: func(u string) bool { return !d.Config.Crawl.IndexArchives && archiveSitemap(u) }}
-	res, err := sitemap.Walk(ctx, d.Fetcher.Open, roots, opt)
+	opt := sitemap.Options{Skip: func(u string) bool { return !c.Opts.IndexArchives && ArchiveSitemap(u) }}
+	res, err := sitemap.Walk(ctx, c.Fetcher.Open, roots, opt)
 	if err != nil {
 		return &sitemap.Result{Errors: []error{err}}
 	}
 	// When the site failed the core sitemap, the SEO plugins' names are
 	// not tried: they would fail the same way.
-	if len(res.Sitemaps) == 0 && !slices.ContainsFunc(res.Errors, siteFault) {
-		more, err := sitemap.Walk(ctx, d.Fetcher.Open, []string{d.Site.URL + "/sitemap_index.xml", d.Site.URL + "/sitemap.xml"}, opt)
+	if len(res.Sitemaps) == 0 && !slices.ContainsFunc(res.Errors, SiteFault) {
+		more, err := sitemap.Walk(ctx, c.Fetcher.Open, []string{c.Site.URL + "/sitemap_index.xml", c.Site.URL + "/sitemap.xml"}, opt)
 		if err == nil && len(more.Sitemaps) > 0 {
 			res = more
 		}
 	}
 	if len(res.Sitemaps) == 0 {
-		d.Log.Info("No sitemap found; discovering from the database, menus, home page and feed")
+		c.Log.Info("No sitemap found; discovering from the database, menus, home page and feed")
 	}
-	if siteFault(robotsErr) {
+	if SiteFault(robotsErr) {
 		// The sitemaps robots.txt names are unknown, so the walk is not
 		// the whole list.
 		res.Errors = append(res.Errors, fmt.Errorf("robots.txt: %w", robotsErr))
@@ -266,18 +266,18 @@ func (d *Daemon) walkSitemaps(ctx context.Context) *sitemap.Result {
 	return res
 }
 
-func (d *Daemon) readFeed(ctx context.Context) []sitemap.Entry {
-	body, err := d.readSmall(ctx, d.Site.URL+"/feed/", 8<<20)
+func (c *Crawler) readFeed(ctx context.Context) []sitemap.Entry {
+	body, err := c.readSmall(ctx, c.Site.URL+"/feed/", 8<<20)
 	if err != nil {
-		d.Log.Info("No feed", "error", err)
+		c.Log.Info("No feed", "error", err)
 		return nil
 	}
 	return sitemap.FromFeed(body)
 }
 
 // readSmall fetches a non-HTML resource of the origin, capped.
-func (d *Daemon) readSmall(ctx context.Context, u string, limit int64) ([]byte, error) {
-	rc, err := d.Fetcher.Open(ctx, u)
+func (c *Crawler) readSmall(ctx context.Context, u string, limit int64) ([]byte, error) {
+	rc, err := c.Fetcher.Open(ctx, u)
 	if err != nil {
 		return nil, err
 	}
@@ -286,8 +286,8 @@ func (d *Daemon) readSmall(ctx context.Context, u string, limit int64) ([]byte, 
 }
 
 // restTypes asks the REST API which post types are viewable.
-func (d *Daemon) restTypes(ctx context.Context) []string {
-	body, err := d.readSmall(ctx, d.Site.URL+"/?rest_route=/wp/v2/types", 2<<20)
+func (c *Crawler) restTypes(ctx context.Context) []string {
+	body, err := c.readSmall(ctx, c.Site.URL+"/?rest_route=/wp/v2/types", 2<<20)
 	if err != nil {
 		return nil
 	}
@@ -313,8 +313,8 @@ func (d *Daemon) restTypes(ctx context.Context) []string {
 }
 
 // knownTypes are the public post types the last discovery found.
-func (d *Daemon) knownTypes(ctx context.Context) []string {
-	if v, _ := d.Store.GetMeta(ctx, "public_types"); v != "" {
+func (c *Crawler) knownTypes(ctx context.Context) []string {
+	if v, _ := c.Store.GetMeta(ctx, "public_types"); v != "" {
 		return strings.Split(v, ",")
 	}
 	return []string{"post", "page"}
@@ -323,8 +323,8 @@ func (d *Daemon) knownTypes(ctx context.Context) []string {
 // lastPassStart is when the last completed pass started: an incremental
 // pass looks at posts modified since (a minute earlier, for clock skew
 // between the database and this host).
-func (d *Daemon) lastPassStart(ctx context.Context) time.Time {
-	t, err := d.Store.LastRunStart(ctx, "index", "initial", "incremental", "nightly")
+func (c *Crawler) lastPassStart(ctx context.Context) time.Time {
+	t, err := c.Store.LastRunStart(ctx, "index", "initial", "incremental", "nightly")
 	if err != nil || t.IsZero() {
 		return time.Time{}
 	}
@@ -333,21 +333,21 @@ func (d *Daemon) lastPassStart(ctx context.Context) time.Time {
 
 // loadConventions reads the permalink structure, which says whether the
 // site's URLs end with a slash.
-func (d *Daemon) loadConventions(ctx context.Context) {
-	if d.WP == nil {
+func (c *Crawler) loadConventions(ctx context.Context) {
+	if c.WP == nil {
 		return
 	}
-	info, err := d.WP.Site(ctx)
+	info, err := c.WP.Site(ctx)
 	if err != nil {
 		return
 	}
 	switch s := info.PermalinkStructure; {
 	case s == "":
-		d.crawl.trailingSlash.Store(0)
+		c.trailingSlash.Store(0)
 	case strings.HasSuffix(s, "/"):
-		d.crawl.trailingSlash.Store(1)
+		c.trailingSlash.Store(1)
 	default:
-		d.crawl.trailingSlash.Store(-1)
+		c.trailingSlash.Store(-1)
 	}
 }
 

@@ -1,4 +1,4 @@
-package daemon
+package crawl
 
 import (
 	"bytes"
@@ -51,38 +51,38 @@ type IndexOptions struct {
 // stops early, keeping its frontier for the next one, when the site fails
 // request after request (ErrSiteFailing) or the state dir is full
 // (ErrDiskFull).
-func (d *Daemon) Index(ctx context.Context, opt IndexOptions) (_ *store.Run, err error) {
+func (c *Crawler) Index(ctx context.Context, opt IndexOptions) (_ *store.Run, err error) {
 	defer func() {
 		switch {
 		case err == nil:
-			d.storeWrote()
+			c.storeWrote()
 		case !errors.Is(err, ErrCrawlRunning):
-			err = d.storeFailed(err)
+			err = c.StoreFailed(err)
 		}
 	}()
-	if !d.crawlMu.TryLock() {
+	if !c.passMu.TryLock() {
 		return nil, ErrCrawlRunning
 	}
-	defer d.crawlMu.Unlock()
-	d.crawlInit()
+	defer c.passMu.Unlock()
+	c.init()
 	if opt.Kind == "" {
 		opt.Kind = "index"
 		if opt.Incremental {
 			opt.Kind = "incremental"
 		}
 	}
-	started := d.Store.Now()
-	run, ropt, discoveryOK, err := d.Store.ResumableRun(ctx)
+	started := c.Store.Now()
+	run, ropt, discoveryOK, err := c.Store.ResumableRun(ctx)
 	resumed := err == nil
 	switch {
 	case resumed:
-		d.Log.Info("Resuming an interrupted pass", "run_id", run.ID, "kind", run.Kind)
+		c.Log.Info("Resuming an interrupted pass", "run_id", run.ID, "kind", run.Kind)
 		opt.Full, opt.Incremental, opt.Kind = ropt.Full, ropt.Incremental, run.Kind
-		if err := d.Store.MarkResumed(ctx, run.ID); err != nil {
+		if err := c.Store.MarkResumed(ctx, run.ID); err != nil {
 			return nil, err
 		}
 	case errors.Is(err, store.ErrNotFound):
-		id, err := d.Store.StartRunWith(ctx, opt.Kind, store.RunOptions{Full: opt.Full, Incremental: opt.Incremental})
+		id, err := c.Store.StartRunWith(ctx, opt.Kind, store.RunOptions{Full: opt.Full, Incremental: opt.Incremental})
 		if err != nil {
 			return nil, err
 		}
@@ -90,72 +90,66 @@ func (d *Daemon) Index(ctx context.Context, opt IndexOptions) (_ *store.Run, err
 	default:
 		return nil, err
 	}
-	if n, err := d.Store.CloseInterruptedRuns(ctx, run.ID); err != nil {
+	if n, err := c.Store.CloseInterruptedRuns(ctx, run.ID); err != nil {
 		return nil, err
 	} else if n > 0 {
-		d.Log.Info("Closed passes that were interrupted and cannot resume", "count", n)
+		c.Log.Info("Closed passes that were interrupted and cannot resume", "count", n)
 	}
 	ps := &passState{run: run, opt: opt, seenPost: map[int64]bool{}, seenURL: map[string]bool{}}
-	err = d.pass(ctx, ps, resumed, discoveryOK)
-	d.kickEmbed()
-	if ok, mem, stored, cerr := d.Search.Check(ctx); cerr != nil {
-		d.Log.Warn("Unable to check the in-memory search index", "error", cerr)
-	} else if !ok {
-		d.Log.Error("The in-memory search index had drifted from the store; reloaded it",
-			"chunks_in_memory", mem, "chunks_stored", stored)
-	}
+	err = c.pass(ctx, ps, resumed, discoveryOK)
+	c.indexed()
 	if err != nil {
 		run.Error = err.Error()
 	}
 	// The run record is written even when the pass was cancelled; its
 	// frontier stays for the next start to resume.
-	if ferr := d.Store.FinishRun(context.WithoutCancel(ctx), run); ferr != nil && err == nil {
+	if ferr := c.Store.FinishRun(context.WithoutCancel(ctx), run); ferr != nil && err == nil {
 		err = ferr
 	}
-	d.Log.Info("Index pass finished", "kind", opt.Kind, "run_id", run.ID, "resumed", resumed, "discovered", run.Discovered,
+	c.Log.Info("Index pass finished", "kind", opt.Kind, "run_id", run.ID, "resumed", resumed, "discovered", run.Discovered,
 		"fetched", run.Fetched, "indexed", run.Indexed, "unchanged", run.Unchanged, "removed", run.Removed,
 		"errors", run.Errors, "error", run.Error)
 	return run, err
 }
 
-func (d *Daemon) pass(ctx context.Context, ps *passState, resumed, discoveryOK bool) error {
+func (c *Crawler) pass(ctx context.Context, ps *passState, resumed, discoveryOK bool) error {
 	run, opt := ps.run, ps.opt
-	d.loadConventions(ctx)
+	c.loadConventions(ctx)
 	if resumed {
-		prog, err := d.Store.Progress(ctx, run.ID)
+		prog, err := c.Store.Progress(ctx, run.ID)
 		if err != nil {
 			return err
 		}
 		ps.fetched, ps.seenPost, ps.seenURL = prog.Fetched, prog.Posts, prog.URLs
 		// A resumed incremental pass looks posts up one by one: the whole
 		// public set would make it re-fetch every post not yet seen.
-		if d.WP != nil && !opt.Incremental {
-			types := d.knownTypes(ctx)
-			posts, err := d.WP.Posts(ctx, wp.PostFilter{Types: types, Light: true})
+		if c.WP != nil && !opt.Incremental {
+			types := c.knownTypes(ctx)
+			posts, err := c.WP.Posts(ctx, wp.PostFilter{Types: types, Light: true})
 			if err != nil {
 				return err
 			}
 			ps.public, ps.publicComplete = postMap(posts), !opt.Incremental
 		}
 	} else {
-		items, public, ok, err := d.discover(ctx, opt)
+		items, public, ok, err := c.discover(ctx, opt)
 		if err != nil {
 			return err
 		}
 		discoveryOK = ok
 		ps.public, ps.publicComplete = public, public != nil && !opt.Incremental
-		if err := d.Store.DropFrontier(ctx, run.ID); err != nil {
+		if err := c.Store.DropFrontier(ctx, run.ID); err != nil {
 			return err
 		}
-		if err := d.Store.Enqueue(ctx, run.ID, items); err != nil {
+		if err := c.Store.Enqueue(ctx, run.ID, items); err != nil {
 			return err
 		}
 		run.Discovered = len(items)
-		if err := d.Store.SetDiscovery(ctx, run.ID, len(items), ok); err != nil {
+		if err := c.Store.SetDiscovery(ctx, run.ID, len(items), ok); err != nil {
 			return err
 		}
 	}
-	rows, err := d.Store.Frontier(ctx, run.ID)
+	rows, err := c.Store.Frontier(ctx, run.ID)
 	if err != nil {
 		return err
 	}
@@ -164,26 +158,26 @@ func (d *Daemon) pass(ctx context.Context, ps *passState, resumed, discoveryOK b
 	}
 	q := newQueue(rows)
 	if ps.public != nil {
-		q.refill = func() []*store.URLState { return d.missingPosts(ctx, ps) }
+		q.refill = func() []*store.URLState { return c.missingPosts(ctx, ps) }
 	}
-	budget := d.Config.Crawl.Budget
+	budget := c.Opts.Budget
 	if budget <= 0 {
 		budget = int(^uint(0) >> 1)
 	}
 	var exhausted atomic.Bool
-	brk := &breaker{limit: siteFaultLimit(d.Config.Crawl.Concurrency)}
+	brk := &breaker{limit: siteFaultLimit(c.Opts.Concurrency)}
 
 	// Concurrency fetchers keep that many requests at the site; half as
 	// many processors extract and store behind them (a page's processing
 	// takes a small part of its render time), and the hand-off holds no
 	// buffer, so few pages are in memory at once.
 	results := make(chan fetched)
-	nproc := max(1, (d.Config.Crawl.Concurrency+1)/2)
+	nproc := max(1, (c.Opts.Concurrency+1)/2)
 	procs := pool.New().WithMaxGoroutines(nproc)
 	for range nproc {
 		procs.Go(func() {
 			for f := range results {
-				d.crawlOne(ctx, ps, q, f)
+				c.crawlOne(ctx, ps, q, f)
 				q.done(f.t)
 				ps.mu.Lock()
 				ps.done++
@@ -195,8 +189,8 @@ func (d *Daemon) pass(ctx context.Context, ps *passState, resumed, discoveryOK b
 			}
 		})
 	}
-	p := pool.New().WithMaxGoroutines(d.Config.Crawl.Concurrency)
-	for range d.Config.Crawl.Concurrency {
+	p := pool.New().WithMaxGoroutines(c.Opts.Concurrency)
+	for range c.Opts.Concurrency {
 		p.Go(func() {
 			for {
 				t := q.next()
@@ -228,7 +222,7 @@ func (d *Daemon) pass(ctx context.Context, ps *passState, resumed, discoveryOK b
 					// end of the pass clears the frontier.
 					q.done(t)
 				default:
-					f := d.crawlFetch(ctx, ps, t)
+					f := c.crawlFetch(ctx, ps, t)
 					if brk.observe(f.err) {
 						q.stop()
 					}
@@ -258,15 +252,15 @@ func (d *Daemon) pass(ctx context.Context, ps *passState, resumed, discoveryOK b
 	}
 	// A pass that ran to its end (or its budget) leaves no frontier: only
 	// an interrupted one is resumed.
-	if err := d.Store.DropFrontier(ctx, 0); err != nil {
+	if err := c.Store.DropFrontier(ctx, 0); err != nil {
 		return err
 	}
 	if opt.Incremental {
-		return d.Store.SetMeta(ctx, "last_incremental", d.Store.Now().Format(time.RFC3339))
+		return c.Store.SetMeta(ctx, "last_incremental", c.Store.Now().Format(time.RFC3339))
 	}
 	// A page the site failed may have been the only one linking to
 	// others: with a fault in the pass, "not found again" proves nothing.
-	return d.reconcile(ctx, ps, discoveryOK && !exhausted.Load() && brk.faults() == 0)
+	return c.reconcile(ctx, ps, discoveryOK && !exhausted.Load() && brk.faults() == 0)
 }
 
 // breaker counts the site's failures in a pass. A site that is down
@@ -292,7 +286,7 @@ func (b *breaker) observe(err error) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	switch {
-	case siteFault(err):
+	case SiteFault(err):
 		b.run++
 		b.total++
 		if b.run >= b.limit && b.last == nil {
@@ -319,7 +313,7 @@ func (b *breaker) faults() int {
 
 // missingPosts puts in the frontier, as /?p=ID, the public posts the URL
 // sources did not cover.
-func (d *Daemon) missingPosts(ctx context.Context, ps *passState) []*store.URLState {
+func (c *Crawler) missingPosts(ctx context.Context, ps *passState) []*store.URLState {
 	ps.mu.Lock()
 	var ids []int64
 	for id := range ps.public {
@@ -336,12 +330,12 @@ func (d *Daemon) missingPosts(ctx context.Context, ps *passState) []*store.URLSt
 	rows := make([]*store.URLState, len(ids))
 	for i, id := range ids {
 		p := ps.public[id]
-		items[i] = store.FrontierItem{URL: d.postURL(id, p), Sources: []string{srcDB}, PostID: id, LastMod: p.Modified, Priority: prioPost}
+		items[i] = store.FrontierItem{URL: c.postURL(id, p), Sources: []string{SourceDB}, PostID: id, LastMod: p.Modified, Priority: prioPost}
 		rows[i] = &store.URLState{URL: items[i].URL, Sources: items[i].Sources, PostID: id, Priority: prioPost,
 			RunID: ps.run.ID, Queued: true}
 	}
-	if err := d.Store.Enqueue(ctx, ps.run.ID, items); err != nil {
-		d.Log.Error("Unable to extend the frontier", "error", err)
+	if err := c.Store.Enqueue(ctx, ps.run.ID, items); err != nil {
+		c.Log.Error("Unable to extend the frontier", "error", err)
 		return nil
 	}
 	return rows
@@ -351,8 +345,8 @@ func (d *Daemon) missingPosts(ctx context.Context, ps *passState) []*store.URLSt
 // after a complete discovery and a pass that fetched all of it, pages
 // that discovery no longer finds. An incomplete source would otherwise
 // empty the index.
-func (d *Daemon) reconcile(ctx context.Context, ps *passState, complete bool) error {
-	urls, err := d.Store.DocumentURLs(ctx)
+func (c *Crawler) reconcile(ctx context.Context, ps *passState, complete bool) error {
+	urls, err := c.Store.DocumentURLs(ctx)
 	if err != nil {
 		return err
 	}
@@ -370,11 +364,11 @@ func (d *Daemon) reconcile(ctx context.Context, ps *passState, complete bool) er
 		default:
 			why = "no longer discovered"
 		}
-		if ok, err := d.Store.DeleteDocument(ctx, u); err != nil {
+		if ok, err := c.Store.DeleteDocument(ctx, u); err != nil {
 			return err
 		} else if ok {
 			ps.run.Removed++
-			d.Log.Info("Removed page", "url", u, "post_id", postID, "reason", why)
+			c.Log.Info("Removed page", "url", u, "post_id", postID, "reason", why)
 		}
 	}
 	return nil
@@ -391,21 +385,21 @@ type fetched struct {
 // crawlFetch GETs one frontier URL. Fetchers only fetch, so the site's PHP
 // workers always have the crawl's requests in flight while processors
 // extract and store what came back.
-func (d *Daemon) crawlFetch(ctx context.Context, ps *passState, t *store.URLState) fetched {
-	if err := d.Limiter.Wait(ctx); err != nil {
+func (c *Crawler) crawlFetch(ctx context.Context, ps *passState, t *store.URLState) fetched {
+	if err := c.Limiter.Wait(ctx); err != nil {
 		return fetched{t: t, err: err}
 	}
 	var cond Conditional
 	if !ps.opt.Full && t.Status != "error" {
 		cond = Conditional{ETag: t.ETag, LastModified: t.LastModified}
 	}
-	page, err := d.Fetcher.Get(ctx, t.URL, cond)
+	page, err := c.Fetcher.Get(ctx, t.URL, cond)
 	return fetched{t: t, page: page, err: err}
 }
 
 // crawlOne processes one fetched frontier URL and records the outcome,
 // taking it out of the frontier in the same write.
-func (d *Daemon) crawlOne(ctx context.Context, ps *passState, q *queue, f fetched) {
+func (c *Crawler) crawlOne(ctx context.Context, ps *passState, q *queue, f fetched) {
 	t := f.t
 	if f.err != nil && ctx.Err() != nil {
 		return // shutting down cut the fetch: it stays queued
@@ -413,25 +407,25 @@ func (d *Daemon) crawlOne(ctx context.Context, ps *passState, q *queue, f fetche
 	// A page already fetched is finished even when the pass is stopping,
 	// so a restart does not fetch it again.
 	ctx = context.WithoutCancel(ctx)
-	out, rec := d.afterFetch(ctx, t.URL, f.page, f.err, t.Sources, ps.public)
+	out, rec := c.afterFetch(ctx, t.URL, f.page, f.err, t.Sources, ps.public)
 	if out.status == "error" && ctx.Err() != nil {
 		return // shutting down: not the page's fault, and it stays queued
 	}
 	if rec.ErrorClass != "" && !rec.Retry.IsZero() {
-		rec.Retry = d.Store.Now().Add(backoff(t.Attempts + 1))
+		rec.Retry = c.Store.Now().Add(backoff(t.Attempts + 1))
 	}
 	rec.Run = ps.run.ID
 	ps.stopIfFull(q, out.err)
 	if out.url != "" && out.url != t.URL {
 		rec2 := rec
 		rec2.Status = out.status
-		if err := d.Store.RecordFetch(ctx, out.url, rec2); err != nil {
-			d.Log.Error("Unable to record fetch", "url", out.url, "error", err)
+		if err := c.Store.RecordFetch(ctx, out.url, rec2); err != nil {
+			c.Log.Error("Unable to record fetch", "url", out.url, "error", err)
 			ps.stopIfFull(q, err)
 		}
 	}
-	if err := d.Store.RecordFetch(ctx, t.URL, rec); err != nil {
-		d.Log.Error("Unable to record fetch", "url", t.URL, "error", err)
+	if err := c.Store.RecordFetch(ctx, t.URL, rec); err != nil {
+		c.Log.Error("Unable to record fetch", "url", t.URL, "error", err)
 		ps.stopIfFull(q, err)
 	}
 
@@ -461,30 +455,30 @@ func (d *Daemon) crawlOne(ctx context.Context, ps *passState, q *queue, f fetche
 	// A known permalink that stopped answering may have moved: ask
 	// WordPress where the post is now.
 	if out.status == "gone" && t.PostID > 0 && !postIDURL(t.URL) && ps.public != nil && ps.public[t.PostID] != nil {
-		d.enqueue(ctx, ps, q, store.FrontierItem{URL: d.postURL(t.PostID, ps.public[t.PostID]), Sources: t.Sources,
+		c.enqueue(ctx, ps, q, store.FrontierItem{URL: c.postURL(t.PostID, ps.public[t.PostID]), Sources: t.Sources,
 			PostID: t.PostID, Priority: prioPost})
 	}
 	// Listing pages are read for links, a bounded number of hops deep.
 	if out.listing && t.Depth < maxLinkDepth {
 		var items []store.FrontierItem
 		for _, l := range out.links {
-			c := d.resolve(l.URL)
-			if c == "" || !crawlable(c) {
+			cu := c.resolve(l.URL)
+			if cu == "" || !crawlable(cu) {
 				continue
 			}
 			src := "link"
-			if t.Depth == 0 && d.isHome(t.URL) {
+			if t.Depth == 0 && c.isHome(t.URL) {
 				src = "home"
 			}
-			items = append(items, store.FrontierItem{URL: c, Sources: []string{src}, Priority: prioLink, Depth: t.Depth + 1})
+			items = append(items, store.FrontierItem{URL: cu, Sources: []string{src}, Priority: prioLink, Depth: t.Depth + 1})
 		}
-		d.enqueue(ctx, ps, q, items...)
+		c.enqueue(ctx, ps, q, items...)
 	}
 }
 
 // enqueue adds URLs found during a pass to its frontier, in the store
 // first so a restart still knows them.
-func (d *Daemon) enqueue(ctx context.Context, ps *passState, q *queue, items ...store.FrontierItem) {
+func (c *Crawler) enqueue(ctx context.Context, ps *passState, q *queue, items ...store.FrontierItem) {
 	var fresh []store.FrontierItem
 	ps.mu.Lock()
 	for _, it := range items {
@@ -496,8 +490,8 @@ func (d *Daemon) enqueue(ctx context.Context, ps *passState, q *queue, items ...
 	if len(fresh) == 0 {
 		return
 	}
-	if err := d.Store.Enqueue(ctx, ps.run.ID, fresh); err != nil {
-		d.Log.Error("Unable to extend the frontier", "error", err)
+	if err := c.Store.Enqueue(ctx, ps.run.ID, fresh); err != nil {
+		c.Log.Error("Unable to extend the frontier", "error", err)
 		ps.stopIfFull(q, err)
 		return
 	}
@@ -509,14 +503,14 @@ func (d *Daemon) enqueue(ctx context.Context, ps *passState, q *queue, items ...
 	q.push(rows...)
 }
 
-func (d *Daemon) isHome(u string) bool { return u == d.canon(d.Site.URL+"/") }
+func (c *Crawler) isHome(u string) bool { return u == c.canon(c.Site.URL+"/") }
 
 // postURL is the address WordPress redirects to a post's permalink.
-func (d *Daemon) postURL(id int64, p *wp.Post) string {
+func (c *Crawler) postURL(id int64, p *wp.Post) string {
 	if p != nil && p.Type == "page" {
-		return d.Site.URL + "/?page_id=" + strconv.FormatInt(id, 10)
+		return c.Site.URL + "/?page_id=" + strconv.FormatInt(id, 10)
 	}
-	return d.Site.URL + "/?p=" + strconv.FormatInt(id, 10)
+	return c.Site.URL + "/?p=" + strconv.FormatInt(id, 10)
 }
 
 type outcome struct {
@@ -544,14 +538,14 @@ var (
 // indexURL does the work of one page and says what happened, both for the
 // run counters and the frontier row. public, when not nil, holds posts the
 // database already confirmed public; any other post is looked up.
-func (d *Daemon) indexURL(ctx context.Context, u string, cond Conditional, sources []string, public map[int64]*wp.Post) (outcome, store.URLResult) {
-	page, err := d.Fetcher.Get(ctx, u, cond)
-	return d.afterFetch(ctx, u, page, err, sources, public)
+func (c *Crawler) indexURL(ctx context.Context, u string, cond Conditional, sources []string, public map[int64]*wp.Post) (outcome, store.URLResult) {
+	page, err := c.Fetcher.Get(ctx, u, cond)
+	return c.afterFetch(ctx, u, page, err, sources, public)
 }
 
 // afterFetch is everything after the GET: the error's consequences, or
 // extracting and storing the page.
-func (d *Daemon) afterFetch(ctx context.Context, u string, page *Page, err error, sources []string, public map[int64]*wp.Post) (outcome, store.URLResult) {
+func (c *Crawler) afterFetch(ctx context.Context, u string, page *Page, err error, sources []string, public map[int64]*wp.Post) (outcome, store.URLResult) {
 	if err != nil {
 		rec := store.URLResult{Status: "error", Error: err.Error(), ErrorClass: ErrorClass(err)}
 		if page != nil {
@@ -560,21 +554,21 @@ func (d *Daemon) afterFetch(ctx context.Context, u string, page *Page, err error
 		switch {
 		case errors.Is(err, ErrGone), errors.Is(err, ErrLoginWall):
 			rec.Status = "gone"
-			removed, derr := d.Store.DeleteDocument(ctx, d.canon(u))
+			removed, derr := c.Store.DeleteDocument(ctx, c.canon(u))
 			if derr != nil {
 				return outcome{status: "error", err: derr}, rec
 			}
 			if removed {
-				d.Log.Info("Removed page", "url", u, "reason", rec.ErrorClass)
+				c.Log.Info("Removed page", "url", u, "reason", rec.ErrorClass)
 			}
 			return outcome{status: "gone", removed: removed, err: err}, rec
 		case errors.Is(err, ErrNotHTML):
 			rec.Status = "skipped"
 			return outcome{status: "skipped", err: err}, rec
-		case errors.Is(err, ErrForbidden), siteFault(err):
-			rec.Retry = d.Store.Now().Add(backoff(1))
+		case errors.Is(err, ErrForbidden), SiteFault(err):
+			rec.Retry = c.Store.Now().Add(backoff(1))
 		}
-		d.Log.Warn("Fetch failed", "url", u, "class", rec.ErrorClass, "error", err)
+		c.Log.Warn("Fetch failed", "url", u, "class", rec.ErrorClass, "error", err)
 		return outcome{status: "error", err: err}, rec
 	}
 	rec := store.URLResult{HTTPStatus: page.Status, ETag: page.ETag, LastModified: page.LastModified}
@@ -582,21 +576,21 @@ func (d *Daemon) afterFetch(ctx context.Context, u string, page *Page, err error
 		rec.Status = "unchanged"
 		return outcome{status: "unchanged", url: u}, rec
 	}
-	return d.indexPage(ctx, page, sources, public, rec)
+	return c.indexPage(ctx, page, sources, public, rec)
 }
 
 // IndexPage extracts, checks and stores one fetched page, as a crawl
 // does after the fetch, and returns what happened (indexed, unchanged,
 // duplicate, private, skipped). The benchmarks time it on its own.
-func (d *Daemon) IndexPage(ctx context.Context, page *Page, public map[int64]*wp.Post) (string, error) {
-	out, _ := d.indexPage(ctx, page, []string{"bench"}, public, store.URLResult{HTTPStatus: page.Status})
+func (c *Crawler) IndexPage(ctx context.Context, page *Page, public map[int64]*wp.Post) (string, error) {
+	out, _ := c.indexPage(ctx, page, []string{"bench"}, public, store.URLResult{HTTPStatus: page.Status})
 	return out.status, out.err
 }
 
-func (d *Daemon) indexPage(ctx context.Context, page *Page, sources []string, public map[int64]*wp.Post, rec store.URLResult) (outcome, store.URLResult) {
-	final := d.canon(page.URL)
+func (c *Crawler) indexPage(ctx context.Context, page *Page, sources []string, public map[int64]*wp.Post, rec store.URLResult) (outcome, store.URLResult) {
+	final := c.canon(page.URL)
 
-	res, err := extract.Extract(ctx, bytes.NewReader(page.Body), extract.Options{URL: page.URL, SiteName: d.Site.Name})
+	res, err := extract.Extract(ctx, bytes.NewReader(page.Body), extract.Options{URL: page.URL, SiteName: c.Site.Name})
 	if err != nil {
 		rec.Status, rec.Error, rec.ErrorClass = "error", err.Error(), "extract"
 		return outcome{status: "error", err: err}, rec
@@ -604,29 +598,29 @@ func (d *Daemon) indexPage(ctx context.Context, page *Page, sources []string, pu
 	rec.PostID = res.PostID
 	// The site's own rel=canonical names the page, when it stays on the
 	// origin.
-	if c := d.resolve(res.CanonicalURL); c != "" && res.CanonicalURL != "" {
-		final = c
+	if cu := c.resolve(res.CanonicalURL); cu != "" && res.CanonicalURL != "" {
+		final = cu
 	}
 
 	// Private content never enters the index: a password form, or a post
 	// the database says is not public, removes the page instead.
 	var post *wp.Post
-	if res.PostID > 0 && d.WP != nil {
+	if res.PostID > 0 && c.WP != nil {
 		post = public[res.PostID]
 		if post == nil {
-			post, err = d.lookupPost(ctx, res.PostID)
+			post, err = c.lookupPost(ctx, res.PostID)
 			if err != nil {
 				rec.Status, rec.Error, rec.ErrorClass = "error", err.Error(), "database"
 				return outcome{status: "error", err: err}, rec
 			}
 		}
 	}
-	if bytes.Contains(page.Body, passwordForm) || (d.WP != nil && res.PostID > 0 && (post == nil || !post.Public())) {
+	if bytes.Contains(page.Body, passwordForm) || (c.WP != nil && res.PostID > 0 && (post == nil || !post.Public())) {
 		rec.Status = "private"
-		removed, derr := d.Store.DeleteDocument(ctx, final)
+		removed, derr := c.Store.DeleteDocument(ctx, final)
 		if derr == nil && res.PostID > 0 {
 			var r2 bool
-			r2, derr = d.Store.DeletePost(ctx, res.PostID)
+			r2, derr = c.Store.DeletePost(ctx, res.PostID)
 			removed = removed || r2
 		}
 		if derr != nil {
@@ -634,36 +628,36 @@ func (d *Daemon) indexPage(ctx context.Context, page *Page, sources []string, pu
 		}
 		return outcome{status: "private", removed: removed, postID: res.PostID}, rec
 	}
-	listing := isArchive(page.Body) || d.isHome(final)
-	if res.PostID == 0 && !d.Config.Crawl.IndexArchives && isArchive(page.Body) {
+	listing := isArchive(page.Body) || c.isHome(final)
+	if res.PostID == 0 && !c.Opts.IndexArchives && isArchive(page.Body) {
 		rec.Status = "skipped"
 		return outcome{status: "skipped", url: final, listing: true, links: res.Links}, rec
 	}
 
 	// The same content under a second URL is indexed once. A post seen
 	// under a new address has moved: the new address wins.
-	if other, otherPost, err := d.Store.DocumentByHash(ctx, res.ContentHash, final); err == nil {
+	if other, otherPost, err := c.Store.DocumentByHash(ctx, res.ContentHash, final); err == nil {
 		if res.PostID == 0 && otherPost == 0 {
 			rec.Status = "duplicate"
 			return outcome{status: "duplicate", url: other, listing: listing, links: res.Links}, rec
 		}
 	}
 
-	if post != nil && public[post.ID] != nil && !contains(sources, srcDB) {
-		sources = append(slices.Clone(sources), srcDB)
+	if post != nil && public[post.ID] != nil && !contains(sources, SourceDB) {
+		sources = append(slices.Clone(sources), SourceDB)
 	}
-	doc := documentFrom(res, post, final, sources, d.Store.Now())
-	pr, err := d.Store.PutDocument(ctx, doc)
+	doc := documentFrom(res, post, final, sources, c.Store.Now())
+	pr, err := c.Store.PutDocument(ctx, doc)
 	if err != nil {
 		rec.Status, rec.Error, rec.ErrorClass = "error", err.Error(), "store"
 		return outcome{status: "error", err: err}, rec
 	}
-	d.saveLinks(ctx, pr.ID, final, res.Links)
+	c.saveLinks(ctx, pr.ID, final, res.Links)
 	if !pr.Unchanged {
-		d.kickEmbed()
+		c.indexed()
 	}
 	if res.PostID > 0 {
-		d.dropMovedCopies(ctx, res.PostID, final)
+		c.dropMovedCopies(ctx, res.PostID, final)
 	}
 	rec.Status = "indexed"
 	if pr.Unchanged {
@@ -674,8 +668,8 @@ func (d *Daemon) indexPage(ctx context.Context, page *Page, sources []string, pu
 
 // dropMovedCopies removes a post's pages at other addresses (an old slug
 // or permalink structure), keeping its own sub-pages (page/2/).
-func (d *Daemon) dropMovedCopies(ctx context.Context, postID int64, keep string) {
-	urls, err := d.Store.PostDocuments(ctx, postID)
+func (c *Crawler) dropMovedCopies(ctx context.Context, postID int64, keep string) {
+	urls, err := c.Store.PostDocuments(ctx, postID)
 	if err != nil {
 		return
 	}
@@ -683,14 +677,14 @@ func (d *Daemon) dropMovedCopies(ctx context.Context, postID int64, keep string)
 		if u == keep || strings.HasPrefix(u, strings.TrimSuffix(keep, "/")+"/") {
 			continue
 		}
-		if ok, err := d.Store.DeleteDocument(ctx, u); err == nil && ok {
-			d.Log.Info("Removed page", "url", u, "post_id", postID, "reason", "post moved to "+keep)
+		if ok, err := c.Store.DeleteDocument(ctx, u); err == nil && ok {
+			c.Log.Info("Removed page", "url", u, "post_id", postID, "reason", "post moved to "+keep)
 		}
 	}
 }
 
-func (d *Daemon) lookupPost(ctx context.Context, id int64) (*wp.Post, error) {
-	posts, err := d.WP.Posts(ctx, wp.PostFilter{IDs: []int64{id}, Light: true})
+func (c *Crawler) lookupPost(ctx context.Context, id int64) (*wp.Post, error) {
+	posts, err := c.WP.Posts(ctx, wp.PostFilter{IDs: []int64{id}, Light: true})
 	if err != nil {
 		return nil, err
 	}
