@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"html"
+	"io"
 	"io/fs"
 	"log/slog"
 	"net/url"
@@ -24,6 +25,9 @@ import (
 
 	"github.com/askwp/askwpd/config"
 	"github.com/askwp/askwpd/crawl"
+	"github.com/askwp/askwpd/embed"
+	"github.com/askwp/askwpd/eval"
+	"github.com/askwp/askwpd/extract"
 	"github.com/askwp/askwpd/search"
 	"github.com/askwp/askwpd/store"
 	"github.com/askwp/askwpd/wp"
@@ -58,7 +62,8 @@ type Daemon struct {
 	// Chat tunes the /v1/chat agent loop (chat.go); zero values are defaults.
 	ChatOpts ChatOptions
 
-	embed embedRuntime // hybrid retrieval: embeddings client and worker (embed.go)
+	// Embed is hybrid retrieval's worker; nil when embeddings are off.
+	Embed *embed.Worker
 }
 
 // Open resolves the configuration against the WordPress install, opens
@@ -141,9 +146,13 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (*Daemon, er
 		}
 		d.Search.SetSynonyms(syn)
 	}
-	if err := d.openEmbeddings(ctx); err != nil {
+	if d.Embed, err = embed.Open(ctx, cfg.Embeddings, st, log); err != nil {
 		d.Close()
 		return nil, err
+	}
+	if d.Embed != nil {
+		d.Embed.OnFallback = func(reason string) { d.obs().embedFallbacks.WithLabelValues(reason).Inc() }
+		d.Crawler.OnIndexed = d.Embed.Kick
 	}
 	if site.Name != "" {
 		_ = st.SetMeta(ctx, "site_name", site.Name)
@@ -184,7 +193,7 @@ func (d *Daemon) closeWP() {
 
 // Close releases the store and the database connection.
 func (d *Daemon) Close() error {
-	d.stopEmbedder()
+	d.Embed.Close()
 	var errs []error
 	if d.Store != nil {
 		errs = append(errs, d.Store.Close())
@@ -259,4 +268,27 @@ type IndexOptions = crawl.IndexOptions
 // Index runs one discovery, crawl and index pass (askwpd index).
 func (d *Daemon) Index(ctx context.Context, opt IndexOptions) (*store.Run, error) {
 	return d.Crawler.Index(ctx, opt)
+}
+
+// search is the index's search, hybrid when embeddings are configured.
+func (d *Daemon) search(ctx context.Context, q search.Query) (*search.Result, error) {
+	q.Hybrid = d.Embed.Query(ctx, q.Text)
+	return d.Search.Search(ctx, q)
+}
+
+// StoreChunks turns the chunker's output into the store's chunks.
+//
+// Deprecated: use crawl.StoreChunks; kept while bench/search moves.
+func StoreChunks(cs []extract.Chunk) []store.Chunk { return crawl.StoreChunks(cs) }
+
+// EvalOptions configure RunEval.
+//
+// Deprecated: use eval.Options; kept while bench/search moves.
+type EvalOptions = eval.Options
+
+// RunEval runs a BEIR evaluation.
+//
+// Deprecated: use eval.Run; kept while bench/search moves.
+func RunEval(ctx context.Context, opt EvalOptions, out io.Writer) error {
+	return eval.Run(ctx, opt, out)
 }

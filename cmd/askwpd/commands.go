@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/askwp/askwpd/daemon"
+	"github.com/askwp/askwpd/eval"
 	"github.com/askwp/askwpd/extract"
 	"github.com/askwp/askwpd/search"
 	"github.com/askwp/askwpd/store"
@@ -83,7 +84,7 @@ func cmdIndex(ctx context.Context, args []string, stderr io.Writer) error {
 	// A one-shot run embeds what it indexed before it exits (when
 	// embeddings are configured), or the chunks would wait for the
 	// daemon's worker.
-	if n, err := d.EmbedPending(ctx); err != nil {
+	if n, err := d.Embed.EmbedPending(ctx); err != nil {
 		fmt.Fprintf(stderr, "embeddings: %v (search falls back to keywords for the rest)\n", err)
 	} else if n > 0 {
 		fmt.Fprintf(stderr, "embedded %d chunks\n", n)
@@ -189,7 +190,7 @@ func cmdExtract(ctx context.Context, args []string, stdin io.Reader, stdout, std
 
 func cmdEval(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("eval", flag.ContinueOnError)
-	var opt daemon.EvalOptions
+	var opt eval.Options
 	fs.StringVar(&opt.Corpus, "corpus", "", "BEIR corpus.jsonl")
 	fs.StringVar(&opt.Queries, "queries", "", "BEIR queries.jsonl")
 	fs.StringVar(&opt.Qrels, "qrels", "", "qrels TSV (query-id, corpus-id, score)")
@@ -202,7 +203,7 @@ func cmdEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if opt.Corpus == "" || opt.Queries == "" {
 		return &exitError{2, errors.New("eval: --corpus and --queries are required")}
 	}
-	return daemon.RunEval(ctx, opt, stdout)
+	return eval.Run(ctx, opt, stdout)
 }
 
 func cmdDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) error {

@@ -1,4 +1,7 @@
-package daemon
+// Package eval measures retrieval on a BEIR data set through the same
+// chunk → index → search path that serves search_site: nDCG@10,
+// Recall@100, MRR@10 and latency, and a TREC run for trec_eval.
+package eval
 
 import (
 	"bufio"
@@ -9,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"math"
 	"os"
 	"path/filepath"
@@ -19,13 +23,14 @@ import (
 
 	"github.com/askwp/askwpd/config"
 	"github.com/askwp/askwpd/crawl"
+	"github.com/askwp/askwpd/embed"
 	"github.com/askwp/askwpd/extract"
 	"github.com/askwp/askwpd/search"
 	"github.com/askwp/askwpd/store"
 )
 
-// EvalOptions configures RunEval (the `askwpd eval` command).
-type EvalOptions struct {
+// Options configure Run (the `askwpd eval` command).
+type Options struct {
 	Corpus, Queries, Qrels, Run string
 	// Limit caps the number of queries evaluated; 0 means all.
 	Limit int
@@ -39,13 +44,13 @@ type EvalOptions struct {
 	// Search fetches more candidates for deeper lists, so a depth of 10
 	// measures nDCG@10 as a chatbot's search (limit 10) ranks it.
 	Depth int
-	// Embeddings, when its base_url is set, makes the run hybrid (embed.go);
-	// RunEval reads it from the ASKWPD_EMBEDDINGS_* variables.
+	// Embeddings, when its base_url is set, makes the run hybrid;
+	// Run reads it from the ASKWPD_EMBEDDINGS_* variables.
 	Embeddings config.EmbeddingsConfig
 }
 
-// EvalMetrics are the results of one evaluation.
-type EvalMetrics struct {
+// Metrics are the results of one evaluation.
+type Metrics struct {
 	Queries   int
 	Docs      int
 	Chunks    int
@@ -56,13 +61,13 @@ type EvalMetrics struct {
 	IndexTime time.Duration
 }
 
-// evalRunDepth is how many documents per query the run holds.
-const evalRunDepth = 100
+// runDepth is how many documents per query the run holds.
+const runDepth = 100
 
-// RunEval indexes a BEIR corpus through the same chunk → index → search
+// Run indexes a BEIR corpus through the same chunk → index → search
 // path as crawled pages, runs the queries, writes a TREC run when
 // opt.Run is set, and prints metrics to out when qrels are given.
-func RunEval(ctx context.Context, opt EvalOptions, out io.Writer) error {
+func Run(ctx context.Context, opt Options, out io.Writer) error {
 	if opt.Embeddings.BaseURL == "" {
 		cfg, err := config.Load("", os.Environ())
 		if err != nil {
@@ -74,8 +79,8 @@ func RunEval(ctx context.Context, opt EvalOptions, out io.Writer) error {
 	return err
 }
 
-// Evaluate is RunEval returning the metrics.
-func Evaluate(ctx context.Context, opt EvalOptions, out io.Writer) (*EvalMetrics, error) {
+// Evaluate is Run returning the metrics.
+func Evaluate(ctx context.Context, opt Options, out io.Writer) (*Metrics, error) {
 	if opt.Corpus == "" || opt.Queries == "" {
 		return nil, errors.New("eval: --corpus and --queries are required")
 	}
@@ -103,7 +108,7 @@ func Evaluate(ctx context.Context, opt EvalOptions, out io.Writer) (*EvalMetrics
 		ix.SetRanking(*opt.Ranking)
 	}
 
-	m := &EvalMetrics{}
+	m := &Metrics{}
 	start := time.Now()
 	if m.Docs, m.Chunks, err = indexBEIR(ctx, db, opt.Corpus, opt.ChunkTokens); err != nil {
 		return nil, err
@@ -113,19 +118,59 @@ func Evaluate(ctx context.Context, opt EvalOptions, out io.Writer) (*EvalMetrics
 	if err := ix.Load(ctx); err != nil {
 		return nil, fmt.Errorf("eval: %w", err)
 	}
-	hyb, err := newEvalHybrid(ctx, db, opt.Embeddings, out)
+	hyb, err := newHybrid(ctx, db, opt.Embeddings, out)
+	if err != nil {
+		return nil, err
+	}
+	queries, qrels, err := loadQueries(opt)
 	if err != nil {
 		return nil, err
 	}
 
-	queries, err := readBEIRQueries(opt.Queries)
+	var run *bufio.Writer
+	if opt.Run != "" {
+		f, err := os.Create(opt.Run)
+		if err != nil {
+			return nil, fmt.Errorf("eval: %w", err)
+		}
+		defer f.Close()
+		run = bufio.NewWriter(f)
+	}
+	depth := runDepth
+	if opt.Depth > 0 {
+		depth = opt.Depth
+	}
+	lat, err := runQueries(ctx, ix, hyb, queries, qrels, depth, run, m)
 	if err != nil {
 		return nil, err
+	}
+	if run != nil {
+		if err := run.Flush(); err != nil {
+			return nil, fmt.Errorf("eval: write run: %w", err)
+		}
+	}
+	m.Queries = len(queries)
+	if m.Queries > 0 {
+		n := float64(m.Queries)
+		m.NDCG10, m.Recall100, m.MRR10 = m.NDCG10/n, m.Recall100/n, m.MRR10/n
+	}
+	m.P50, m.P95 = percentile(lat, 0.50), percentile(lat, 0.95)
+	hyb.report(out)
+	m.print(out, qrels != nil)
+	return m, nil
+}
+
+// loadQueries reads the queries, keeps only judged ones when qrels are
+// given, and applies opt.Limit.
+func loadQueries(opt Options) ([]beirQuery, map[string]map[string]int, error) {
+	queries, err := readBEIRQueries(opt.Queries)
+	if err != nil {
+		return nil, nil, err
 	}
 	var qrels map[string]map[string]int
 	if opt.Qrels != "" {
 		if qrels, err = readQrels(opt.Qrels); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		kept := queries[:0]
 		for _, q := range queries {
@@ -138,20 +183,13 @@ func Evaluate(ctx context.Context, opt EvalOptions, out io.Writer) (*EvalMetrics
 	if opt.Limit > 0 && len(queries) > opt.Limit {
 		queries = queries[:opt.Limit]
 	}
+	return queries, qrels, nil
+}
 
-	var run *bufio.Writer
-	if opt.Run != "" {
-		f, err := os.Create(opt.Run)
-		if err != nil {
-			return nil, fmt.Errorf("eval: %w", err)
-		}
-		defer f.Close()
-		run = bufio.NewWriter(f)
-	}
-	depth := evalRunDepth
-	if opt.Depth > 0 {
-		depth = opt.Depth
-	}
+// runQueries searches each query, writes its ranking to run when set, and
+// adds its scores to m; it returns the latencies.
+func runQueries(ctx context.Context, ix *search.Index, hyb *hybrid, queries []beirQuery, qrels map[string]map[string]int,
+	depth int, run io.Writer, m *Metrics) ([]time.Duration, error) {
 	var lat []time.Duration
 	for _, q := range queries {
 		if err := ctx.Err(); err != nil {
@@ -186,25 +224,16 @@ func Evaluate(ctx context.Context, opt EvalOptions, out io.Writer) (*EvalMetrics
 			m.MRR10 += mrrAt(ranked, rel, 10)
 		}
 	}
-	if run != nil {
-		if err := run.Flush(); err != nil {
-			return nil, fmt.Errorf("eval: write run: %w", err)
-		}
-	}
-	m.Queries = len(queries)
-	if m.Queries > 0 {
-		n := float64(m.Queries)
-		m.NDCG10, m.Recall100, m.MRR10 = m.NDCG10/n, m.Recall100/n, m.MRR10/n
-	}
-	m.P50, m.P95 = percentile(lat, 0.50), percentile(lat, 0.95)
-	hyb.report(out)
+	return lat, nil
+}
+
+func (m *Metrics) print(out io.Writer, judged bool) {
 	fmt.Fprintf(out, "corpus: %d documents, %d chunks, indexed in %s\n", m.Docs, m.Chunks, m.IndexTime.Round(time.Millisecond))
 	fmt.Fprintf(out, "queries: %d\n", m.Queries)
-	if qrels != nil {
+	if judged {
 		fmt.Fprintf(out, "nDCG@10: %.4f\nRecall@100: %.4f\nMRR@10: %.4f\n", m.NDCG10, m.Recall100, m.MRR10)
 	}
 	fmt.Fprintf(out, "latency: p50 %s, p95 %s\n", fmtMS(m.P50), fmtMS(m.P95))
-	return m, nil
 }
 
 func fmtMS(d time.Duration) string {
@@ -416,4 +445,56 @@ func percentile(ds []time.Duration, p float64) time.Duration {
 	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
 	i := int(math.Ceil(p*float64(len(s)))) - 1
 	return s[max(0, min(i, len(s)-1))]
+}
+
+// hybrid is hybrid retrieval for `askwpd eval`: it embeds the whole
+// corpus before the queries run, and counts the queries that fell back to
+// keywords, so a site owner measures what the daemon would serve.
+type hybrid struct {
+	e         *embed.Client
+	cfg       config.EmbeddingsConfig
+	fallbacks int
+	lastErr   error
+}
+
+// newHybrid embeds every chunk of db when cfg is on; nil when off.
+func newHybrid(ctx context.Context, db *store.DB, cfg config.EmbeddingsConfig, out io.Writer) (*hybrid, error) {
+	if cfg.BaseURL == "" {
+		return nil, nil
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("eval: %w", err)
+	}
+	e := embed.NewClient(cfg, nil)
+	if _, err := db.ResetVectors(ctx, e.ModelKey()); err != nil {
+		return nil, fmt.Errorf("eval: %w", err)
+	}
+	start := time.Now()
+	n, err := embed.Pending(ctx, db, e, slog.New(slog.DiscardHandler))
+	if err != nil {
+		return nil, fmt.Errorf("eval: embedding the corpus: %w", err)
+	}
+	fmt.Fprintf(out, "hybrid: %s, fusion %s, alpha %.2f; %d chunks embedded in %s\n",
+		e.ModelKey(), cfg.Fusion, cfg.Alpha, n, time.Since(start).Round(time.Millisecond))
+	return &hybrid{e: e, cfg: cfg}, nil
+}
+
+// query is a query's vector part; nil when off or when the endpoint failed.
+func (h *hybrid) query(ctx context.Context, text string) *search.HybridQuery {
+	if h == nil || h.cfg.Alpha <= 0 {
+		return nil
+	}
+	v, err := h.e.Query(ctx, text)
+	if err != nil {
+		h.fallbacks++
+		h.lastErr = err
+		return nil
+	}
+	return &search.HybridQuery{Vector: v, Alpha: h.cfg.Alpha, Fusion: h.cfg.Fusion}
+}
+
+func (h *hybrid) report(out io.Writer) {
+	if h != nil && h.fallbacks > 0 {
+		fmt.Fprintf(out, "hybrid: %d queries fell back to keywords (last error: %v)\n", h.fallbacks, h.lastErr)
+	}
 }

@@ -1,4 +1,4 @@
-package daemon
+package eval
 
 import (
 	"bytes"
@@ -14,7 +14,7 @@ func TestRunEval(t *testing.T) {
 	dir := t.TempDir()
 	run := filepath.Join(dir, "run.txt")
 	var out bytes.Buffer
-	m, err := Evaluate(context.Background(), EvalOptions{
+	m, err := Evaluate(context.Background(), Options{
 		Corpus:   "testdata/beir/docs.jsonl",
 		Queries:  "testdata/beir/queries.jsonl",
 		Qrels:    "testdata/beir/qrels.tsv",
