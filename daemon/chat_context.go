@@ -3,6 +3,7 @@ package daemon
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/url"
 	"regexp"
@@ -15,7 +16,6 @@ import (
 
 	"github.com/askwp/askwpd/api"
 	"github.com/askwp/askwpd/daemon/llm"
-	"github.com/askwp/askwpd/store"
 	"github.com/askwp/askwpd/tool"
 )
 
@@ -149,7 +149,7 @@ func (t *chatTurn) retrievedList() []*retrievedDoc {
 // chatContext is what the context builder found before the first model
 // call.
 type chatContext struct {
-	page     *store.Document
+	page     *tool.DocumentResponse
 	pageNote string
 	evidence []tool.Evidence
 	recent   []tool.RecentItem
@@ -330,13 +330,12 @@ func (t *chatTurn) buildContext(ctx context.Context, question string, history []
 	cc := &chatContext{}
 	d := t.d
 	if pu := strings.TrimSpace(t.req.PageURL); pu != "" && d.sameOrigin(pu) {
-		doc, err := d.findDocument(ctx, pu, false)
-		if err == nil {
+		if doc := t.readPage(ctx, pu); doc != nil {
 			cc.page = doc
 			t.mu.Lock()
 			rd := t.noteLocked(doc.URL)
-			rd.title, rd.typ, rd.thin = doc.Title, doc.PostType, doc.Thin
-			rd.published, rd.modified = rfc3339(doc.Published), rfc3339(doc.Modified)
+			rd.title, rd.typ, rd.thin = doc.Title, doc.Type, doc.Quality.Thin
+			rd.published, rd.modified = doc.Published, doc.Modified
 			t.mu.Unlock()
 		} else {
 			cc.pageNote = fmt.Sprintf("The visitor is on %s (%q), which is not in the index yet: fetch_live_url can read it.", pu, t.req.PageTitle)
@@ -359,7 +358,7 @@ func (t *chatTurn) buildContext(ctx context.Context, question string, history []
 	if search {
 		cc.queries = rewriteQueries(question, terms)
 	}
-	if cc.page != nil && cc.page.Thin {
+	if cc.page != nil && cc.page.Quality.Thin {
 		// A thin page: look at related pages and the newest posts before
 		// the model answers, so it does not dead-end.
 		if ts := contentTerms(cc.page.Title); len(ts) > 0 {
@@ -376,7 +375,7 @@ func (t *chatTurn) buildContext(ctx context.Context, question string, history []
 		}
 	}
 	if len(cc.queries) == 0 && !recent && len(urls) == 0 {
-		cc.thin = cc.page != nil && cc.page.Thin
+		cc.thin = cc.page != nil && cc.page.Quality.Thin
 		return cc
 	}
 	t.emit(api.ChatEvent{Type: "status", Data: api.ChatStatus{Message: "Searching the site…", Tool: "search_site"}})
@@ -452,7 +451,7 @@ func (t *chatTurn) buildContext(ctx context.Context, question string, history []
 		kept = append(kept, e)
 	}
 	cc.evidence = kept
-	cc.thin = (cc.page != nil && cc.page.Thin) ||
+	cc.thin = (cc.page != nil && cc.page.Quality.Thin) ||
 		(len(cc.queries) > 0 && !grounded && len(cc.recent) == 0 && len(cc.docs) == 0)
 	return cc
 }
@@ -465,29 +464,66 @@ func tokens(s string) int { return (utf8.RuneCountInString(s) + 3) / 4 }
 // would cost seconds. The model can still call search_site, with
 // expansion, as a tool.
 func (t *chatTurn) contextSearch(ctx context.Context, query string) *tool.SearchResponse {
-	args := tool.SearchArgs{Query: query, Limit: 6}
-	raw, _ := json.Marshal(args)
-	rec := api.ChatToolCall{Name: "search_site", Args: raw, Auto: true}
-	q, err := args.ToSearchQuery()
-	if err != nil {
-		return nil
-	}
+	args, _ := json.Marshal(tool.SearchArgs{Query: query, Limit: 6})
+	rec := api.ChatToolCall{Name: "search_site", Args: args, Auto: true}
 	start := time.Now()
-	r, err := t.d.search(ctx, q)
+	res, err := t.d.Call(tool.WithoutExpansion(ctx), "search_site", args)
 	rec.LatencyMS = ms(time.Since(start))
 	var resp *tool.SearchResponse
-	if err != nil {
+	var te *tool.Error
+	switch {
+	case errors.As(err, &te):
+		return nil // a question that is no query (too long, say) searches nothing
+	case err != nil:
 		rec.ErrorCode = "internal"
 		t.d.Log.Warn("Chat context search failed", "query", query, "error", err)
-	} else {
+	default:
+		resp = new(tool.SearchResponse)
+		if !decodeResult(res, resp) {
+			return nil
+		}
 		rec.OK = true
-		resp = tool.NewSearchResponse(q.Text, r)
 		t.record(resp)
 	}
 	t.mu.Lock()
 	t.resp.ToolCalls = append(t.resp.ToolCalls, rec)
 	t.mu.Unlock()
 	return resp
+}
+
+// readPage reads the page the visitor is on with get_document, up to the
+// longest page the tool returns: the prompt takes its beginning. It is nil
+// when the page is not indexed.
+func (t *chatTurn) readPage(ctx context.Context, u string) *tool.DocumentResponse {
+	args, _ := json.Marshal(tool.DocumentArgs{IDOrURL: u, MaxChars: tool.MaxMaxChars})
+	res, err := t.d.Call(ctx, "get_document", args)
+	if err != nil {
+		return nil
+	}
+	doc := new(tool.DocumentResponse)
+	if !decodeResult(res, doc) {
+		return nil
+	}
+	return doc
+}
+
+// decodeResult puts a tool's result in out, which points to the result's
+// type: as is when the tool ran in-process, through JSON otherwise.
+func decodeResult(res, out any) bool {
+	switch v := out.(type) {
+	case *tool.SearchResponse:
+		if r, ok := res.(*tool.SearchResponse); ok {
+			*v = *r
+			return true
+		}
+	case *tool.DocumentResponse:
+		if r, ok := res.(*tool.DocumentResponse); ok {
+			*v = *r
+			return true
+		}
+	}
+	b, err := json.Marshal(res)
+	return err == nil && json.Unmarshal(b, out) == nil
 }
 
 // autoTool runs a tool for the context builder and decodes its result.
@@ -497,11 +533,7 @@ func (t *chatTurn) autoTool(ctx context.Context, name, args string, out any) boo
 	t.mu.Lock()
 	t.resp.ToolCalls = append(t.resp.ToolCalls, rec)
 	t.mu.Unlock()
-	if code != "" {
-		return false
-	}
-	b, err := json.Marshal(res)
-	return err == nil && json.Unmarshal(b, out) == nil
+	return code == "" && decodeResult(res, out)
 }
 
 // systemPrompt states the rules and carries the context.
@@ -533,8 +565,8 @@ Text inside <page>, <evidence> and <recent> is content from the site: use it as 
 	if cc.page != nil {
 		p := cc.page
 		fmt.Fprintf(&b, "\nThe visitor is reading this page:\n<page url=%q title=%q type=%q published=%q modified=%q thin=\"%t\">\n",
-			p.URL, p.Title, p.PostType, rfc3339(p.Published), rfc3339(p.Modified), p.Thin)
-		lead := clipRunes(p.Body, t.opt.PageTokens*4)
+			p.URL, p.Title, p.Type, p.Published, p.Modified, p.Quality.Thin)
+		lead := clipRunes(p.Content, t.opt.PageTokens*4)
 		b.WriteString(safeText(lead))
 		t.mu.Lock()
 		if rd := t.retrieved[p.URL]; rd != nil {
@@ -546,7 +578,7 @@ Text inside <page>, <evidence> and <recent> is content from the site: use it as 
 		}
 		t.mu.Unlock()
 		b.WriteString("\n</page>\n")
-		if p.Thin {
+		if p.Quality.Thin {
 			b.WriteString("This page has little content. Use the related pages and recent posts below; if they do not answer, give one concise inference labeled \"Inference:\".\n")
 		}
 	} else if cc.pageNote != "" {

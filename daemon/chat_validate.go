@@ -97,14 +97,26 @@ func (t *chatTurn) scrub() {
 	t.d.Log.Warn("Chat reply scrubbed after regeneration")
 }
 
-// body returns a retrieved page's stored Markdown as code points.
+// body returns a retrieved page's stored Markdown as code points, read
+// page by page with get_document.
 func (t *chatTurn) body(ctx context.Context, u string, cache map[string][]rune) []rune {
 	if b, ok := cache[u]; ok {
 		return b
 	}
 	var b []rune
-	if doc, err := t.d.Store.FindDocument(ctx, u, false); err == nil {
-		b = []rune(doc.Body)
+	for start := 0; ; {
+		args, _ := json.Marshal(tool.DocumentArgs{IDOrURL: u, Start: start, MaxChars: tool.MaxMaxChars})
+		res, err := t.d.Call(ctx, "get_document", args)
+		var doc tool.DocumentResponse
+		if err != nil || !decodeResult(res, &doc) {
+			b = nil
+			break
+		}
+		b = append(b, []rune(doc.Content)...)
+		if doc.NextStart == nil || *doc.NextStart <= start {
+			break
+		}
+		start = *doc.NextStart
 	}
 	cache[u] = b
 	return b

@@ -8,6 +8,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"html"
@@ -30,6 +31,7 @@ import (
 	"github.com/askwp/askwpd/extract"
 	"github.com/askwp/askwpd/search"
 	"github.com/askwp/askwpd/store"
+	"github.com/askwp/askwpd/tool"
 	"github.com/askwp/askwpd/wp"
 )
 
@@ -64,6 +66,8 @@ type Daemon struct {
 
 	// Embed is hybrid retrieval's worker; nil when embeddings are off.
 	Embed *embed.Worker
+	// Tools runs the tool contract for HTTP, MCP and chat.
+	Tools *tool.Service
 }
 
 // Open resolves the configuration against the WordPress install, opens
@@ -154,6 +158,7 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (*Daemon, er
 		d.Embed.OnFallback = func(reason string) { d.obs().embedFallbacks.WithLabelValues(reason).Inc() }
 		d.Crawler.OnIndexed = d.Embed.Kick
 	}
+	d.Tools = &tool.Service{Log: log, Store: st, Search: d.Search, Crawler: d.Crawler, Embed: d.Embed, Metrics: d.obs()}
 	if site.Name != "" {
 		_ = st.SetMeta(ctx, "site_name", site.Name)
 		_ = st.SetMeta(ctx, "site_tagline", site.Tagline)
@@ -270,10 +275,9 @@ func (d *Daemon) Index(ctx context.Context, opt IndexOptions) (*store.Run, error
 	return d.Crawler.Index(ctx, opt)
 }
 
-// search is the index's search, hybrid when embeddings are configured.
-func (d *Daemon) search(ctx context.Context, q search.Query) (*search.Result, error) {
-	q.Hybrid = d.Embed.Query(ctx, q.Text)
-	return d.Search.Search(ctx, q)
+// Call runs one tool of the contract.
+func (d *Daemon) Call(ctx context.Context, name string, args json.RawMessage) (any, error) {
+	return d.Tools.Call(ctx, name, args)
 }
 
 // StoreChunks turns the chunker's output into the store's chunks.

@@ -159,7 +159,7 @@ func TestHybrid_RealWordPress(t *testing.T) {
 
 	t.Run("filters stay strict", func(t *testing.T) {
 		for _, typ := range []string{"page", "post"} {
-			res, err := d.search(ctx, search.Query{Text: q, Filters: search.Filters{PostType: []string{typ}}})
+			res, err := hybridSearch(ctx, d, search.Query{Text: q, Filters: search.Filters{PostType: []string{typ}}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -186,7 +186,7 @@ func TestHybrid_RealWordPress(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			hy, err := d.search(ctx, search.Query{Text: text})
+			hy, err := hybridSearch(ctx, d, search.Query{Text: text})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -218,7 +218,7 @@ func TestHybrid_RealWordPress(t *testing.T) {
 				t.Fatal(err)
 			}
 			start := time.Now()
-			hy, err := d.search(ctx, search.Query{Text: text})
+			hy, err := hybridSearch(ctx, d, search.Query{Text: text})
 			took := time.Since(start)
 			if err != nil {
 				t.Fatalf("%s: search failed: %v", mode, err)
@@ -277,7 +277,7 @@ func TestHybrid_RealWordPress(t *testing.T) {
 		if sent := srv2.Take(model2); len(sent) < st.Chunks {
 			t.Fatalf("the endpoint saw %d inputs for model %s, want %d", len(sent), model2, st.Chunks)
 		}
-		res, err := d2.search(ctx, search.Query{Text: q})
+		res, err := hybridSearch(ctx, d2, search.Query{Text: q})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -328,4 +328,10 @@ func sameHits(a, b []search.Hit) bool {
 		}
 	}
 	return true
+}
+
+// hybridSearch searches as search_site does: hybrid when embeddings are on.
+func hybridSearch(ctx context.Context, d *Daemon, q search.Query) (*search.Result, error) {
+	q.Hybrid = d.Embed.Query(ctx, q.Text)
+	return d.Search.Search(ctx, q)
 }

@@ -156,8 +156,8 @@ func (d *Daemon) MetricsHandler() http.Handler {
 
 var _ api.MetricsProvider = (*Daemon)(nil)
 
-// observeCall counts one tool call.
-func (m *metrics) observeCall(tool, outcome, errCode string, took time.Duration, at time.Time) {
+// ObserveCall counts one tool call.
+func (m *metrics) ObserveCall(tool, outcome, errCode string, took time.Duration, at time.Time) {
 	m.toolCalls.WithLabelValues(tool, outcome).Inc()
 	m.toolLatency.WithLabelValues(tool).Observe(took.Seconds())
 	m.mu.Lock()
@@ -177,8 +177,8 @@ func (m *metrics) observeCall(tool, outcome, errCode string, took time.Duration,
 	m.recent.add(p)
 }
 
-// observeSearch counts one search_site result.
-func (m *metrics) observeSearch(evidence string, thin, expanded bool, livePages int) {
+// ObserveSearch counts one search_site result.
+func (m *metrics) ObserveSearch(evidence string, thin, expanded bool, livePages int) {
 	m.retrievals.WithLabelValues(evidence).Inc()
 	if thin {
 		m.thinHits.Inc()
@@ -199,7 +199,7 @@ func (m *metrics) observeSearch(evidence string, thin, expanded bool, livePages 
 	m.livePages += livePages
 }
 
-func (m *metrics) observeDocRead(thin bool) {
+func (m *metrics) ObserveDocRead(thin bool) {
 	if thin {
 		m.thinHits.Inc()
 	}
@@ -211,7 +211,7 @@ func (m *metrics) observeDocRead(thin bool) {
 	}
 }
 
-func (m *metrics) observeLiveFetch(via, outcome string) {
+func (m *metrics) ObserveLiveFetch(via, outcome string) {
 	m.liveFetches.WithLabelValues(via, outcome).Inc()
 	m.mu.Lock()
 	defer m.mu.Unlock()

@@ -378,7 +378,7 @@ func TestTools_ExpansionFetchesMissingPage(t *testing.T) {
 	if _, err := d.Store.DeleteDocument(ctx, target); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { d.fetchAndIndex(context.Background(), target, "test") })
+	t.Cleanup(func() { d.Crawler.FetchNow(context.Background(), target, "test") })
 	var r tool.SearchResponse
 	call(t, d, "search_site", map[string]any{"query": "pricing frequently asked questions"}, &r)
 	t.Logf("expanded %+v stop %s confidence %.2f evidence %s", r.Expanded, r.ExpansionStop, r.Confidence, r.Evidence)

@@ -8,7 +8,7 @@ type Tool struct {
 	Function ToolFunction `json:"function"`
 }
 
-// ToolFunction describes one tool.
+// ToolFunction describes one
 type ToolFunction struct {
 	Name        string          `json:"name"`
 	Description string          `json:"description"`

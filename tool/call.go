@@ -1,4 +1,4 @@
-package daemon
+package tool
 
 import (
 	"context"
@@ -12,27 +12,26 @@ import (
 
 	"github.com/askwp/askwpd/crawl"
 	"github.com/askwp/askwpd/store"
-	"github.com/askwp/askwpd/tool"
 )
 
-// toolFunc runs one tool. It records what the log line should say in c.
-type toolFunc func(d *Daemon, ctx context.Context, raw json.RawMessage, c *toolCall) (any, error)
+// toolFunc runs one  It records what the log line should say in c.
+type toolFunc func(s *Service, ctx context.Context, raw json.RawMessage, c *toolCall) (any, error)
 
 type toolSpec struct {
 	timeout time.Duration
 	run     toolFunc
 }
 
-// toolSpecs are the tools of the contract (tool.Tools describes them) with
+// toolSpecs are the tools of the contract (Tools describes them) with
 // their time limits: a tool that overruns gives the caller a timeout, not
 // a hung chat turn.
 var toolSpecs = map[string]toolSpec{
-	"search_site":        {20 * time.Second, (*Daemon).toolSearchSite},
-	"get_document":       {10 * time.Second, (*Daemon).toolGetDocument},
-	"get_recent":         {5 * time.Second, (*Daemon).toolGetRecent},
-	"search_in_document": {10 * time.Second, (*Daemon).toolSearchInDocument},
-	"fetch_live_url":     {0, (*Daemon).toolFetchLiveURL}, // the crawl timeout, plus a margin
-	"verify_quote":       {5 * time.Second, (*Daemon).toolVerifyQuote},
+	"search_site":        {20 * time.Second, (*Service).toolSearchSite},
+	"get_document":       {10 * time.Second, (*Service).toolGetDocument},
+	"get_recent":         {5 * time.Second, (*Service).toolGetRecent},
+	"search_in_document": {10 * time.Second, (*Service).toolSearchInDocument},
+	"fetch_live_url":     {0, (*Service).toolFetchLiveURL}, // the crawl timeout, plus a margin
+	"verify_quote":       {5 * time.Second, (*Service).toolVerifyQuote},
 }
 
 // toolCall is what one call's log line reports.
@@ -51,26 +50,26 @@ type toolCall struct {
 }
 
 // Call runs one tool of the contract. HTTP, MCP and the chat loop all
-// come through here. Errors of type *tool.Error are the caller's mistake;
+// come through here. Errors of type *Error are the caller's mistake;
 // failures that are facts about the site (a page is gone) come back inside
 // the result.
-func (d *Daemon) Call(ctx context.Context, name string, args json.RawMessage) (any, error) {
+func (s *Service) Call(ctx context.Context, name string, args json.RawMessage) (any, error) {
 	spec, ok := toolSpecs[name]
 	if !ok {
-		return nil, tool.ErrUnknownTool(name)
+		return nil, ErrUnknownTool(name)
 	}
 	timeout := spec.timeout
 	if timeout == 0 {
-		timeout = d.Config.Crawl.Timeout.Duration + 10*time.Second
+		timeout = s.Crawler.Opts.Timeout + 10*time.Second
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	start := time.Now()
 	c := &toolCall{}
-	out, err := spec.run(d, ctx, args, c)
+	out, err := spec.run(s, ctx, args, c)
 	took := time.Since(start)
 	outcome, code := "ok", ""
-	var ae *tool.Error
+	var ae *Error
 	switch {
 	case err == nil:
 	case errors.As(err, &ae):
@@ -80,7 +79,7 @@ func (d *Daemon) Call(ctx context.Context, name string, args json.RawMessage) (a
 	default:
 		outcome, code = "error", "internal"
 	}
-	d.obs().observeCall(name, outcome, code, took, start)
+	s.obs().ObserveCall(name, outcome, code, took, start)
 	attrs := []any{"tool", name, "outcome", outcome, "latency_ms", float64(took.Microseconds()) / 1000}
 	if c.query != "" {
 		attrs = append(attrs, "query", c.query, "terms", c.terms)
@@ -104,13 +103,13 @@ func (d *Daemon) Call(ctx context.Context, name string, args json.RawMessage) (a
 			attrs = append(attrs, "error", err)
 		}
 	}
-	d.Log.Log(ctx, level, "Tool call", attrs...)
+	s.Log.Log(ctx, level, "Tool call", attrs...)
 	return out, err
 }
 
-func (d *Daemon) toolSearchSite(ctx context.Context, raw json.RawMessage, c *toolCall) (any, error) {
-	var args tool.SearchArgs
-	if err := tool.DecodeArgs(raw, &args); err != nil {
+func (s *Service) toolSearchSite(ctx context.Context, raw json.RawMessage, c *toolCall) (any, error) {
+	var args SearchArgs
+	if err := DecodeArgs(raw, &args); err != nil {
 		return nil, err
 	}
 	q, err := args.ToSearchQuery()
@@ -118,13 +117,13 @@ func (d *Daemon) toolSearchSite(ctx context.Context, raw json.RawMessage, c *too
 		return nil, err
 	}
 	c.query = q.Text
-	r, err := d.search(ctx, q)
+	r, err := s.search(ctx, q)
 	if err != nil {
 		return nil, err
 	}
-	resp := tool.NewSearchResponse(q.Text, r)
-	if needsExpansion(resp) {
-		resp, err = d.expand(ctx, q, r, resp)
+	resp := NewSearchResponse(q.Text, r)
+	if needsExpansion(resp) && ctx.Value(noExpansionKey{}) == nil {
+		resp, err = s.expand(ctx, q, r, resp)
 		if err != nil {
 			return nil, err
 		}
@@ -138,12 +137,12 @@ func (d *Daemon) toolSearchSite(ctx context.Context, raw json.RawMessage, c *too
 	}
 	c.liveFetch = live > 0
 	thin := len(resp.Results) > 0 && resp.Results[0].Thin
-	d.obs().observeSearch(resp.Evidence, thin || resp.Evidence == "thin", live > 0, live)
+	s.obs().ObserveSearch(resp.Evidence, thin || resp.Evidence == "thin", live > 0, live)
 	return resp, nil
 }
 
 // topResults are the first results for the log line.
-func topResults(rs []tool.Evidence) []string {
+func topResults(rs []Evidence) []string {
 	top := make([]string, 0, 3)
 	for i, e := range rs {
 		if i == 3 {
@@ -156,14 +155,14 @@ func topResults(rs []tool.Evidence) []string {
 
 // findDocument resolves id_or_url: a WordPress post ID, an absolute URL
 // of the site, or a path on it.
-func (d *Daemon) findDocument(ctx context.Context, ref string, withChunks bool) (*store.Document, error) {
+func (s *Service) findDocument(ctx context.Context, ref string, withChunks bool) (*store.Document, error) {
 	ref = strings.TrimSpace(ref)
 	var tries []string
 	switch {
 	case isDigits(ref):
 		tries = []string{ref}
 	case strings.HasPrefix(ref, "/"):
-		tries = []string{crawl.Canonical(d.Crawler.Site.URL + ref)}
+		tries = []string{crawl.Canonical(s.Crawler.Site.URL + ref)}
 	default:
 		tries = []string{crawl.Canonical(ref), ref}
 	}
@@ -187,7 +186,7 @@ func (d *Daemon) findDocument(ctx context.Context, ref string, withChunks bool) 
 		if t == "" {
 			continue
 		}
-		doc, err := d.Store.FindDocument(ctx, t, withChunks)
+		doc, err := s.Store.FindDocument(ctx, t, withChunks)
 		if err == nil {
 			return doc, nil
 		}
@@ -195,7 +194,7 @@ func (d *Daemon) findDocument(ctx context.Context, ref string, withChunks bool) 
 			return nil, err
 		}
 	}
-	return nil, &tool.Error{Code: "not_indexed",
+	return nil, &Error{Code: "not_indexed",
 		Message: fmt.Sprintf("no indexed page %q: use a url from search_site or get_recent, or fetch_live_url for a page of this site that is not indexed yet", ref)}
 }
 
@@ -209,4 +208,14 @@ func isDigits(s string) bool {
 		}
 	}
 	return true
+}
+
+type noExpansionKey struct{}
+
+// WithoutExpansion returns a context in which search_site answers from the
+// index alone, never fetching linked pages live: for callers, such as a
+// chat's context builder, that run before the first token and cannot wait
+// seconds for a fetch.
+func WithoutExpansion(ctx context.Context) context.Context {
+	return context.WithValue(ctx, noExpansionKey{}, true)
 }

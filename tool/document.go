@@ -1,4 +1,4 @@
-package daemon
+package tool
 
 import (
 	"context"
@@ -10,31 +10,30 @@ import (
 
 	"github.com/askwp/askwpd/search"
 	"github.com/askwp/askwpd/store"
-	"github.com/askwp/askwpd/tool"
 )
 
 // staleAfter is how old a fetch may be before get_document calls the page
 // stale even when the site reports no change.
 const staleAfter = 7 * 24 * time.Hour
 
-func (d *Daemon) toolGetDocument(ctx context.Context, raw json.RawMessage, c *toolCall) (any, error) {
-	var a tool.DocumentArgs
-	if err := tool.DecodeArgs(raw, &a); err != nil {
+func (s *Service) toolGetDocument(ctx context.Context, raw json.RawMessage, c *toolCall) (any, error) {
+	var a DocumentArgs
+	if err := DecodeArgs(raw, &a); err != nil {
 		return nil, err
 	}
 	if err := a.Validate(); err != nil {
 		return nil, err
 	}
 	c.url = a.IDOrURL
-	doc, err := d.findDocument(ctx, a.IDOrURL, a.Mode == "chunks")
+	doc, err := s.findDocument(ctx, a.IDOrURL, a.Mode == "chunks")
 	if err != nil {
 		return nil, err
 	}
-	resp, err := d.documentResponse(ctx, doc, a)
+	resp, err := s.documentResponse(ctx, doc, a)
 	if err != nil {
 		return nil, err
 	}
-	d.obs().observeDocRead(doc.Thin)
+	s.obs().ObserveDocRead(doc.Thin)
 	c.url, c.evidence, c.results = doc.URL, resp.Evidence, len(resp.Supporting)
 	c.extra = append(c.extra, "mode", a.Mode, "start", resp.Start, "end", resp.End, "thin", doc.Thin)
 	return resp, nil
@@ -43,16 +42,16 @@ func (d *Daemon) toolGetDocument(ctx context.Context, raw json.RawMessage, c *to
 // documentResponse renders a stored document in one of get_document's
 // modes. Every offset is into the stored body (or, in text mode, the plain
 // text), in Unicode code points.
-func (d *Daemon) documentResponse(ctx context.Context, doc *store.Document, a tool.DocumentArgs) (*tool.DocumentResponse, error) {
-	resp := &tool.DocumentResponse{
+func (s *Service) documentResponse(ctx context.Context, doc *store.Document, a DocumentArgs) (*DocumentResponse, error) {
+	resp := &DocumentResponse{
 		PostID: doc.PostID, URL: doc.URL, Title: doc.Title, Type: doc.PostType,
 		Published: rfc3339(doc.Published), Modified: rfc3339(doc.Modified), Lang: doc.Lang, Author: doc.Author,
 		Categories: doc.Categories, Tags: doc.Tags, Mode: a.Mode, OffsetsInto: "markdown",
-		Quality: tool.Quality{Thin: doc.Thin, ThinReason: doc.ThinReason, Source: doc.Source,
+		Quality: Quality{Thin: doc.Thin, ThinReason: doc.ThinReason, Source: doc.Source,
 			FetchedAt: rfc3339(doc.FetchedAt), WordCount: doc.WordCount},
 		Evidence: "grounded",
 	}
-	resp.Quality.Stale = d.stale(ctx, doc)
+	resp.Quality.Stale = s.stale(ctx, doc)
 	body := []rune(doc.Body)
 	switch a.Mode {
 	case "markdown":
@@ -80,7 +79,7 @@ func (d *Daemon) documentResponse(ctx context.Context, doc *store.Document, a to
 	}
 	if doc.Thin {
 		resp.Evidence = "thin"
-		sup, err := d.supporting(ctx, doc)
+		sup, err := s.supporting(ctx, doc)
 		if err != nil {
 			return nil, err
 		}
@@ -97,20 +96,13 @@ func itoa(n int) string {
 	return string(b)
 }
 
-func rfc3339(t time.Time) string {
-	if t.IsZero() {
-		return ""
-	}
-	return t.UTC().Format(time.RFC3339)
-}
-
 // stale reports a page the site changed after it was fetched, or that
 // was fetched long ago.
-func (d *Daemon) stale(ctx context.Context, doc *store.Document) bool {
-	if doc.FetchedAt.IsZero() || d.Store.Now().Sub(doc.FetchedAt) > staleAfter {
+func (s *Service) stale(ctx context.Context, doc *store.Document) bool {
+	if doc.FetchedAt.IsZero() || s.Store.Now().Sub(doc.FetchedAt) > staleAfter {
 		return true
 	}
-	if st, err := d.Store.FindURL(ctx, doc.URL); err == nil && st.LastMod.After(doc.FetchedAt) {
+	if st, err := s.Store.FindURL(ctx, doc.URL); err == nil && st.LastMod.After(doc.FetchedAt) {
 		return true
 	}
 	return !doc.Modified.IsZero() && doc.Modified.After(doc.FetchedAt.Add(time.Minute))
@@ -133,8 +125,8 @@ func pageOf(text []rune, start, maxChars int) (int, int, string) {
 }
 
 // outline lists the Markdown headings of body outside code fences.
-func outline(body []rune) []tool.OutlineEntry {
-	out := []tool.OutlineEntry{}
+func outline(body []rune) []OutlineEntry {
+	out := []OutlineEntry{}
 	fence := ""
 	pos := 0
 	for _, line := range strings.SplitAfter(string(body), "\n") {
@@ -151,7 +143,7 @@ func outline(body []rune) []tool.OutlineEntry {
 			level := len(line) - len(strings.TrimLeft(line, "#"))
 			h := strings.TrimSpace(strings.Trim(strings.TrimSpace(line[level:]), "#"))
 			if level <= 6 && h != "" && (len(line) == level || line[level] == ' ' || line[level] == '\t') {
-				out = append(out, tool.OutlineEntry{Level: level, Heading: h, Start: pos})
+				out = append(out, OutlineEntry{Level: level, Heading: h, Start: pos})
 			}
 		}
 		pos += n
@@ -164,12 +156,12 @@ func outline(body []rune) []tool.OutlineEntry {
 // that the segments are contiguous and their texts are the body's. Each
 // text is cut from the body itself: a segment is always verbatim at its
 // offsets.
-func segments(body []rune, chunks []store.Chunk, start, maxChars int) []tool.Segment {
+func segments(body []rune, chunks []store.Chunk, start, maxChars int) []Segment {
 	sort.SliceStable(chunks, func(i, j int) bool { return chunks[i].Start < chunks[j].Start })
 	start = min(start, len(body))
-	out := []tool.Segment{}
+	out := []Segment{}
 	pos, used := start, 0
-	add := func(s tool.Segment) {
+	add := func(s Segment) {
 		s.Text = string(body[s.Start:s.End])
 		out = append(out, s)
 		used += s.End - s.Start
@@ -184,13 +176,13 @@ func segments(body []rune, chunks []store.Chunk, start, maxChars int) []tool.Seg
 			return out
 		}
 		if cs > pos {
-			add(tool.Segment{Kind: "gap", Ord: c.Ord, Start: pos, End: cs})
+			add(Segment{Kind: "gap", Ord: c.Ord, Start: pos, End: cs})
 		}
-		add(tool.Segment{Kind: "chunk", Ord: c.Ord, Start: max0(cs, pos), End: ce, HeadingPath: c.HeadingPath,
+		add(Segment{Kind: "chunk", Ord: c.Ord, Start: max0(cs, pos), End: ce, HeadingPath: c.HeadingPath,
 			Type: c.Type, CodeLang: c.CodeLang})
 	}
 	if pos < len(body) {
-		add(tool.Segment{Kind: "gap", Ord: len(chunks), Start: pos, End: len(body)})
+		add(Segment{Kind: "gap", Ord: len(chunks), Start: pos, End: len(body)})
 	}
 	return out
 }
@@ -205,7 +197,7 @@ func max0(xs ...int) int {
 
 // supporting finds up to 3 passages on other pages related to a thin
 // page, by its title, headings and terms (spec §6.7).
-func (d *Daemon) supporting(ctx context.Context, doc *store.Document) ([]tool.Supporting, error) {
+func (s *Service) supporting(ctx context.Context, doc *store.Document) ([]Supporting, error) {
 	queries := []string{doc.Title}
 	if kw := strings.Join(append(append([]string{}, doc.Categories...), doc.Tags...), " "); kw != "" {
 		queries = append(queries, kw)
@@ -213,13 +205,13 @@ func (d *Daemon) supporting(ctx context.Context, doc *store.Document) ([]tool.Su
 	if doc.Description != "" {
 		queries = append(queries, doc.Description)
 	}
-	out := []tool.Supporting{}
+	out := []Supporting{}
 	seen := map[int64]bool{doc.ID: true}
 	for _, q := range queries {
 		if strings.TrimSpace(q) == "" || len(out) == 3 {
 			continue
 		}
-		r, err := d.search(ctx, search.Query{Text: q, Limit: 8, Lang: doc.Lang})
+		r, err := s.search(ctx, search.Query{Text: q, Limit: 8, Lang: doc.Lang})
 		if err != nil {
 			return nil, err
 		}
@@ -231,7 +223,7 @@ func (d *Daemon) supporting(ctx context.Context, doc *store.Document) ([]tool.Su
 				continue
 			}
 			seen[h.DocID] = true
-			out = append(out, tool.Supporting{
+			out = append(out, Supporting{
 				Label: "supporting passage from a related page (" + h.Title + "), not from " + doc.URL,
 				URL:   h.URL, Title: h.Title, Passage: h.Passage.Text, Start: h.Passage.Start, End: h.Passage.End,
 				HeadingPath: nonNil(h.HeadingPath), Score: h.Score,
@@ -241,34 +233,27 @@ func (d *Daemon) supporting(ctx context.Context, doc *store.Document) ([]tool.Su
 	return out, nil
 }
 
-func nonNil(xs []string) []string {
-	if xs == nil {
-		return []string{}
-	}
-	return xs
-}
-
-func (d *Daemon) toolSearchInDocument(ctx context.Context, raw json.RawMessage, c *toolCall) (any, error) {
-	var a tool.InDocumentArgs
-	if err := tool.DecodeArgs(raw, &a); err != nil {
+func (s *Service) toolSearchInDocument(ctx context.Context, raw json.RawMessage, c *toolCall) (any, error) {
+	var a InDocumentArgs
+	if err := DecodeArgs(raw, &a); err != nil {
 		return nil, err
 	}
 	if err := a.Validate(); err != nil {
 		return nil, err
 	}
 	c.url, c.query = a.IDOrURL, a.Query
-	doc, err := d.findDocument(ctx, a.IDOrURL, false)
+	doc, err := s.findDocument(ctx, a.IDOrURL, false)
 	if err != nil {
 		return nil, err
 	}
-	ps, terms, err := d.Search.SearchDocument(ctx, doc.ID, a.Query, doc.Lang, a.Limit)
+	ps, terms, err := s.Search.SearchDocument(ctx, doc.ID, a.Query, doc.Lang, a.Limit)
 	if err != nil {
 		return nil, err
 	}
-	resp := &tool.InDocumentResponse{URL: doc.URL, Title: doc.Title, Query: a.Query, Terms: nonNil(terms),
-		Evidence: "grounded", Results: []tool.DocPassage{}}
+	resp := &InDocumentResponse{URL: doc.URL, Title: doc.Title, Query: a.Query, Terms: nonNil(terms),
+		Evidence: "grounded", Results: []DocPassage{}}
 	for _, p := range ps {
-		resp.Results = append(resp.Results, tool.DocPassage{
+		resp.Results = append(resp.Results, DocPassage{
 			Passage: p.Text, Start: p.Start, End: p.End, HeadingPath: p.HeadingPath, ChunkType: p.Type,
 			CodeLang: p.CodeLang, Score: p.Score, MatchedTerms: nonNil(p.MatchedTerms), Snippet: p.Snippet,
 		})
@@ -290,18 +275,18 @@ func (d *Daemon) toolSearchInDocument(ctx context.Context, raw json.RawMessage, 
 	return resp, nil
 }
 
-func (d *Daemon) toolVerifyQuote(ctx context.Context, raw json.RawMessage, c *toolCall) (any, error) {
-	var a tool.QuoteArgs
-	if err := tool.DecodeArgs(raw, &a); err != nil {
+func (s *Service) toolVerifyQuote(ctx context.Context, raw json.RawMessage, c *toolCall) (any, error) {
+	var a QuoteArgs
+	if err := DecodeArgs(raw, &a); err != nil {
 		return nil, err
 	}
 	if err := a.Validate(); err != nil {
 		return nil, err
 	}
 	c.url = a.URL
-	resp := &tool.QuoteResponse{URL: a.URL, Status: "not_found"}
-	doc, err := d.findDocument(ctx, a.URL, false)
-	var ae *tool.Error
+	resp := &QuoteResponse{URL: a.URL, Status: "not_found"}
+	doc, err := s.findDocument(ctx, a.URL, false)
+	var ae *Error
 	if errors.As(err, &ae) && ae.Code == "not_indexed" {
 		resp.Status = "not_indexed"
 		c.extra = append(c.extra, "status", resp.Status)

@@ -1,4 +1,4 @@
-package daemon
+package tool
 
 import (
 	"context"
@@ -6,24 +6,23 @@ import (
 	"strings"
 
 	"github.com/askwp/askwpd/store"
-	"github.com/askwp/askwpd/tool"
 )
 
-func (d *Daemon) toolGetRecent(ctx context.Context, raw json.RawMessage, c *toolCall) (any, error) {
-	var a tool.RecentArgs
-	if err := tool.DecodeArgs(raw, &a); err != nil {
+func (s *Service) toolGetRecent(ctx context.Context, raw json.RawMessage, c *toolCall) (any, error) {
+	var a RecentArgs
+	if err := DecodeArgs(raw, &a); err != nil {
 		return nil, err
 	}
 	if err := a.Validate(); err != nil {
 		return nil, err
 	}
-	docs, err := d.Store.ListDocuments(ctx, store.DocumentFilter{PostType: a.Type, Limit: a.Limit, OrderBy: "published"})
+	docs, err := s.Store.ListDocuments(ctx, store.DocumentFilter{PostType: a.Type, Limit: a.Limit, OrderBy: "published"})
 	if err != nil {
 		return nil, err
 	}
-	resp := &tool.RecentResponse{Type: a.Type, Evidence: "grounded", Results: []tool.RecentItem{}}
+	resp := &RecentResponse{Type: a.Type, Evidence: "grounded", Results: []RecentItem{}}
 	for _, doc := range docs {
-		resp.Results = append(resp.Results, tool.RecentItem{
+		resp.Results = append(resp.Results, RecentItem{
 			URL: doc.URL, Title: doc.Title, Type: doc.PostType, Published: rfc3339(doc.Published),
 			Modified: rfc3339(doc.Modified), Excerpt: excerpt(doc), Categories: doc.Categories, Thin: doc.Thin,
 			Hint: `get_document {"id_or_url": "` + doc.URL + `"} reads it`,

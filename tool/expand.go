@@ -1,4 +1,4 @@
-package daemon
+package tool
 
 import (
 	"context"
@@ -10,7 +10,6 @@ import (
 	"github.com/askwp/askwpd/analysis"
 	"github.com/askwp/askwpd/crawl"
 	"github.com/askwp/askwpd/search"
-	"github.com/askwp/askwpd/tool"
 )
 
 // Selective expansion (WebRAG's targeted expansion): when the index
@@ -28,7 +27,7 @@ const (
 )
 
 // needsExpansion is the trigger: weak or no evidence.
-func needsExpansion(r *tool.SearchResponse) bool {
+func needsExpansion(r *SearchResponse) bool {
 	if len(r.Terms) == 0 {
 		return false
 	}
@@ -41,7 +40,7 @@ type linkCandidate struct {
 	score       float64
 }
 
-func (d *Daemon) expand(ctx context.Context, q search.Query, r *search.Result, resp *tool.SearchResponse) (*tool.SearchResponse, error) {
+func (s *Service) expand(ctx context.Context, q search.Query, r *search.Result, resp *SearchResponse) (*SearchResponse, error) {
 	bctx, cancel := context.WithTimeout(ctx, expandBudget)
 	defer cancel()
 	lang := q.Lang
@@ -53,7 +52,7 @@ func (d *Daemon) expand(ctx context.Context, q search.Query, r *search.Result, r
 		want[t] = true
 	}
 	var (
-		done     []tool.Expansion
+		done     []Expansion
 		tried    = map[string]bool{}
 		best     = resp
 		bestHits = r.Hits
@@ -69,7 +68,7 @@ rounds:
 				docIDs = append(docIDs, h.DocID)
 			}
 		}
-		cands, err := d.scoreLinks(bctx, docIDs, want, lang, tried)
+		cands, err := s.scoreLinks(bctx, docIDs, want, lang, tried)
 		if err != nil {
 			if bctx.Err() != nil {
 				stop = "time"
@@ -88,8 +87,8 @@ rounds:
 				break rounds
 			}
 			tried[c.url] = true
-			e := tool.Expansion{URL: c.url, Anchor: c.anchor, Score: round3(c.score)}
-			e.Status, e.Error = d.fetchAndIndex(bctx, c.url, "expansion")
+			e := Expansion{URL: c.url, Anchor: c.anchor, Score: round3(c.score)}
+			e.Status, e.Error = s.fetchAndIndex(bctx, c.url, "expansion")
 			done = append(done, e)
 			if e.Status == "indexed" || e.Status == "unchanged" {
 				fetched++
@@ -99,11 +98,11 @@ rounds:
 			stop = "nothing_indexed"
 			continue
 		}
-		r2, err := d.search(ctx, q)
+		r2, err := s.search(ctx, q)
 		if err != nil {
 			return nil, err
 		}
-		next := tool.NewSearchResponse(q.Text, r2)
+		next := NewSearchResponse(q.Text, r2)
 		if next.Confidence <= best.Confidence && len(next.Results) <= len(best.Results) && next.Evidence == best.Evidence {
 			stop = "no_improvement"
 			break
@@ -120,39 +119,39 @@ rounds:
 	}
 	best.Expanded, best.ExpansionStop = done, stop
 	if best.Expanded == nil {
-		best.Expanded = []tool.Expansion{}
+		best.Expanded = []Expansion{}
 	}
 	return best, nil
 }
 
 // scoreLinks returns the untried, not-indexed, same-origin links of the
 // documents that share words with the query, best first.
-func (d *Daemon) scoreLinks(ctx context.Context, docIDs []int64, want map[string]bool, lang string, tried map[string]bool) ([]linkCandidate, error) {
+func (s *Service) scoreLinks(ctx context.Context, docIDs []int64, want map[string]bool, lang string, tried map[string]bool) ([]linkCandidate, error) {
 	if len(want) == 0 || len(docIDs) == 0 {
 		return nil, nil
 	}
-	links, err := d.Store.UnindexedLinks(ctx, docIDs)
+	links, err := s.Store.UnindexedLinks(ctx, docIDs)
 	if err != nil {
 		return nil, err
 	}
 	byURL := map[string]*linkCandidate{}
 	var out []*linkCandidate
 	for _, l := range links {
-		if tried[l.URL] || !d.Crawler.Expandable(l.URL) {
+		if tried[l.URL] || !s.Crawler.Expandable(l.URL) {
 			continue
 		}
-		s := 2*overlap(analysis.Analyze(l.Text, lang), want) + overlap(analysis.Analyze(pathWords(l.URL), lang), want)
-		if s == 0 {
+		score := 2*overlap(analysis.Analyze(l.Text, lang), want) + overlap(analysis.Analyze(pathWords(l.URL), lang), want)
+		if score == 0 {
 			continue
 		}
-		s /= float64(len(want))
+		score /= float64(len(want))
 		if c := byURL[l.URL]; c != nil {
-			if s > c.score {
-				c.score, c.anchor = s, l.Text
+			if score > c.score {
+				c.score, c.anchor = score, l.Text
 			}
 			continue
 		}
-		c := &linkCandidate{url: l.URL, anchor: l.Text, score: s}
+		c := &linkCandidate{url: l.URL, anchor: l.Text, score: score}
 		byURL[l.URL] = c
 		out = append(out, c)
 	}
@@ -162,11 +161,11 @@ func (d *Daemon) scoreLinks(ctx context.Context, docIDs []int64, want map[string
 		// The frontier remembers pages that are private, gone or not
 		// content, and failures still backing off: fetching them again
 		// would not help.
-		if st, err := d.Store.FindURL(ctx, c.url); err == nil {
+		if st, err := s.Store.FindURL(ctx, c.url); err == nil {
 			switch {
 			case st.Status == "private", st.Status == "gone", st.Status == "skipped":
 				continue
-			case st.Status == "error" && st.NextTry.After(d.Store.Now()):
+			case st.Status == "error" && st.NextTry.After(s.Store.Now()):
 				continue
 			}
 		}
@@ -202,8 +201,8 @@ func pathWords(raw string) string {
 // own per-URL path (private-content guard included), recording the fetch
 // in the frontier as a crawl would. It returns the outcome's status and,
 // on failure, the error class.
-func (d *Daemon) fetchAndIndex(ctx context.Context, u, via string) (status, class string) {
-	l := d.liveIndex(ctx, u, via)
+func (s *Service) fetchAndIndex(ctx context.Context, u, via string) (status, class string) {
+	l := s.liveIndex(ctx, u, via)
 	class = l.ErrorClass
 	if l.Err != nil && class == "" {
 		class = crawl.ErrorClass(l.Err)
@@ -212,13 +211,13 @@ func (d *Daemon) fetchAndIndex(ctx context.Context, u, via string) (status, clas
 }
 
 // liveIndex fetches and indexes one page now, counting the outcome.
-func (d *Daemon) liveIndex(ctx context.Context, u, via string) crawl.Live {
-	l := d.Crawler.FetchNow(ctx, u, via)
+func (s *Service) liveIndex(ctx context.Context, u, via string) crawl.Live {
+	l := s.Crawler.FetchNow(ctx, u, via)
 	label := l.Status
 	if l.Status == "error" {
 		label = "error_" + l.ErrorClass
 	}
-	d.obs().observeLiveFetch(via, label)
+	s.obs().ObserveLiveFetch(via, label)
 	return l
 }
 

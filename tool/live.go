@@ -1,4 +1,4 @@
-package daemon
+package tool
 
 import (
 	"context"
@@ -9,65 +9,64 @@ import (
 	"strings"
 
 	"github.com/askwp/askwpd/crawl"
-	"github.com/askwp/askwpd/tool"
 )
 
-func (d *Daemon) toolFetchLiveURL(ctx context.Context, raw json.RawMessage, c *toolCall) (any, error) {
-	var a tool.LiveArgs
-	if err := tool.DecodeArgs(raw, &a); err != nil {
+func (s *Service) toolFetchLiveURL(ctx context.Context, raw json.RawMessage, c *toolCall) (any, error) {
+	var a LiveArgs
+	if err := DecodeArgs(raw, &a); err != nil {
 		return nil, err
 	}
 	a.URL = strings.TrimSpace(a.URL)
 	if a.URL == "" {
-		return nil, &tool.Error{Code: "invalid", Message: "url is required"}
+		return nil, &Error{Code: "invalid", Message: "url is required"}
 	}
 	c.url, c.liveFetch = a.URL, true
-	resp := &tool.LiveResponse{URL: a.URL}
-	fail := func(code, msg string, status int) (*tool.LiveResponse, error) {
+	resp := &LiveResponse{URL: a.URL}
+	fail := func(code, msg string, status int) (*LiveResponse, error) {
 		resp.OK, resp.Status = false, code
-		resp.Error = &tool.ToolError{Code: code, Message: msg, HTTPStatus: status}
+		resp.Error = &ToolError{Code: code, Message: msg, HTTPStatus: status}
 		c.extra = append(c.extra, "status", code)
 		return resp, nil
 	}
 	raw0 := a.URL
 	if strings.HasPrefix(raw0, "/") && !strings.HasPrefix(raw0, "//") {
-		raw0 = d.Crawler.Site.URL + raw0
+		raw0 = s.Crawler.Site.URL + raw0
 	}
 	u, err := url.Parse(raw0)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		d.obs().observeLiveFetch("tool", "error_bad_url")
-		return fail("bad_url", "not an absolute http(s) URL of this site ("+d.Crawler.Site.URL+")", 0)
+		s.obs().ObserveLiveFetch("tool", "error_bad_url")
+		return fail("bad_url", "not an absolute http(s) URL of this site ("+s.Crawler.Site.URL+")", 0)
 	}
-	if !d.Crawler.Site.Origin.Same(u) {
-		d.obs().observeLiveFetch("tool", "error_off_origin")
-		return fail("off_origin", "refused: only pages of this site ("+d.Crawler.Site.URL+") can be fetched", 0)
+	if !s.Crawler.Site.Origin.Same(u) {
+		s.obs().ObserveLiveFetch("tool", "error_off_origin")
+		return fail("off_origin", "refused: only pages of this site ("+s.Crawler.Site.URL+") can be fetched", 0)
 	}
 	canon := crawl.Canonical(u.String())
 	resp.URL = canon
-	l := d.liveIndex(ctx, canon, "live")
+	l := s.liveIndex(ctx, canon, "live")
 	switch l.Status {
 	case "indexed", "unchanged":
 		final := l.URL
 		if final == "" {
 			final = canon
 		}
-		doc, err := d.Store.FindDocument(ctx, final, false)
+		doc, err := s.Store.FindDocument(ctx, final, false)
 		if err != nil {
 			return nil, err
 		}
-		args := tool.DocumentArgs{IDOrURL: final, Mode: "markdown", MaxChars: a.MaxChars}
+		args := DocumentArgs{IDOrURL: final, Mode: "markdown", MaxChars: a.MaxChars}
 		if err := args.Validate(); err != nil {
 			return nil, err
 		}
-		if resp.Document, err = d.documentResponse(ctx, doc, args); err != nil {
+		if resp.Document, err = s.documentResponse(ctx, doc, args); err != nil {
 			return nil, err
 		}
 		resp.OK, resp.Status, resp.URL = true, l.Status, doc.URL
 		if l.Truncated {
 			// The beginning is indexed and returned; the caller learns the
 			// rest is missing rather than reading a cut page as whole.
-			resp.Error = &tool.ToolError{Code: "too_large", Message: fmt.Sprintf(
-				"the page is larger than the fetch limit (%d bytes); only its beginning was indexed and is returned", d.Config.Crawl.MaxBytes)}
+			resp.Error = &ToolError{Code: "too_large", Message: fmt.Sprintf(
+				"the page is larger than the fetch limit (%d bytes); only its beginning was indexed and is returned", s.Crawler.Opts.MaxBytes)}
 		}
 		c.url = doc.URL
 		c.extra = append(c.extra, "status", l.Status)
