@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/askwp/askwpd/api"
+	"github.com/askwp/askwpd/chat"
 	"github.com/askwp/askwpd/config"
 	"github.com/askwp/askwpd/crawl"
 	"github.com/askwp/askwpd/internal/wptest"
@@ -30,7 +30,7 @@ import (
 func chatSite(t *testing.T) (*Daemon, *wptest.Site) {
 	t.Helper()
 	d, site := indexedDaemon(t)
-	d.ChatOpts = ChatOptions{RetryBase: time.Millisecond}
+	d.Agent.Opts = chat.Options{RetryBase: time.Millisecond}
 	return d, site
 }
 
@@ -76,19 +76,19 @@ func gateProviders() []gateProvider {
 // ones, check judges every outcome.
 // The caller holds the site lock (chatSite); subtests must not take it
 // again, since flock locks conflict within one process too.
-func runGate(t *testing.T, d *Daemon, req api.ChatRequest, steps []step, check func(t *testing.T, d *Daemon, resp *api.ChatResponse, events []api.ChatEvent)) {
+func runGate(t *testing.T, d *Daemon, req chat.Request, steps []step, check func(t *testing.T, d *Daemon, resp *chat.Response, events []chat.Event)) {
 	for _, gp := range gateProviders() {
 		t.Run(gp.name, func(t *testing.T) {
 			var p *scripted
 			if gp.real.Kind != "" {
-				d.Config.Provider = gp.real
+				d.Agent.Provider = chat.ProviderConfig(gp.real)
 			} else {
 				p = newScripted(t, gp.kind, steps...)
-				d.Config.Provider = p.config()
+				d.Agent.Provider = chat.ProviderConfig(p.config())
 			}
-			t.Cleanup(func() { d.Config.Provider = config.ProviderConfig{} })
-			var events []api.ChatEvent
-			resp, err := d.Chat(context.Background(), req, func(ev api.ChatEvent) { events = append(events, ev) })
+			t.Cleanup(func() { d.Agent.Provider = chat.ProviderConfig{} })
+			var events []chat.Event
+			resp, err := d.Chat(context.Background(), req, func(ev chat.Event) { events = append(events, ev) })
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -99,7 +99,7 @@ func runGate(t *testing.T, d *Daemon, req api.ChatRequest, steps []step, check f
 			if resp.Degraded != "" {
 				t.Fatalf("degraded reply: %s", resp.Degraded)
 			}
-			if d.asksToPaste(resp.Reply, req.Messages[len(req.Messages)-1].Content) {
+			if d.Agent.AsksToPaste(resp.Reply, req.Messages[len(req.Messages)-1].Content) {
 				t.Errorf("the reply asks to paste site content: %q", resp.Reply)
 			}
 			assertVerbatim(t, d, resp)
@@ -110,7 +110,7 @@ func runGate(t *testing.T, d *Daemon, req api.ChatRequest, steps []step, check f
 
 // assertVerbatim checks every source independently of the chat code: the
 // quote is the stored body at its offsets, and a tool retrieved the page.
-func assertVerbatim(t *testing.T, d *Daemon, resp *api.ChatResponse) {
+func assertVerbatim(t *testing.T, d *Daemon, resp *chat.Response) {
 	t.Helper()
 	for _, s := range resp.Sources {
 		doc, err := d.Store.FindDocument(context.Background(), s.URL, false)
@@ -184,7 +184,7 @@ func publicPosts(t *testing.T, site *wptest.Site) []struct{ Title, URL, Publishe
 	return out
 }
 
-func autoCalled(resp *api.ChatResponse, name string) bool {
+func autoCalled(resp *chat.Response, name string) bool {
 	for _, c := range resp.ToolCalls {
 		if c.Auto && c.Name == name && c.OK {
 			return true
@@ -193,7 +193,7 @@ func autoCalled(resp *api.ChatResponse, name string) bool {
 	return false
 }
 
-func modelCalled(resp *api.ChatResponse, name string) bool {
+func modelCalled(resp *chat.Response, name string) bool {
 	for _, c := range resp.ToolCalls {
 		if !c.Auto && c.Name == name && c.OK {
 			return true
@@ -234,7 +234,7 @@ func gate1FreshSiteWorks(t *testing.T, d *Daemon, site *wptest.Site) {
 			text += fmt.Sprintf(" It says: %q", quoted)
 		}
 		return turn{Text: text}
-	}}, func(t *testing.T, d *Daemon, resp *api.ChatResponse, _ []api.ChatEvent) {
+	}}, func(t *testing.T, d *Daemon, resp *chat.Response, _ []chat.Event) {
 		if resp.Evidence != "grounded" {
 			t.Errorf("evidence = %s, want grounded", resp.Evidence)
 		}
@@ -247,7 +247,7 @@ func gate1FreshSiteWorks(t *testing.T, d *Daemon, site *wptest.Site) {
 	})
 }
 
-func hasSource(resp *api.ChatResponse, u string) bool {
+func hasSource(resp *chat.Response, u string) bool {
 	for _, s := range resp.Sources {
 		if s.URL == u {
 			return true
@@ -283,8 +283,8 @@ func gate2MostRecentPost(t *testing.T, d *Daemon, site *wptest.Site) {
 			}
 			return turn{Text: fmt.Sprintf("The most recent post is %s, published on %s.", top.Title, top.Published[:10])}
 		},
-	}, func(t *testing.T, d *Daemon, resp *api.ChatResponse, _ []api.ChatEvent) {
-		var src *api.ChatSource
+	}, func(t *testing.T, d *Daemon, resp *chat.Response, _ []chat.Event) {
+		var src *chat.Source
 		for i := range resp.Sources {
 			if resp.Sources[i].URL == newest.URL {
 				src = &resp.Sources[i]
@@ -338,7 +338,7 @@ func gate3SpecificPost(t *testing.T, d *Daemon, site *wptest.Site) {
 			}
 			return turn{Text: fmt.Sprintf("The post %s explains it. In its words: “%s”", dr.Title, want)}
 		},
-	}, func(t *testing.T, d *Daemon, resp *api.ChatResponse, _ []api.ChatEvent) {
+	}, func(t *testing.T, d *Daemon, resp *chat.Response, _ []chat.Event) {
 		if resp.Evidence != "grounded" {
 			t.Errorf("evidence %s, want grounded", resp.Evidence)
 		}
@@ -347,11 +347,11 @@ func gate3SpecificPost(t *testing.T, d *Daemon, site *wptest.Site) {
 		}
 	})
 	// The scripted run quotes exactly; check that quote became the source.
-	d.Config.Provider = config.ProviderConfig{}
+	d.Agent.Provider = chat.ProviderConfig{}
 	p := newScripted(t, "openai", callTool("get_document", fmt.Sprintf(`{"id_or_url": %q}`, post.URL)),
 		say(fmt.Sprintf("It says “%s”", want)))
-	d.Config.Provider = p.config()
-	defer func() { d.Config.Provider = config.ProviderConfig{} }()
+	d.Agent.Provider = chat.ProviderConfig(p.config())
+	defer func() { d.Agent.Provider = chat.ProviderConfig{} }()
 	resp, err := d.Chat(context.Background(), ask(q), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -390,7 +390,7 @@ func gate4ThinPage(t *testing.T, d *Daemon, site *wptest.Site) {
 			}
 		}
 		return turn{Text: fmt.Sprintf("The page %s has almost no content yet. Inference: it is a placeholder for something the site will describe later; the newest posts may say more.", thin.Title)}
-	}}, func(t *testing.T, d *Daemon, resp *api.ChatResponse, _ []api.ChatEvent) {
+	}}, func(t *testing.T, d *Daemon, resp *chat.Response, _ []chat.Event) {
 		if !strings.Contains(resp.Reply, "Inference:") {
 			t.Errorf("the reply has no labeled inference: %q", resp.Reply)
 		}
@@ -435,13 +435,13 @@ func gate5NoPasteRequests(t *testing.T, d *Daemon, site *wptest.Site) {
 			json.Unmarshal([]byte(r.lastResults()[0].Text), &dr)
 			return turn{Text: fmt.Sprintf("The page %s says: “%s”", dr.Title, plainSentence(dr.Content, 5))}
 		},
-	}, func(t *testing.T, d *Daemon, resp *api.ChatResponse, events []api.ChatEvent) {
+	}, func(t *testing.T, d *Daemon, resp *chat.Response, events []chat.Event) {
 		if !hasSource(resp, page.URL) {
 			t.Errorf("sources %+v miss %s", resp.Sources, page.URL)
 		}
 		reset := false
 		for _, ev := range events {
-			if st, ok := ev.Data.(api.ChatStatus); ok && st.Reset {
+			if st, ok := ev.Data.(chat.Status); ok && st.Reset {
 				reset = true
 			}
 		}
@@ -454,13 +454,13 @@ func gate5NoPasteRequests(t *testing.T, d *Daemon, site *wptest.Site) {
 	p := newScripted(t, "anthropic",
 		say("Please paste the content of "+page.URL+" and I will summarize it."),
 		say("Sorry. I cannot access the page. Please copy and paste it here."))
-	d.Config.Provider = p.config()
-	defer func() { d.Config.Provider = config.ProviderConfig{} }()
+	d.Agent.Provider = chat.ProviderConfig(p.config())
+	defer func() { d.Agent.Provider = chat.ProviderConfig{} }()
 	resp, err := d.Chat(context.Background(), ask(q), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.asksToPaste(resp.Reply, q) || resp.Reply == "" {
+	if d.Agent.AsksToPaste(resp.Reply, q) || resp.Reply == "" {
 		t.Errorf("insisting model's reply not scrubbed: %q", resp.Reply)
 	}
 }
@@ -478,8 +478,8 @@ func gate6FabricatedQuoteIsCorrected(t *testing.T, d *Daemon, site *wptest.Site)
 			}
 			return turn{Text: fmt.Sprintf("The post %s is the newest on the site.", post.Title)}
 		})
-	d.Config.Provider = p.config()
-	defer func() { d.Config.Provider = config.ProviderConfig{} }()
+	d.Agent.Provider = chat.ProviderConfig(p.config())
+	defer func() { d.Agent.Provider = chat.ProviderConfig{} }()
 	resp, err := d.Chat(context.Background(), ask("What is the latest post about?"), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -522,10 +522,10 @@ func providerFromWPOptions(t *testing.T, d *Daemon, site *wptest.Site) {
 			fmt.Fprintf(&del, "delete_option(%q);", k)
 		}
 		site.PHP(t, del.String())
-		wpProviderCache.Delete(d)
+		freshAgent(d)
 	})
-	wpProviderCache.Delete(d)
-	d.Config.Provider = config.ProviderConfig{}
+	freshAgent(d) // forget the AskWP options the agent read before
+	d.Agent.Provider = chat.ProviderConfig{}
 	resp, err := d.Chat(context.Background(), ask("hi"), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -536,4 +536,11 @@ func providerFromWPOptions(t *testing.T, d *Daemon, site *wptest.Site) {
 	if len(p.seen()) != 1 || p.seen()[0].Path != "/v1/chat/completions" {
 		t.Errorf("requests %d", len(p.seen()))
 	}
+}
+
+// freshAgent replaces d's agent with a new one of the same settings, so
+// nothing it kept (AskWP's options, provider clients) carries over.
+func freshAgent(d *Daemon) {
+	a := d.Agent
+	d.Agent = &chat.Agent{Tools: a.Tools, Site: a.Site, Log: a.Log, Opts: a.Opts, Provider: a.Provider, SiteOption: a.SiteOption}
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/askwp/askwpd/api"
+	"github.com/askwp/askwpd/chat"
 	"github.com/askwp/askwpd/config"
 	"github.com/askwp/askwpd/tool"
 )
@@ -32,7 +33,7 @@ func bareDaemon(t *testing.T, pc config.ProviderConfig) *Daemon {
 		t.Fatalf("Open: %v", err)
 	}
 	t.Cleanup(func() { d.Close() })
-	d.ChatOpts = ChatOptions{RetryBase: time.Millisecond, RetryMax: 10 * time.Millisecond}
+	d.Agent.Opts = chat.Options{RetryBase: time.Millisecond, RetryMax: 10 * time.Millisecond}
 	return d
 }
 
@@ -44,8 +45,8 @@ func (w testWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func ask(q string) api.ChatRequest {
-	return api.ChatRequest{Messages: []api.ChatMessage{{Role: "user", Content: q}}}
+func ask(q string) chat.Request {
+	return chat.Request{Messages: []chat.Message{{Role: "user", Content: q}}}
 }
 
 var kinds = []string{"openai", "anthropic"}
@@ -62,7 +63,7 @@ func TestChat_ToolRoundCap(t *testing.T) {
 				return turn{Calls: []scriptCall{{"search_site", `{"query": "opening hours"}`}}}
 			}
 			d := bareDaemon(t, p.config())
-			d.ChatOpts.MaxToolRounds = 2
+			d.Agent.Opts.MaxToolRounds = 2
 			resp, err := d.Chat(context.Background(), ask("When are you open?"), nil)
 			if err != nil {
 				t.Fatal(err)
@@ -96,6 +97,10 @@ func TestChat_ToolRoundCap(t *testing.T) {
 	}
 }
 
+// offeredTools are the tools the model is offered: the retrieval
+// contract without verify_quote, which the agent runs itself.
+var offeredTools = []string{"search_site", "get_document", "get_recent", "search_in_document", "fetch_live_url"}
+
 func TestChat_MalformedToolCalls(t *testing.T) {
 	for _, kind := range kinds {
 		t.Run(kind, func(t *testing.T) {
@@ -108,13 +113,13 @@ func TestChat_MalformedToolCalls(t *testing.T) {
 			}
 			p := newScripted(t, kind,
 				func(t *testing.T, r *seenRequest) turn {
-					for _, name := range chatTools {
+					for _, name := range offeredTools {
 						if _, ok := r.Tools[name]; !ok {
 							t.Errorf("tool %s not offered; offered %v", name, keys(r.Tools))
 						}
 					}
-					if len(r.Tools) != len(chatTools) {
-						t.Errorf("offered %d tools, want %d", len(r.Tools), len(chatTools))
+					if len(r.Tools) != len(offeredTools) {
+						t.Errorf("offered %d tools, want %d", len(r.Tools), len(offeredTools))
 					}
 					for name, desc := range r.Tools {
 						if want := toolDescription(name); desc != want {
@@ -223,9 +228,9 @@ func TestChat_ProviderErrors(t *testing.T) {
 			})
 			d := bareDaemon(t, p.config())
 			var deltas strings.Builder
-			resp, err := d.Chat(context.Background(), ask("hello"), func(ev api.ChatEvent) {
+			resp, err := d.Chat(context.Background(), ask("hello"), func(ev chat.Event) {
 				if ev.Type == "delta" {
-					deltas.WriteString(ev.Data.(api.ChatDelta).Text)
+					deltas.WriteString(ev.Data.(chat.Delta).Text)
 				}
 			})
 			if err != nil {
@@ -245,7 +250,7 @@ func TestChat_Timeouts(t *testing.T) {
 		t.Run(kind+"/Model", func(t *testing.T) {
 			p := newScripted(t, kind, func(*testing.T, *seenRequest) turn { return turn{Text: "late", Delay: 3 * time.Second} })
 			d := bareDaemon(t, p.config())
-			d.ChatOpts.ModelTimeout = 200 * time.Millisecond
+			d.Agent.Opts.ModelTimeout = 200 * time.Millisecond
 			start := time.Now()
 			resp, err := d.Chat(context.Background(), ask("hello"), nil)
 			if err != nil {
@@ -268,7 +273,7 @@ func TestChat_Timeouts(t *testing.T) {
 					return turn{Text: "Answering from what I have."}
 				})
 			d := bareDaemon(t, p.config())
-			d.ChatOpts.ToolBudget = time.Nanosecond
+			d.Agent.Opts.ToolBudget = time.Nanosecond
 			resp, err := d.Chat(context.Background(), ask("hi"), nil)
 			if err != nil {
 				t.Fatal(err)
@@ -358,7 +363,7 @@ func chatServer(t *testing.T, d *Daemon) (*httptest.Server, string) {
 	return srv, token
 }
 
-func postChat(t *testing.T, srv *httptest.Server, token string, r api.ChatRequest) (*api.ChatResponse, int) {
+func postChat(t *testing.T, srv *httptest.Server, token string, r chat.Request) (*chat.Response, int) {
 	t.Helper()
 	b, _ := json.Marshal(r)
 	req, _ := http.NewRequest("POST", srv.URL+"/v1/chat", strings.NewReader(string(b)))
@@ -369,7 +374,7 @@ func postChat(t *testing.T, srv *httptest.Server, token string, r api.ChatReques
 		t.Fatal(err)
 	}
 	defer res.Body.Close()
-	var out api.ChatResponse
+	var out chat.Response
 	if res.StatusCode == 200 {
 		if err := json.NewDecoder(res.Body).Decode(&out); err != nil {
 			t.Fatal(err)
@@ -384,7 +389,7 @@ type sseEvent struct {
 	Data json.RawMessage
 }
 
-func streamChat(t *testing.T, srv *httptest.Server, token string, r api.ChatRequest) []sseEvent {
+func streamChat(t *testing.T, srv *httptest.Server, token string, r chat.Request) []sseEvent {
 	t.Helper()
 	b, _ := json.Marshal(r)
 	req, _ := http.NewRequest("POST", srv.URL+"/v1/chat", strings.NewReader(string(b)))
@@ -434,7 +439,7 @@ func TestChat_SSE(t *testing.T) {
 			for _, ev := range evs[:len(evs)-1] {
 				switch ev.Type {
 				case "delta":
-					var dl api.ChatDelta
+					var dl chat.Delta
 					json.Unmarshal(ev.Data, &dl)
 					text.WriteString(dl.Text)
 				case "status":
@@ -447,7 +452,7 @@ func TestChat_SSE(t *testing.T) {
 			if last.Type != "done" {
 				t.Fatalf("last event %s: %s", last.Type, last.Data)
 			}
-			var done api.ChatResponse
+			var done chat.Response
 			if err := json.Unmarshal(last.Data, &done); err != nil {
 				t.Fatal(err)
 			}

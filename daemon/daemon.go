@@ -24,6 +24,7 @@ import (
 
 	"github.com/robfig/cron/v3"
 
+	"github.com/askwp/askwpd/chat"
 	"github.com/askwp/askwpd/config"
 	"github.com/askwp/askwpd/crawl"
 	"github.com/askwp/askwpd/embed"
@@ -61,8 +62,8 @@ type Daemon struct {
 	secretMu sync.Mutex
 	secret   []byte // the webhook secret, read once
 
-	// Chat tunes the /v1/chat agent loop (chat.go); zero values are defaults.
-	ChatOpts ChatOptions
+	// Agent answers /v1/chat.
+	Agent *chat.Agent
 
 	// Embed is hybrid retrieval's worker; nil when embeddings are off.
 	Embed *embed.Worker
@@ -159,6 +160,11 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (*Daemon, er
 		d.Crawler.OnIndexed = d.Embed.Kick
 	}
 	d.Tools = &tool.Service{Log: log, Store: st, Search: d.Search, Crawler: d.Crawler, Embed: d.Embed, Metrics: d.obs()}
+	d.Agent = &chat.Agent{Tools: d.Tools, Log: log, Provider: chat.ProviderConfig(cfg.Provider),
+		Site: chat.Site{URL: site.URL, Name: site.Name, Tagline: site.Tagline}}
+	if d.WP != nil {
+		d.Agent.SiteOption = d.WP.Option
+	}
 	if site.Name != "" {
 		_ = st.SetMeta(ctx, "site_name", site.Name)
 		_ = st.SetMeta(ctx, "site_tagline", site.Tagline)
@@ -295,4 +301,9 @@ type EvalOptions = eval.Options
 // Deprecated: use eval.Run; kept while bench/search moves.
 func RunEval(ctx context.Context, opt EvalOptions, out io.Writer) error {
 	return eval.Run(ctx, opt, out)
+}
+
+// Chat runs one turn of the agent loop.
+func (d *Daemon) Chat(ctx context.Context, req chat.Request, emit func(chat.Event)) (*chat.Response, error) {
+	return d.Agent.Chat(ctx, req, emit)
 }

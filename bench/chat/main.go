@@ -29,6 +29,7 @@ import (
 	"time"
 
 	"github.com/askwp/askwpd/api"
+	"github.com/askwp/askwpd/chat"
 	"github.com/askwp/askwpd/config"
 	"github.com/askwp/askwpd/daemon"
 	"github.com/askwp/askwpd/store"
@@ -120,7 +121,7 @@ type sample struct {
 	// postModel is the model's first chunk to the client's first delta.
 	preModel, postModel time.Duration
 	rounds              []time.Duration
-	timing              api.ChatTiming
+	timing              chat.Timing
 }
 
 func run() error {
@@ -282,7 +283,7 @@ func msf(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 // turnOnce runs one chat turn over SSE and measures it against the
 // fake's own timestamps.
 func turnOnce(url, token, q string, fk *fake) (sample, error) {
-	body, _ := json.Marshal(api.ChatRequest{Messages: []api.ChatMessage{{Role: "user", Content: q}}})
+	body, _ := json.Marshal(chat.Request{Messages: []chat.Message{{Role: "user", Content: q}}})
 	req, _ := http.NewRequest("POST", url, strings.NewReader(string(body)))
 	req.Header.Set("Authorization", "Bearer "+token)
 	req.Header.Set("Accept", "text/event-stream")
@@ -312,7 +313,7 @@ func turnOnce(url, token, q string, fk *fake) (sample, error) {
 				s.ttft = time.Since(start)
 			}
 		case "done":
-			var resp api.ChatResponse
+			var resp chat.Response
 			if err := json.Unmarshal([]byte(data), &resp); err != nil {
 				return s, err
 			}

@@ -1,4 +1,4 @@
-package daemon
+package chat
 
 import (
 	"context"
@@ -14,8 +14,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/askwp/askwpd/api"
-	"github.com/askwp/askwpd/daemon/llm"
+	"github.com/askwp/askwpd/chat/llm"
 	"github.com/askwp/askwpd/tool"
 )
 
@@ -311,12 +310,12 @@ func rewriteQueries(msg string, terms []string) []string {
 }
 
 // sameOrigin reports whether u is a page of this site.
-func (d *Daemon) sameOrigin(u string) bool {
+func (a *Agent) sameOrigin(u string) bool {
 	pu, err := url.Parse(u)
 	if err != nil || pu.Host == "" {
 		return false
 	}
-	su, err := url.Parse(d.Crawler.Site.URL)
+	su, err := url.Parse(a.Site.URL)
 	if err != nil {
 		return false
 	}
@@ -328,8 +327,8 @@ func (d *Daemon) sameOrigin(u string) bool {
 // top evidence and the newest posts.
 func (t *chatTurn) buildContext(ctx context.Context, question string, history []llm.Message) *chatContext {
 	cc := &chatContext{}
-	d := t.d
-	if pu := strings.TrimSpace(t.req.PageURL); pu != "" && d.sameOrigin(pu) {
+	a := t.a
+	if pu := strings.TrimSpace(t.req.PageURL); pu != "" && a.sameOrigin(pu) {
 		if doc := t.readPage(ctx, pu); doc != nil {
 			cc.page = doc
 			t.mu.Lock()
@@ -370,7 +369,7 @@ func (t *chatTurn) buildContext(ctx context.Context, question string, history []
 	var urls []string
 	for _, u := range reURL.FindAllString(question, 3) {
 		u = strings.TrimRight(u, ".,;:!?")
-		if d.sameOrigin(u) {
+		if a.sameOrigin(u) {
 			urls = append(urls, u)
 		}
 	}
@@ -378,7 +377,7 @@ func (t *chatTurn) buildContext(ctx context.Context, question string, history []
 		cc.thin = cc.page != nil && cc.page.Quality.Thin
 		return cc
 	}
-	t.emit(api.ChatEvent{Type: "status", Data: api.ChatStatus{Message: "Searching the site…", Tool: "search_site"}})
+	t.emit(Event{Type: "status", Data: Status{Message: "Searching the site…", Tool: "search_site"}})
 
 	var (
 		wg       sync.WaitGroup
@@ -465,9 +464,9 @@ func tokens(s string) int { return (utf8.RuneCountInString(s) + 3) / 4 }
 // expansion, as a tool.
 func (t *chatTurn) contextSearch(ctx context.Context, query string) *tool.SearchResponse {
 	args, _ := json.Marshal(tool.SearchArgs{Query: query, Limit: 6})
-	rec := api.ChatToolCall{Name: "search_site", Args: args, Auto: true}
+	rec := ToolCall{Name: "search_site", Args: args, Auto: true}
 	start := time.Now()
-	res, err := t.d.Call(tool.WithoutExpansion(ctx), "search_site", args)
+	res, err := t.a.Tools.Call(tool.WithoutExpansion(ctx), "search_site", args)
 	rec.LatencyMS = ms(time.Since(start))
 	var resp *tool.SearchResponse
 	var te *tool.Error
@@ -476,7 +475,7 @@ func (t *chatTurn) contextSearch(ctx context.Context, query string) *tool.Search
 		return nil // a question that is no query (too long, say) searches nothing
 	case err != nil:
 		rec.ErrorCode = "internal"
-		t.d.Log.Warn("Chat context search failed", "query", query, "error", err)
+		t.a.Log.Warn("Chat context search failed", "query", query, "error", err)
 	default:
 		resp = new(tool.SearchResponse)
 		if !decodeResult(res, resp) {
@@ -496,7 +495,7 @@ func (t *chatTurn) contextSearch(ctx context.Context, query string) *tool.Search
 // when the page is not indexed.
 func (t *chatTurn) readPage(ctx context.Context, u string) *tool.DocumentResponse {
 	args, _ := json.Marshal(tool.DocumentArgs{IDOrURL: u, MaxChars: tool.MaxMaxChars})
-	res, err := t.d.Call(ctx, "get_document", args)
+	res, err := t.a.Tools.Call(ctx, "get_document", args)
 	if err != nil {
 		return nil
 	}
@@ -528,7 +527,7 @@ func decodeResult(res, out any) bool {
 
 // autoTool runs a tool for the context builder and decodes its result.
 func (t *chatTurn) autoTool(ctx context.Context, name, args string, out any) bool {
-	rec := api.ChatToolCall{Name: name, Args: json.RawMessage(args), Auto: true}
+	rec := ToolCall{Name: name, Args: json.RawMessage(args), Auto: true}
 	res, code, _ := t.callTool(ctx, name, json.RawMessage(args), min(t.opt.ToolTimeout, 3*time.Second), &rec)
 	t.mu.Lock()
 	t.resp.ToolCalls = append(t.resp.ToolCalls, rec)
@@ -538,15 +537,15 @@ func (t *chatTurn) autoTool(ctx context.Context, name, args string, out any) boo
 
 // systemPrompt states the rules and carries the context.
 func (t *chatTurn) systemPrompt(cc *chatContext, instructions string) string {
-	d := t.d
+	a := t.a
 	var b strings.Builder
-	name := d.Crawler.Site.Name
+	name := a.Site.Name
 	if name == "" {
-		name = d.Crawler.Site.URL
+		name = a.Site.URL
 	}
-	fmt.Fprintf(&b, "You are the assistant of the website %q (%s).", name, d.Crawler.Site.URL)
-	if d.Crawler.Site.Tagline != "" {
-		fmt.Fprintf(&b, " Its tagline: %s.", d.Crawler.Site.Tagline)
+	fmt.Fprintf(&b, "You are the assistant of the website %q (%s).", name, a.Site.URL)
+	if a.Site.Tagline != "" {
+		fmt.Fprintf(&b, " Its tagline: %s.", a.Site.Tagline)
 	}
 	fmt.Fprintf(&b, " Today is %s.\n\n", time.Now().Format("Monday, 2 January 2006"))
 	b.WriteString(`Rules:

@@ -1,10 +1,8 @@
-package daemon
+package chat
 
 import (
 	"reflect"
 	"testing"
-
-	"github.com/askwp/askwpd/crawl"
 )
 
 func TestChat_RetrievalDecision(t *testing.T) {
@@ -44,7 +42,7 @@ func TestChat_RewriteQueries(t *testing.T) {
 }
 
 func TestChat_AsksToPaste(t *testing.T) {
-	d := &Daemon{Crawler: &crawl.Crawler{Site: crawl.Site{URL: "http://127.0.0.1:8089"}}}
+	a := &Agent{Site: Site{URL: "http://127.0.0.1:8089"}}
 	for _, tc := range []struct {
 		reply, question string
 		want            bool
@@ -55,7 +53,7 @@ func TestChat_AsksToPaste(t *testing.T) {
 		{"I can only read this site, so I can't open https://other.example/post.", "Summarize https://other.example/post", false},
 		{"The workshop opens at ten. Write to us by email.", "When are you open?", false},
 	} {
-		if got := d.asksToPaste(tc.reply, tc.question); got != tc.want {
+		if got := a.AsksToPaste(tc.reply, tc.question); got != tc.want {
 			t.Errorf("%q: %v, want %v", tc.reply, got, tc.want)
 		}
 	}

@@ -1,4 +1,4 @@
-package daemon
+package chat
 
 import (
 	"context"
@@ -9,7 +9,6 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/askwp/askwpd/api"
 	"github.com/askwp/askwpd/tool"
 )
 
@@ -23,10 +22,10 @@ var (
 	reSentence  = regexp.MustCompile(`[^.!?\n]*[.!?]*`)
 )
 
-// asksToPaste reports whether a reply asks for content the tools could
+// AsksToPaste reports whether a reply asks for content the tools could
 // fetch. Asking about another website's page is allowed: only this site's
 // pages can be read.
-func (d *Daemon) asksToPaste(reply, question string) bool {
+func (a *Agent) AsksToPaste(reply, question string) bool {
 	if !rePaste.MatchString(reply) && !reSendText.MatchString(reply) && !reCantRead.MatchString(reply) {
 		return false
 	}
@@ -35,7 +34,7 @@ func (d *Daemon) asksToPaste(reply, question string) bool {
 		return true
 	}
 	for _, u := range urls {
-		if d.sameOrigin(strings.TrimRight(u, ".,;:!?")) {
+		if a.sameOrigin(strings.TrimRight(u, ".,;:!?")) {
 			return true
 		}
 	}
@@ -47,7 +46,7 @@ func (d *Daemon) asksToPaste(reply, question string) bool {
 func (t *chatTurn) validate(ctx context.Context) []string {
 	reply := t.reply.String()
 	var problems []string
-	if t.d.asksToPaste(reply, t.lastQuestion()) {
+	if t.a.AsksToPaste(reply, t.lastQuestion()) {
 		problems = append(problems, "It asks the user to paste or send content, or says a page cannot be read. You can read every page of this site yourself: use get_document, search_in_document or fetch_live_url, and answer from what they return.")
 	}
 	if bad := t.unverifiedQuotes(ctx, reply); len(bad) > 0 {
@@ -81,7 +80,7 @@ func (t *chatTurn) scrub() {
 		if strings.TrimSpace(s) == "" {
 			continue
 		}
-		if t.d.asksToPaste(s, t.lastQuestion()) {
+		if t.a.AsksToPaste(s, t.lastQuestion()) {
 			continue
 		}
 		kept = append(kept, strings.TrimSpace(s))
@@ -90,11 +89,11 @@ func (t *chatTurn) scrub() {
 	if text == "" {
 		text = "I couldn't read enough of the site to answer that."
 	}
-	t.emit(api.ChatEvent{Type: "status", Data: api.ChatStatus{Message: "Checking the answer…", Reset: true}})
-	t.emit(api.ChatEvent{Type: "delta", Data: api.ChatDelta{Text: text}})
+	t.emit(Event{Type: "status", Data: Status{Message: "Checking the answer…", Reset: true}})
+	t.emit(Event{Type: "delta", Data: Delta{Text: text}})
 	t.reply.Reset()
 	t.reply.WriteString(text)
-	t.d.Log.Warn("Chat reply scrubbed after regeneration")
+	t.a.Log.Warn("Chat reply scrubbed after regeneration")
 }
 
 // body returns a retrieved page's stored Markdown as code points, read
@@ -106,7 +105,7 @@ func (t *chatTurn) body(ctx context.Context, u string, cache map[string][]rune) 
 	var b []rune
 	for start := 0; ; {
 		args, _ := json.Marshal(tool.DocumentArgs{IDOrURL: u, Start: start, MaxChars: tool.MaxMaxChars})
-		res, err := t.d.Call(ctx, "get_document", args)
+		res, err := t.a.Tools.Call(ctx, "get_document", args)
 		var doc tool.DocumentResponse
 		if err != nil || !decodeResult(res, &doc) {
 			b = nil
@@ -166,7 +165,7 @@ func (t *chatTurn) quoteFound(ctx context.Context, docs []*retrievedDoc, q strin
 			break
 		}
 		args, _ := json.Marshal(tool.QuoteArgs{URL: rd.url, Quote: q})
-		res, err := t.d.Call(ctx, "verify_quote", args)
+		res, err := t.a.Tools.Call(ctx, "verify_quote", args)
 		if err != nil {
 			continue
 		}
@@ -273,7 +272,7 @@ func leadPassage(body []rune) chatPassage {
 }
 
 type scoredSource struct {
-	src       api.ChatSource
+	src       Source
 	mentioned bool
 	overlap   int
 	order     int
@@ -283,9 +282,9 @@ type scoredSource struct {
 // reply names it (title or URL) or shares enough words with one of its
 // sentences, and its quote is that sentence, or the reply's own verified
 // quote from it. Every quote is checked against the stored body.
-func (t *chatTurn) sources(ctx context.Context, reply string) []api.ChatSource {
+func (t *chatTurn) sources(ctx context.Context, reply string) []Source {
 	if strings.TrimSpace(reply) == "" {
-		return []api.ChatSource{}
+		return []Source{}
 	}
 	cache := map[string][]rune{}
 	rw := citeWords(reply)
@@ -347,11 +346,11 @@ func (t *chatTurn) sources(ctx context.Context, reply string) []api.ChatSource {
 		}
 		if string(body[best.start:best.end]) != best.text {
 			// Unreachable: candidates are cut from the body itself.
-			t.d.Log.Error("Chat source does not match the stored body", "url", rd.url)
+			t.a.Log.Error("Chat source does not match the stored body", "url", rd.url)
 			continue
 		}
 		scored = append(scored, scoredSource{
-			src: api.ChatSource{Title: rd.title, URL: rd.url, Quote: best.text, Start: best.start, End: best.end,
+			src: Source{Title: rd.title, URL: rd.url, Quote: best.text, Start: best.start, End: best.end,
 				Published: rd.published, Modified: rd.modified},
 			mentioned: mentioned, overlap: best.overlap, order: i,
 		})
@@ -362,7 +361,7 @@ func (t *chatTurn) sources(ctx context.Context, reply string) []api.ChatSource {
 		}
 		return scored[i].overlap > scored[j].overlap
 	})
-	out := []api.ChatSource{}
+	out := []Source{}
 	for i, s := range scored {
 		if i == 5 {
 			break
@@ -374,9 +373,9 @@ func (t *chatTurn) sources(ctx context.Context, reply string) []api.ChatSource {
 
 // leadSources are sources for a reply that could not be written: the
 // first passage seen of each page.
-func (t *chatTurn) leadSources(ctx context.Context, docs []*retrievedDoc, n int) []api.ChatSource {
+func (t *chatTurn) leadSources(ctx context.Context, docs []*retrievedDoc, n int) []Source {
 	cache := map[string][]rune{}
-	out := []api.ChatSource{}
+	out := []Source{}
 	for _, rd := range docs {
 		if len(out) == n {
 			break
@@ -389,7 +388,7 @@ func (t *chatTurn) leadSources(ctx context.Context, docs []*retrievedDoc, n int)
 		for _, p := range passages {
 			if cs := sentences(body, p); len(cs) > 0 {
 				c := cs[0]
-				out = append(out, api.ChatSource{Title: rd.title, URL: rd.url, Quote: c.text, Start: c.start, End: c.end,
+				out = append(out, Source{Title: rd.title, URL: rd.url, Quote: c.text, Start: c.start, End: c.end,
 					Published: rd.published, Modified: rd.modified})
 				break
 			}

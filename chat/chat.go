@@ -1,23 +1,68 @@
-package daemon
+// Package chat is the /v1/chat agent loop: it builds the context a model
+// sees, lets the model call the site's tools, checks the reply's quotes
+// and citations against the stored pages, and resolves the LLM provider.
+// It reaches the site only through a tool.Caller.
+package chat
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
 
-	"github.com/askwp/askwpd/api"
-	"github.com/askwp/askwpd/daemon/llm"
+	"github.com/askwp/askwpd/chat/llm"
 	"github.com/askwp/askwpd/tool"
 )
 
-// ChatOptions tune the chat agent loop. Zero values mean the defaults.
-type ChatOptions struct {
+// Site names the site the assistant speaks for.
+type Site struct {
+	URL     string
+	Name    string
+	Tagline string
+}
+
+// ProviderConfig is askwpd's own LLM provider (the [provider] section).
+type ProviderConfig struct {
+	Kind        string // openai | anthropic | openai-compatible
+	BaseURL     string
+	Model       string
+	APIKey      string
+	MaxTokens   int
+	Temperature float64
+}
+
+// Agent answers chat turns about one site. Set Tools, Site and Log before
+// the first turn.
+type Agent struct {
+	Tools tool.Caller
+	Site  Site
+	Log   *slog.Logger
+	// Opts tune the loop; zero values are defaults.
+	Opts Options
+	// Provider is tried first; a zero Kind leaves the choice to
+	// WordPress's AskWP options.
+	Provider ProviderConfig
+	// SiteOption reads one WordPress option (AskWP's provider settings);
+	// nil when there is no database.
+	SiteOption func(ctx context.Context, name string) (string, error)
+
+	wpMu   sync.Mutex
+	wpOpts map[string]string
+	wpAt   time.Time
+
+	httpOnce sync.Once
+	http     *http.Client
+	clients  sync.Map // llm.Config → llm.Provider
+}
+
+// Options tune the chat agent loop. Zero values mean the defaults.
+type Options struct {
 	// MaxToolRounds caps the model's rounds of tool calls; default 4.
 	MaxToolRounds int
 	// ToolTimeout bounds one tool call; default 10 s.
@@ -44,7 +89,7 @@ type ChatOptions struct {
 	HTTPClient *http.Client
 }
 
-func (o ChatOptions) withDefaults() ChatOptions {
+func (o Options) withDefaults() Options {
 	def := func(v *int, d int) {
 		if *v <= 0 {
 			*v = d
@@ -91,14 +136,14 @@ func contractTools() []llm.Tool {
 
 // chatTurn is the state of one chat request.
 type chatTurn struct {
-	d     *Daemon
-	opt   ChatOptions
-	req   api.ChatRequest
-	emit  func(api.ChatEvent)
+	a     *Agent
+	opt   Options
+	req   Request
+	emit  func(Event)
 	start time.Time
 
-	resp   api.ChatResponse
-	timing api.ChatTiming
+	resp   Response
+	timing Timing
 
 	mu        sync.Mutex // guards retrieved: context searches run in parallel
 	retrieved map[string]*retrievedDoc
@@ -115,22 +160,22 @@ type chatTurn struct {
 // Chat runs one turn of the agent loop: build the context, let the model
 // search with the tools, validate the answer's citations, and return it.
 // Text is streamed through emit as it arrives.
-func (d *Daemon) Chat(ctx context.Context, req api.ChatRequest, emit func(api.ChatEvent)) (*api.ChatResponse, error) {
+func (a *Agent) Chat(ctx context.Context, req Request, emit func(Event)) (*Response, error) {
 	if emit == nil {
-		emit = func(api.ChatEvent) {}
+		emit = func(Event) {}
 	}
-	t := &chatTurn{d: d, opt: d.ChatOpts.withDefaults(), req: req, emit: emit, start: time.Now(),
+	t := &chatTurn{a: a, opt: a.Opts.withDefaults(), req: req, emit: emit, start: time.Now(),
 		retrieved: map[string]*retrievedDoc{}, offered: map[string]bool{}}
-	t.resp.Sources, t.resp.ToolCalls = []api.ChatSource{}, []api.ChatToolCall{}
+	t.resp.Sources, t.resp.ToolCalls = []Source{}, []ToolCall{}
 	history, question, err := chatHistory(req, t.opt.MaxHistory)
 	if err != nil {
 		return nil, err
 	}
-	ps, err := d.resolveProvider(ctx, req)
+	ps, err := a.resolveProvider(ctx, req)
 	if err != nil {
 		return nil, err
 	}
-	prov, err := d.newProvider(ps, t.opt)
+	prov, err := a.newProvider(ps, t.opt)
 	if err != nil {
 		return nil, err
 	}
@@ -161,11 +206,11 @@ func (d *Daemon) Chat(ctx context.Context, req api.ChatRequest, emit func(api.Ch
 	vstart := time.Now()
 	problems := t.validate(ctx)
 	if len(problems) > 0 {
-		d.Log.Info("Chat reply regenerated", "problems", problems)
-		t.emit(api.ChatEvent{Type: "status", Data: api.ChatStatus{Message: "Checking the answer…", Reset: true}})
+		a.Log.Info("Chat reply regenerated", "problems", problems)
+		t.emit(Event{Type: "status", Data: Status{Message: "Checking the answer…", Reset: true}})
 		lreq.Messages = append(lreq.Messages,
 			llm.Message{Role: "assistant", Content: t.reply.String()},
-			llm.Message{Role: "user", Content: correction(problems, d.Crawler.Site.URL)})
+			llm.Message{Role: "user", Content: correction(problems, a.Site.URL)})
 		t.reply.Reset()
 		// The correction may need tools (read the page instead of asking
 		// for it), as long as the tool budget lasts.
@@ -185,7 +230,7 @@ func (d *Daemon) Chat(ctx context.Context, req api.ChatRequest, emit func(api.Ch
 }
 
 // finish computes the sources and the evidence level, and logs the turn.
-func (t *chatTurn) finish(ctx context.Context) *api.ChatResponse {
+func (t *chatTurn) finish(ctx context.Context) *Response {
 	vstart := time.Now()
 	if t.resp.Reply == "" {
 		t.resp.Reply = strings.TrimSpace(t.reply.String())
@@ -194,7 +239,7 @@ func (t *chatTurn) finish(ctx context.Context) *api.ChatResponse {
 		// A model that ends its turn without a word must not leave the
 		// user with an empty bubble.
 		t.resp.Reply = "Sorry, I couldn't put an answer together from the site's pages. Could you ask in other words?"
-		t.emit(api.ChatEvent{Type: "delta", Data: api.ChatDelta{Text: t.resp.Reply}})
+		t.emit(Event{Type: "delta", Data: Delta{Text: t.resp.Reply}})
 	}
 	if len(t.resp.Sources) == 0 {
 		t.resp.Sources = t.sources(ctx, t.resp.Reply)
@@ -206,7 +251,7 @@ func (t *chatTurn) finish(ctx context.Context) *api.ChatResponse {
 		t.timing.FirstTokenMS = ms(t.firstToken.Sub(t.start))
 	}
 	t.resp.Timing = &t.timing
-	t.d.Log.Info("Chat turn", "provider", t.resp.Provider, "evidence", t.resp.Evidence, "sources", len(t.resp.Sources),
+	t.a.Log.Info("Chat turn", "provider", t.resp.Provider, "evidence", t.resp.Evidence, "sources", len(t.resp.Sources),
 		"tool_calls", len(t.resp.ToolCalls), "model_calls", t.resp.Usage.ModelCalls, "degraded", t.resp.Degraded,
 		"context_ms", t.timing.ContextMS, "first_token_ms", t.timing.FirstTokenMS, "latency_ms", t.resp.LatencyMS)
 	return &t.resp
@@ -214,7 +259,7 @@ func (t *chatTurn) finish(ctx context.Context) *api.ChatResponse {
 
 // chatHistory checks the request and turns its last messages into the
 // model's conversation.
-func chatHistory(req api.ChatRequest, keep int) ([]llm.Message, string, error) {
+func chatHistory(req Request, keep int) ([]llm.Message, string, error) {
 	bad := func(msg string) error {
 		return &tool.Error{Code: "invalid", Message: msg}
 	}
@@ -328,11 +373,11 @@ func (t *chatTurn) callModel(ctx context.Context, prov llm.Provider, lreq llm.Re
 			// Text of an earlier round (a model's "Let me look that
 			// up.") and this one's are separate paragraphs.
 			t.reply.WriteString("\n\n")
-			t.emit(api.ChatEvent{Type: "delta", Data: api.ChatDelta{Text: "\n\n"}})
+			t.emit(Event{Type: "delta", Data: Delta{Text: "\n\n"}})
 			sep = false
 		}
 		t.reply.WriteString(s)
-		t.emit(api.ChatEvent{Type: "delta", Data: api.ChatDelta{Text: s}})
+		t.emit(Event{Type: "delta", Data: Delta{Text: s}})
 	})
 	t.timing.ModelMS = append(t.timing.ModelMS, ms(time.Since(start)))
 	t.resp.Usage.ModelCalls++
@@ -341,7 +386,7 @@ func (t *chatTurn) callModel(ctx context.Context, prov llm.Provider, lreq llm.Re
 		t.resp.Usage.OutputTokens += res.Usage.OutputTokens
 	}
 	if err != nil {
-		t.d.Log.Warn("Model call failed", "provider", prov.Name(), "error", err)
+		t.a.Log.Warn("Model call failed", "provider", prov.Name(), "error", err)
 		return nil, err
 	}
 	return res, nil
@@ -363,7 +408,7 @@ func (t *chatTurn) runModelTool(ctx context.Context, round int, c llm.ToolCall) 
 	if args == "" {
 		args = "{}"
 	}
-	rec := api.ChatToolCall{Name: c.Name, Round: round}
+	rec := ToolCall{Name: c.Name, Round: round}
 	if json.Valid([]byte(args)) {
 		rec.Args = json.RawMessage(args)
 	} else {
@@ -388,7 +433,7 @@ func (t *chatTurn) runModelTool(ctx context.Context, round int, c llm.ToolCall) 
 		return fail("tool_budget", "no time is left for tools this turn: answer from the evidence you have")
 	}
 	if msg := toolStatus[c.Name]; msg != "" {
-		t.emit(api.ChatEvent{Type: "status", Data: api.ChatStatus{Message: msg, Tool: c.Name}})
+		t.emit(Event{Type: "status", Data: Status{Message: msg, Tool: c.Name}})
 	}
 	res, code, msg := t.callTool(ctx, c.Name, json.RawMessage(args), min(left, t.opt.ToolTimeout), &rec)
 	t.resp.ToolCalls = append(t.resp.ToolCalls, rec)
@@ -408,11 +453,11 @@ func (t *chatTurn) runModelTool(ctx context.Context, round int, c llm.ToolCall) 
 // callTool runs a tool in-process through Call, records what it
 // retrieved, and reports a failure as an error code and message for the
 // model.
-func (t *chatTurn) callTool(ctx context.Context, name string, args json.RawMessage, timeout time.Duration, rec *api.ChatToolCall) (any, string, string) {
+func (t *chatTurn) callTool(ctx context.Context, name string, args json.RawMessage, timeout time.Duration, rec *ToolCall) (any, string, string) {
 	tctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	start := time.Now()
-	res, err := t.d.Call(tctx, name, args)
+	res, err := t.a.Tools.Call(tctx, name, args)
 	took := time.Since(start)
 	t.mu.Lock()
 	t.toolSpent += took
@@ -429,7 +474,7 @@ func (t *chatTurn) callTool(ctx context.Context, name string, args json.RawMessa
 			return nil, "timeout", "the tool took too long; try a narrower request or answer from what you have"
 		default:
 			rec.ErrorCode = "internal"
-			t.d.Log.Error("Chat tool failed", "tool", name, "error", err)
+			t.a.Log.Error("Chat tool failed", "tool", name, "error", err)
 			return nil, "internal", "the tool failed"
 		}
 	}
@@ -485,7 +530,7 @@ func (t *chatTurn) degrade(ctx context.Context, err error) {
 	} else {
 		b.WriteString(" Please try again in a minute.")
 	}
-	t.emit(api.ChatEvent{Type: "delta", Data: api.ChatDelta{Text: b.String()}})
+	t.emit(Event{Type: "delta", Data: Delta{Text: b.String()}})
 	t.reply.WriteString(b.String())
 	t.resp.Reply = strings.TrimSpace(t.reply.String())
 	// The sources are the evidence found, not an answer's citations.

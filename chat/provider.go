@@ -1,4 +1,4 @@
-package daemon
+package chat
 
 import (
 	"context"
@@ -6,11 +6,9 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
-	"github.com/askwp/askwpd/api"
-	"github.com/askwp/askwpd/daemon/llm"
+	"github.com/askwp/askwpd/chat/llm"
 	"github.com/askwp/askwpd/tool"
 )
 
@@ -35,49 +33,44 @@ var askwpOptionNames = []string{
 	"askwp_max_output_tokens", "askwp_temperature", "askwp_system_instructions",
 }
 
-// wpProviderCache keeps AskWP's options for a short while: reading seven
-// rows from MySQL on every chat turn would add to the time to first token.
-var wpProviderCache sync.Map // *Daemon → wpProviderEntry
+// wpOptionsTTL is how long AskWP's options are kept: reading seven rows
+// from MySQL on every chat turn would add to the time to first token.
+const wpOptionsTTL = 30 * time.Second
 
-type wpProviderEntry struct {
-	at   time.Time
-	opts map[string]string
-}
-
-const wpProviderTTL = 30 * time.Second
-
-func (d *Daemon) askwpOptions(ctx context.Context) (map[string]string, error) {
-	if d.WP == nil {
+func (a *Agent) askwpOptions(ctx context.Context) (map[string]string, error) {
+	if a.SiteOption == nil {
 		return map[string]string{}, nil
 	}
-	if e, ok := wpProviderCache.Load(d); ok && time.Since(e.(wpProviderEntry).at) < wpProviderTTL {
-		return e.(wpProviderEntry).opts, nil
+	a.wpMu.Lock()
+	defer a.wpMu.Unlock()
+	if a.wpOpts != nil && time.Since(a.wpAt) < wpOptionsTTL {
+		return a.wpOpts, nil
 	}
 	opts := make(map[string]string, len(askwpOptionNames))
 	for _, name := range askwpOptionNames {
-		v, err := d.WP.Option(ctx, name)
+		v, err := a.SiteOption(ctx, name)
 		if err != nil {
 			return nil, err
 		}
 		opts[name] = strings.TrimSpace(v)
 	}
-	wpProviderCache.Store(d, wpProviderEntry{at: time.Now(), opts: opts})
+	a.wpOpts, a.wpAt = opts, time.Now()
 	return opts, nil
 }
 
 // providerCandidates are the configured providers: askwpd's own
 // [provider] section first, then AskWP's options.
-func (d *Daemon) providerCandidates(ctx context.Context) ([]providerSettings, string, error) {
+func (a *Agent) providerCandidates(ctx context.Context) ([]providerSettings, string, error) {
 	var out []providerSettings
-	wpo, err := d.askwpOptions(ctx)
+	wpo, err := a.askwpOptions(ctx)
 	if err != nil {
 		// The site's database being down must not stop a configured
 		// provider from answering.
-		d.Log.Warn("Unable to read AskWP's provider options", "error", err)
+		a.Log.Warn("Unable to read AskWP's provider options", "error", err)
 		wpo = map[string]string{}
 	}
 	instructions := wpo["askwp_system_instructions"]
-	if pc := d.Config.Provider; pc.Kind != "" {
+	if pc := a.Provider; pc.Kind != "" {
 		ps := providerSettings{Kind: pc.Kind, Label: pc.Kind, BaseURL: pc.BaseURL, Model: pc.Model, APIKey: pc.APIKey,
 			MaxTokens: pc.MaxTokens, Instructions: instructions, Source: "config"}
 		if pc.Temperature != 0 {
@@ -104,7 +97,7 @@ func (d *Daemon) providerCandidates(ctx context.Context) ([]providerSettings, st
 			}
 			ps.Kind, ps.BaseURL = "openai-compatible", ep
 		default:
-			d.Log.Warn("Unknown AskWP provider in wp_options", "askwp_llm_provider", label)
+			a.Log.Warn("Unknown AskWP provider in wp_options", "askwp_llm_provider", label)
 			ps.Kind = ""
 		}
 		if n, err := strconv.Atoi(wpo["askwp_max_output_tokens"]); err == nil && n > 0 {
@@ -130,8 +123,8 @@ func kindMatches(want string, ps providerSettings) bool {
 // resolveProvider picks the provider for a chat request and applies its
 // overrides. Only configured providers can be chosen: a request never
 // brings its own key or address.
-func (d *Daemon) resolveProvider(ctx context.Context, req api.ChatRequest) (providerSettings, error) {
-	cands, _, err := d.providerCandidates(ctx)
+func (a *Agent) resolveProvider(ctx context.Context, req Request) (providerSettings, error) {
+	cands, _, err := a.providerCandidates(ctx)
 	if err != nil {
 		return providerSettings{}, err
 	}
@@ -166,33 +159,36 @@ func (d *Daemon) resolveProvider(ctx context.Context, req api.ChatRequest) (prov
 	return ps, nil
 }
 
-// providerHTTP is shared by every provider client, so connections to the
-// provider are kept alive between turns: a new TLS handshake per turn
-// would cost more than the daemon's whole budget for time to first token.
-var providerHTTP = &http.Client{Transport: func() http.RoundTripper {
-	t := http.DefaultTransport.(*http.Transport).Clone()
-	t.MaxIdleConnsPerHost = 16
-	t.ResponseHeaderTimeout = 90 * time.Second
-	return t
-}()}
+// providerHTTP returns the client every provider client shares, so
+// connections to the provider are kept alive between turns: a new TLS
+// handshake per turn would cost more than the whole budget for time to
+// first token.
+func (a *Agent) providerHTTP() *http.Client {
+	a.httpOnce.Do(func() {
+		t := http.DefaultTransport.(*http.Transport).Clone()
+		t.MaxIdleConnsPerHost = 16
+		t.ResponseHeaderTimeout = 90 * time.Second
+		a.http = &http.Client{Transport: t}
+	})
+	return a.http
+}
 
-// providerClients keeps one SDK client per configuration: building the
-// OpenAI client wires up every one of its services, which is not free.
-var providerClients sync.Map // llm.Config → llm.Provider
-
-func (d *Daemon) newProvider(ps providerSettings, opt ChatOptions) (llm.Provider, error) {
+// newProvider keeps one SDK client per configuration (in a.clients):
+// building the OpenAI client wires up every one of its services, which is
+// not free.
+func (a *Agent) newProvider(ps providerSettings, opt Options) (llm.Provider, error) {
 	hc := opt.HTTPClient
 	if hc == nil {
-		hc = providerHTTP
+		hc = a.providerHTTP()
 	}
 	cfg := llm.Config{Kind: ps.Kind, BaseURL: ps.BaseURL, Model: ps.Model, APIKey: ps.APIKey, HTTPClient: hc}
-	p, ok := providerClients.Load(cfg)
+	p, ok := a.clients.Load(cfg)
 	if !ok {
 		np, err := llm.New(cfg)
 		if err != nil {
 			return nil, &tool.Error{Code: "no_provider", Message: strings.TrimPrefix(err.Error(), "llm: ")}
 		}
-		p, _ = providerClients.LoadOrStore(cfg, np)
+		p, _ = a.clients.LoadOrStore(cfg, np)
 	}
 	return llm.Retry{Provider: p.(llm.Provider), Attempts: opt.RetryAttempts, Base: opt.RetryBase, Max: opt.RetryMax}, nil
 }
