@@ -1,6 +1,8 @@
-// Package api is askwpd's HTTP surface: the tool contract an LLM client
-// calls, status and health. It declares the small interfaces it needs and
-// the daemon satisfies them; it knows the store only for its types.
+// Package api is askwpd's HTTP surface: the tool contract over HTTP and
+// MCP, the chat endpoint (JSON or SSE), webhooks, status, metrics and the
+// admin page. It adapts tool and chat to HTTP, declares the small
+// interfaces it needs, and the daemon satisfies them; it knows the store
+// only for its types.
 package api
 
 import (
@@ -181,9 +183,9 @@ type Status struct {
 	// SearchIndex is the in-memory search index's state.
 	SearchIndex search.Stats   `json:"search_index"`
 	Extra       map[string]any `json:"extra,omitempty"`
-	// Observability is retrieval quality, latency and index health (metrics.go).
+	// Observability is retrieval quality, latency and index health.
 	Observability *Observability `json:"observability,omitempty"`
-	// Freshness is the event queue, frontier and schedule (events.go).
+	// Freshness is the event queue, frontier and schedule.
 	Freshness *Freshness `json:"freshness,omitempty"`
 }
 

@@ -15,7 +15,7 @@ import (
 )
 
 // MCPPrefix is put before every tool name over MCP, so askwp's tools do
-// not collide with other servers' in a client (Qurio FR-12).
+// not collide with other servers' in a client.
 const MCPPrefix = "askwp_"
 
 // mcpMaxBody caps an MCP request; tool arguments are small.

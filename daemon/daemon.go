@@ -1,7 +1,8 @@
 // Package daemon is askwpd's composition root: it resolves the
-// configuration, and turns what wp and sitemap discover and what extract
-// makes of fetched pages into the store's documents, on a schedule, on
-// events and on demand. It is the only package that knows all the others.
+// configuration against the WordPress install, builds the store, the
+// search index, the crawler, embeddings, the tools and the chat agent, and
+// runs them: the HTTP API, the schedule, the event worker, metrics and
+// status. It holds no logic of its own beyond that wiring.
 package daemon
 
 import (
@@ -36,7 +37,7 @@ import (
 	"github.com/askwp/askwpd/wp"
 )
 
-// Daemon holds the open store, the WordPress connection and the fetcher.
+// Daemon holds the services of one site, wired together.
 type Daemon struct {
 	Config  config.Config
 	Log     *slog.Logger

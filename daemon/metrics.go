@@ -43,7 +43,7 @@ type metrics struct {
 	chatResp    *prometheus.CounterVec
 	chatCalls   prometheus.Histogram
 	// embedFallbacks counts searches that went keyword-only because the
-	// query embedding failed (embed.go), by reason (error, timeout).
+	// query embedding failed, by reason (error, timeout).
 	embedFallbacks *prometheus.CounterVec
 
 	mu         sync.Mutex

@@ -196,7 +196,7 @@ func max0(xs ...int) int {
 }
 
 // supporting finds up to 3 passages on other pages related to a thin
-// page, by its title, headings and terms (spec §6.7).
+// page, by its title, headings and terms.
 func (s *Service) supporting(ctx context.Context, doc *store.Document) ([]Supporting, error) {
 	queries := []string{doc.Title}
 	if kw := strings.Join(append(append([]string{}, doc.Categories...), doc.Tags...), " "); kw != "" {
