@@ -328,18 +328,7 @@ func (a *Agent) sameOrigin(u string) bool {
 func (t *chatTurn) buildContext(ctx context.Context, question string, history []llm.Message) *chatContext {
 	cc := &chatContext{}
 	a := t.a
-	if pu := strings.TrimSpace(t.req.PageURL); pu != "" && a.sameOrigin(pu) {
-		if doc := t.readPage(ctx, pu); doc != nil {
-			cc.page = doc
-			t.mu.Lock()
-			rd := t.noteLocked(doc.URL)
-			rd.title, rd.typ, rd.thin = doc.Title, doc.Type, doc.Quality.Thin
-			rd.published, rd.modified = doc.Published, doc.Modified
-			t.mu.Unlock()
-		} else {
-			cc.pageNote = fmt.Sprintf("The visitor is on %s (%q), which is not in the index yet: fetch_live_url can read it.", pu, t.req.PageTitle)
-		}
-	}
+	t.visitorPage(ctx, cc)
 
 	terms := contentTerms(question)
 	// A follow-up without words of its own ("and how much is it?")
@@ -422,9 +411,37 @@ func (t *chatTurn) buildContext(ctx context.Context, question string, history []
 	}
 	wg.Wait()
 
-	// Merge the searches; the budget drops the lowest-scored first.
+	grounded := cc.mergeEvidence(searches, t.opt.EvidenceTokens)
+	cc.thin = (cc.page != nil && cc.page.Quality.Thin) ||
+		(len(cc.queries) > 0 && !grounded && len(cc.recent) == 0 && len(cc.docs) == 0)
+	return cc
+}
+
+// visitorPage reads the page the visitor is on into cc, or notes that it
+// is not indexed.
+func (t *chatTurn) visitorPage(ctx context.Context, cc *chatContext) {
+	pu := strings.TrimSpace(t.req.PageURL)
+	if pu == "" || !t.a.sameOrigin(pu) {
+		return
+	}
+	doc := t.readPage(ctx, pu)
+	if doc == nil {
+		cc.pageNote = fmt.Sprintf("The visitor is on %s (%q), which is not in the index yet: fetch_live_url can read it.", pu, t.req.PageTitle)
+		return
+	}
+	cc.page = doc
+	t.mu.Lock()
+	rd := t.noteLocked(doc.URL)
+	rd.title, rd.typ, rd.thin = doc.Title, doc.Type, doc.Quality.Thin
+	rd.published, rd.modified = doc.Published, doc.Modified
+	t.mu.Unlock()
+}
+
+// mergeEvidence merges the searches' results into cc.evidence, best first,
+// within budget tokens: the lowest-scored are dropped first. It reports
+// whether any search found grounded evidence.
+func (cc *chatContext) mergeEvidence(searches []*tool.SearchResponse, budget int) (grounded bool) {
 	seen := map[string]bool{}
-	grounded := false
 	for _, s := range searches {
 		for _, e := range s.Results {
 			k := fmt.Sprintf("%s#%d", e.URL, e.Start)
@@ -439,7 +456,6 @@ func (t *chatTurn) buildContext(ctx context.Context, question string, history []
 		}
 	}
 	sort.SliceStable(cc.evidence, func(i, j int) bool { return cc.evidence[i].Score > cc.evidence[j].Score })
-	budget := t.opt.EvidenceTokens
 	kept := cc.evidence[:0]
 	for _, e := range cc.evidence {
 		cost := tokens(e.Passage) + tokens(e.Title) + 20
@@ -450,9 +466,7 @@ func (t *chatTurn) buildContext(ctx context.Context, question string, history []
 		kept = append(kept, e)
 	}
 	cc.evidence = kept
-	cc.thin = (cc.page != nil && cc.page.Quality.Thin) ||
-		(len(cc.queries) > 0 && !grounded && len(cc.recent) == 0 && len(cc.docs) == 0)
-	return cc
+	return grounded
 }
 
 // tokens estimates a text's tokens: about four characters each.

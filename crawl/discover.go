@@ -80,22 +80,8 @@ func (ds *discovery) items() []store.FrontierItem {
 // removed on its evidence.
 func (c *Crawler) discover(ctx context.Context, opt IndexOptions) (items []store.FrontierItem, public map[int64]*wp.Post, ok bool, err error) {
 	ds := &discovery{c: c, byURL: map[string]*store.FrontierItem{}}
-	known := map[string]*store.URLState{}
-	if rows, err := c.Store.ListURLs(ctx, store.URLFilter{}); err == nil {
-		for _, r := range rows {
-			known[r.URL] = r
-		}
-	} else {
-		return nil, nil, false, err
-	}
-	postURLs := map[int64]string{}
-	if docs, err := c.Store.DocumentURLs(ctx); err == nil {
-		for u, id := range docs {
-			if id > 0 && (postURLs[id] == "" || len(u) < len(postURLs[id])) {
-				postURLs[id] = u
-			}
-		}
-	} else {
+	known, postURLs, err := c.indexedURLs(ctx)
+	if err != nil {
 		return nil, nil, false, err
 	}
 	// changed says whether an incremental pass should look at u again.
@@ -173,27 +159,18 @@ func (c *Crawler) discover(ctx context.Context, opt IndexOptions) (items []store
 			}
 		}
 	}
-	// 4. The feed: the latest posts, found even without a sitemap.
+	// 5. The feed: the latest posts, found even without a sitemap.
 	for _, e := range feed {
 		if changed(e.URL, e.LastMod) {
 			ds.add(e.URL, SourceFeed, e.LastMod, 0, prioURL)
 		}
 	}
-	// 5. Menus: classic nav_menu_item posts and block wp_navigation posts.
+	// 6. Menus: classic nav_menu_item posts and block wp_navigation posts.
 	if c.WP != nil && !opt.Incremental {
 		if mErr != nil {
 			c.Log.Warn("Unable to read menus", "error", mErr)
 		}
-		for _, l := range menu {
-			switch {
-			case l.PostID > 0 && public[l.PostID] != nil:
-				c.addPost(ds, public[l.PostID], SourceMenu, postURLs)
-			case l.PostID > 0:
-				// Not a public post: never fetched on the menu's word.
-			case l.URL != "":
-				ds.add(l.URL, SourceMenu, time.Time{}, 0, prioURL)
-			}
-		}
+		c.addMenu(ds, menu, public, postURLs)
 	}
 	// Failed URLs whose retry time has come.
 	if opt.Incremental {
@@ -206,6 +183,44 @@ func (c *Crawler) discover(ctx context.Context, opt IndexOptions) (items []store
 		}
 	}
 	return ds.items(), public, ok, nil
+}
+
+// indexedURLs are the URLs the store knows, by canonical URL, and the
+// shortest indexed URL of each post.
+func (c *Crawler) indexedURLs(ctx context.Context) (map[string]*store.URLState, map[int64]string, error) {
+	rows, err := c.Store.ListURLs(ctx, store.URLFilter{})
+	if err != nil {
+		return nil, nil, err
+	}
+	known := make(map[string]*store.URLState, len(rows))
+	for _, r := range rows {
+		known[r.URL] = r
+	}
+	docs, err := c.Store.DocumentURLs(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	postURLs := map[int64]string{}
+	for u, id := range docs {
+		if id > 0 && (postURLs[id] == "" || len(u) < len(postURLs[id])) {
+			postURLs[id] = u
+		}
+	}
+	return known, postURLs, nil
+}
+
+// addMenu adds the menus' links: a public post at its page, a custom link
+// as it is. A menu never makes a non-public post fetched.
+func (c *Crawler) addMenu(ds *discovery, menu []wp.MenuLink, public map[int64]*wp.Post, postURLs map[int64]string) {
+	for _, l := range menu {
+		switch {
+		case l.PostID > 0 && public[l.PostID] != nil:
+			c.addPost(ds, public[l.PostID], SourceMenu, postURLs)
+		case l.PostID > 0:
+		case l.URL != "":
+			ds.add(l.URL, SourceMenu, time.Time{}, 0, prioURL)
+		}
+	}
 }
 
 // addPost targets a post at the address its page was last indexed at, or

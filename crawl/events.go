@@ -163,29 +163,71 @@ func (c *Crawler) ApplyEvents(ctx context.Context) (int, error) {
 }
 
 func (c *Crawler) applyBatch(ctx context.Context, evs []*store.Event) (int, error) {
-	var (
-		order   []int64
-		posts   = map[int64]*postWork{}
-		done    []int64 // events applied without post work
-		recrawl string
-	)
-	work := func(id int64) *postWork {
-		w := posts[id]
-		if w == nil {
-			w = &postWork{id: id}
-			posts[id] = w
-			order = append(order, id)
+	b := c.collapse(ctx, evs)
+	// Removals first: nothing else may run while a page that left public
+	// view is still searchable.
+	for _, id := range b.order {
+		if w := b.posts[id]; w.remove {
+			c.removePost(ctx, w.id, w.url, w.why)
 		}
-		return w
 	}
+	if b.recrawl != "" {
+		// Durable before the events are marked: a crash in between
+		// re-runs the events, never loses the re-crawl.
+		recrawl := b.recrawl
+		if cur, _ := c.Store.GetMeta(ctx, "recrawl_pending"); cur != "" {
+			recrawl = strongerRecrawl(recrawl, cur)
+		}
+		if err := c.Store.SetMeta(ctx, "recrawl_pending", recrawl); err != nil {
+			return 0, err
+		}
+	}
+	applied := len(b.done)
+	if err := c.Store.MarkEventsApplied(ctx, b.done, ""); err != nil {
+		return 0, err
+	}
+
+	var n atomic.Int64
+	p := pool.New().WithMaxGoroutines(max(1, c.Opts.Concurrency))
+	for _, id := range b.order {
+		w := b.posts[id]
+		p.Go(func() { n.Add(c.applyPost(ctx, w)) })
+	}
+	p.Wait()
+	return applied + int(n.Load()), nil
+}
+
+// batch is a batch of events collapsed: the work per post, in order, the
+// events that need no post work, and the strongest re-crawl asked for.
+type batch struct {
+	order   []int64
+	posts   map[int64]*postWork
+	done    []int64
+	recrawl string
+}
+
+func (b *batch) work(id int64) *postWork {
+	w := b.posts[id]
+	if w == nil {
+		w = &postWork{id: id}
+		b.posts[id] = w
+		b.order = append(b.order, id)
+	}
+	return w
+}
+
+// collapse turns a batch of events into one piece of work per post. A
+// term event whose posts cannot be read is marked applied with the error.
+func (c *Crawler) collapse(ctx context.Context, evs []*store.Event) *batch {
+	b := &batch{posts: map[int64]*postWork{}}
 	for _, e := range evs {
 		switch e.Type {
 		case store.EventPostPublished, store.EventPostUpdated, store.EventPostUnpublished, store.EventPostDeleted, store.EventPostTrashed:
 			if e.PostID <= 0 {
-				done = append(done, e.ID)
+				b.done = append(b.done, e.ID)
 				continue
 			}
-			w := work(e.PostID)
+			w := b.work(e.PostID)
 			if e.URL != "" {
 				w.url = e.URL
 			}
@@ -200,92 +242,67 @@ func (c *Crawler) applyBatch(ctx context.Context, evs []*store.Event) (int, erro
 				continue
 			}
 			if len(ids) == 0 {
-				done = append(done, e.ID)
+				b.done = append(b.done, e.ID)
 			}
 			for i, id := range ids {
-				w := work(id)
+				w := b.work(id)
 				if i == 0 {
 					w.events = append(w.events, e.ID)
 				}
 			}
 		case store.EventMenuChanged:
-			recrawl = strongerRecrawl(recrawl, "recrawl:menu")
-			done = append(done, e.ID)
+			b.recrawl = strongerRecrawl(b.recrawl, "recrawl:menu")
+			b.done = append(b.done, e.ID)
 		case store.EventThemeChanged:
-			recrawl = strongerRecrawl(recrawl, "recrawl:theme")
-			done = append(done, e.ID)
+			b.recrawl = strongerRecrawl(b.recrawl, "recrawl:theme")
+			b.done = append(b.done, e.ID)
 		case store.EventPermalinksChanged:
-			recrawl = strongerRecrawl(recrawl, "recrawl:permalinks")
-			done = append(done, e.ID)
+			b.recrawl = strongerRecrawl(b.recrawl, "recrawl:permalinks")
+			b.done = append(b.done, e.ID)
 		default:
-			done = append(done, e.ID)
+			b.done = append(b.done, e.ID)
 		}
 	}
-	// Removals first: nothing else may run while a page that left public
-	// view is still searchable.
-	for _, id := range order {
-		if w := posts[id]; w.remove {
-			c.removePost(ctx, w.id, w.url, w.why)
-		}
-	}
-	if recrawl != "" {
-		// Durable before the events are marked: a crash in between
-		// re-runs the events, never loses the re-crawl.
-		if cur, _ := c.Store.GetMeta(ctx, "recrawl_pending"); cur != "" {
-			recrawl = strongerRecrawl(recrawl, cur)
-		}
-		if err := c.Store.SetMeta(ctx, "recrawl_pending", recrawl); err != nil {
-			return 0, err
-		}
-	}
-	applied := len(done)
-	if err := c.Store.MarkEventsApplied(ctx, done, ""); err != nil {
-		return 0, err
-	}
+	return b
+}
 
-	var n atomic.Int64
-	p := pool.New().WithMaxGoroutines(max(1, c.Opts.Concurrency))
-	for _, id := range order {
-		w := posts[id]
-		p.Go(func() {
-			started := c.Store.Now()
-			err := c.refreshPost(ctx, w)
-			if ctx.Err() != nil {
-				return // shutting down: the events stay pending
-			}
-			msg := ""
-			if err != nil {
-				msg = err.Error()
-				c.Log.Warn("Event not applied; will retry", "post_id", w.id, "error", err)
-				if errors.Is(err, wp.ErrUnreachable) || SiteFault(err) {
-					// The database or the site is down: that says nothing
-					// about the event, so it keeps its attempts and is
-					// retried each tick until they are back, however long
-					// the outage.
-					if err := c.Store.NoteEventsError(context.WithoutCancel(ctx), w.events, msg); err != nil {
-						c.Log.Error("Unable to note event error", "error", err)
-					}
-					return
-				}
-			}
-			if err := c.Store.MarkEventsApplied(context.WithoutCancel(ctx), w.events, msg); err != nil {
-				c.Log.Error("Unable to mark events applied", "error", err)
-				return
-			}
-			if msg == "" {
-				n.Add(int64(len(w.events)))
-				// Later batches' events for this post that arrived before
-				// this refresh began are answered by it too.
-				more, err := c.Store.MarkPostEventsApplied(context.WithoutCancel(ctx), w.id, started)
-				if err != nil {
-					c.Log.Error("Unable to mark events applied", "error", err)
-				}
-				n.Add(more)
-			}
-		})
+// applyPost refreshes one post and marks its events, returning how many
+// events it applied.
+func (c *Crawler) applyPost(ctx context.Context, w *postWork) int64 {
+	started := c.Store.Now()
+	err := c.refreshPost(ctx, w)
+	if ctx.Err() != nil {
+		return 0 // shutting down: the events stay pending
 	}
-	p.Wait()
-	return applied + int(n.Load()), nil
+	msg := ""
+	if err != nil {
+		msg = err.Error()
+		c.Log.Warn("Event not applied; will retry", "post_id", w.id, "error", err)
+		if errors.Is(err, wp.ErrUnreachable) || SiteFault(err) {
+			// The database or the site is down: that says nothing about
+			// the event, so it keeps its attempts and is retried each tick
+			// until they are back, however long the outage.
+			if err := c.Store.NoteEventsError(context.WithoutCancel(ctx), w.events, msg); err != nil {
+				c.Log.Error("Unable to note event error", "error", err)
+			}
+			return 0
+		}
+	}
+	if err := c.Store.MarkEventsApplied(context.WithoutCancel(ctx), w.events, msg); err != nil {
+		c.Log.Error("Unable to mark events applied", "error", err)
+		return 0
+	}
+	if msg != "" {
+		return 0
+	}
+	n := int64(len(w.events))
+	// Later batches' events for this post that arrived before this
+	// refresh began are answered by it too.
+	more, err := c.Store.MarkPostEventsApplied(context.WithoutCancel(ctx), w.id, started)
+	if err != nil {
+		c.Log.Error("Unable to mark events applied", "error", err)
+	}
+	return n + more
 }
 
 // strongerRecrawl picks the re-crawl that covers the other: a theme or

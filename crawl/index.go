@@ -115,39 +115,12 @@ func (c *Crawler) Index(ctx context.Context, opt IndexOptions) (_ *store.Run, er
 func (c *Crawler) pass(ctx context.Context, ps *passState, resumed, discoveryOK bool) error {
 	run, opt := ps.run, ps.opt
 	c.loadConventions(ctx)
-	if resumed {
-		prog, err := c.Store.Progress(ctx, run.ID)
-		if err != nil {
-			return err
-		}
-		ps.fetched, ps.seenPost, ps.seenURL = prog.Fetched, prog.Posts, prog.URLs
-		// A resumed incremental pass looks posts up one by one: the whole
-		// public set would make it re-fetch every post not yet seen.
-		if c.WP != nil && !opt.Incremental {
-			types := c.knownTypes(ctx)
-			posts, err := c.WP.Posts(ctx, wp.PostFilter{Types: types, Light: true})
-			if err != nil {
-				return err
-			}
-			ps.public, ps.publicComplete = postMap(posts), !opt.Incremental
-		}
-	} else {
-		items, public, ok, err := c.discover(ctx, opt)
-		if err != nil {
-			return err
-		}
+	ok, err := c.frontier(ctx, ps, resumed)
+	if err != nil {
+		return err
+	}
+	if !resumed {
 		discoveryOK = ok
-		ps.public, ps.publicComplete = public, public != nil && !opt.Incremental
-		if err := c.Store.DropFrontier(ctx, run.ID); err != nil {
-			return err
-		}
-		if err := c.Store.Enqueue(ctx, run.ID, items); err != nil {
-			return err
-		}
-		run.Discovered = len(items)
-		if err := c.Store.SetDiscovery(ctx, run.ID, len(items), ok); err != nil {
-			return err
-		}
 	}
 	rows, err := c.Store.Frontier(ctx, run.ID)
 	if err != nil {
@@ -160,12 +133,89 @@ func (c *Crawler) pass(ctx context.Context, ps *passState, resumed, discoveryOK 
 	if ps.public != nil {
 		q.refill = func() []*store.URLState { return c.missingPosts(ctx, ps) }
 	}
+	brk := &breaker{limit: siteFaultLimit(c.Opts.Concurrency)}
+	exhausted := c.crawlQueue(ctx, ps, q, brk)
+	run.Discovered = max(run.Discovered, q.size())
+	run.Fetched = ps.fetched
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	ps.mu.Lock()
+	storeErr := ps.storeErr
+	ps.mu.Unlock()
+	if storeErr != nil {
+		return storeErr
+	}
+	if n, last := brk.tripped(); last != nil {
+		// The frontier stays: the next pass resumes where this one stopped,
+		// and the URLs that failed wait out their retry time.
+		return fmt.Errorf("%w: %d requests in a row failed (last: %v); the pass stops and the next one resumes it", ErrSiteFailing, n, last)
+	}
+	// A pass that ran to its end (or its budget) leaves no frontier: only
+	// an interrupted one is resumed.
+	if err := c.Store.DropFrontier(ctx, 0); err != nil {
+		return err
+	}
+	if opt.Incremental {
+		return c.Store.SetMeta(ctx, "last_incremental", c.Store.Now().Format(time.RFC3339))
+	}
+	// A page the site failed may have been the only one linking to
+	// others: with a fault in the pass, "not found again" proves nothing.
+	return c.reconcile(ctx, ps, discoveryOK && !exhausted && brk.faults() == 0)
+}
+
+// frontier fills the pass's frontier: from discovery for a new pass, or,
+// for a resumed one, from what it had fetched already. It reports whether
+// a new pass's discovery completed.
+func (c *Crawler) frontier(ctx context.Context, ps *passState, resumed bool) (discoveryOK bool, err error) {
+	run, opt := ps.run, ps.opt
+	if resumed {
+		prog, err := c.Store.Progress(ctx, run.ID)
+		if err != nil {
+			return false, err
+		}
+		ps.fetched, ps.seenPost, ps.seenURL = prog.Fetched, prog.Posts, prog.URLs
+		// A resumed incremental pass looks posts up one by one: the whole
+		// public set would make it re-fetch every post not yet seen.
+		if c.WP != nil && !opt.Incremental {
+			types := c.knownTypes(ctx)
+			posts, err := c.WP.Posts(ctx, wp.PostFilter{Types: types, Light: true})
+			if err != nil {
+				return false, err
+			}
+			ps.public, ps.publicComplete = postMap(posts), !opt.Incremental
+		}
+	} else {
+		items, public, ok, err := c.discover(ctx, opt)
+		if err != nil {
+			return false, err
+		}
+		discoveryOK = ok
+		ps.public, ps.publicComplete = public, public != nil && !opt.Incremental
+		if err := c.Store.DropFrontier(ctx, run.ID); err != nil {
+			return false, err
+		}
+		if err := c.Store.Enqueue(ctx, run.ID, items); err != nil {
+			return false, err
+		}
+		run.Discovered = len(items)
+		if err := c.Store.SetDiscovery(ctx, run.ID, len(items), ok); err != nil {
+			return false, err
+		}
+	}
+	return discoveryOK, nil
+}
+
+// crawlQueue fetches and indexes the queue's URLs within the budget until
+// the queue is empty, ctx is done or brk trips. It reports whether the
+// budget ran out.
+func (c *Crawler) crawlQueue(ctx context.Context, ps *passState, q *queue, brk *breaker) bool {
+	opt := ps.opt
 	budget := c.Opts.Budget
 	if budget <= 0 {
 		budget = int(^uint(0) >> 1)
 	}
 	var exhausted atomic.Bool
-	brk := &breaker{limit: siteFaultLimit(c.Opts.Concurrency)}
 
 	// Concurrency fetchers keep that many requests at the site; half as
 	// many processors extract and store behind them (a page's processing
@@ -234,33 +284,7 @@ func (c *Crawler) pass(ctx context.Context, ps *passState, resumed, discoveryOK 
 	p.Wait()
 	close(results)
 	procs.Wait()
-	run.Discovered = max(run.Discovered, q.size())
-	run.Fetched = ps.fetched
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	ps.mu.Lock()
-	storeErr := ps.storeErr
-	ps.mu.Unlock()
-	if storeErr != nil {
-		return storeErr
-	}
-	if n, last := brk.tripped(); last != nil {
-		// The frontier stays: the next pass resumes where this one stopped,
-		// and the URLs that failed wait out their retry time.
-		return fmt.Errorf("%w: %d requests in a row failed (last: %v); the pass stops and the next one resumes it", ErrSiteFailing, n, last)
-	}
-	// A pass that ran to its end (or its budget) leaves no frontier: only
-	// an interrupted one is resumed.
-	if err := c.Store.DropFrontier(ctx, 0); err != nil {
-		return err
-	}
-	if opt.Incremental {
-		return c.Store.SetMeta(ctx, "last_incremental", c.Store.Now().Format(time.RFC3339))
-	}
-	// A page the site failed may have been the only one linking to
-	// others: with a fault in the pass, "not found again" proves nothing.
-	return c.reconcile(ctx, ps, discoveryOK && !exhausted.Load() && brk.faults() == 0)
+	return exhausted.Load()
 }
 
 // breaker counts the site's failures in a pass. A site that is down
