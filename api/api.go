@@ -74,12 +74,6 @@ func New(b Backend, opt Options) *Server {
 // Handler returns the http.Handler.
 func (s *Server) Handler() http.Handler { return s.e }
 
-// Echo exposes the router so other parts (MCP, chat, admin) can be mounted.
-func (s *Server) Echo() *echo.Echo { return s.e }
-
-// RequireToken is the bearer-token middleware, for routes mounted later.
-func (s *Server) RequireToken(next echo.HandlerFunc) echo.HandlerFunc { return s.requireToken(next) }
-
 // requireToken compares hashes in constant time, so neither the token's
 // bytes nor its length leak through timing.
 func (s *Server) requireToken(next echo.HandlerFunc) echo.HandlerFunc {

@@ -79,8 +79,6 @@ func ArchiveSitemap(u string) bool {
 	return false
 }
 
-func parseURL(s string) (*url.URL, error) { return url.Parse(s) }
-
 // canon is Canonical plus the site's own conventions: the trailing slash
 // its permalink structure uses, applied to extensionless paths.
 func (c *Crawler) canon(raw string) string {

@@ -31,7 +31,7 @@ import (
 	"github.com/askwp/askwpd/internal/wptest"
 )
 
-// TestCrash_KillNine is issue #9's crash drill. A real daemon (this test
+// TestCrash_KillNine is the crash drill. A real daemon (this test
 // binary re-run as `serve`, see TestHelperCrashChild) crawls the real
 // WordPress over and over while the test changes posts through WordPress
 // and sends the shim's signed events for them, duplicates and replays

@@ -34,31 +34,25 @@ import (
 	"github.com/askwp/askwpd/wp"
 )
 
-// Issue #9, crash and fault safety: the database going away, WordPress
+// Crash and fault safety: the database going away, WordPress
 // failing or hanging, and a full disk under the state dir. The faults are
 // injected by proxies in front of the real MariaDB and WordPress (never by
 // stopping them: other tests use them) and by a tiny tmpfs.
 
-// faultLog keeps the latest log lines and a count per message: a long
-// fault run must not grow the heap through its own log.
+// faultLog keeps the latest log lines: a long fault run must not grow the
+// heap through its own log.
 type faultLog struct {
 	mu    sync.Mutex
 	lines []string
 	next  int
-	count map[string]int
 }
 
-func newFaultLog() *faultLog { return &faultLog{count: map[string]int{}} }
+func newFaultLog() *faultLog { return &faultLog{} }
 
 func (l *faultLog) Write(p []byte) (int, error) {
-	var rec struct {
-		Msg string `json:"msg"`
-	}
-	_ = json.Unmarshal(p, &rec)
 	line := string(p)
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.count[rec.Msg]++
 	if len(l.lines) < 300 {
 		l.lines = append(l.lines, line)
 	} else {
@@ -66,13 +60,6 @@ func (l *faultLog) Write(p []byte) (int, error) {
 		l.next = (l.next + 1) % len(l.lines)
 	}
 	return len(p), nil
-}
-
-// n counts the records with this message.
-func (l *faultLog) n(msg string) int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.count[msg]
 }
 
 // grep returns the kept lines containing every one of subs.

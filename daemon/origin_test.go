@@ -31,15 +31,6 @@ func (l *countingListener) Accept() (net.Conn, error) {
 	return c, err
 }
 
-func listen(t *testing.T) *countingListener {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &countingListener{Listener: ln}
-}
-
 // trap listens where an attacker would want the crawler to go and counts
 // connections. It answers like a plausible page, so a fetch that got
 // there would have succeeded.

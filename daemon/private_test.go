@@ -287,7 +287,7 @@ func (c *privClient) settleFor(all bool, kinds []string) {
 
 var adminDocsRe = regexp.MustCompile(`id="documents" data-value="(\d+)"`)
 
-// TestPrivate_NothingLeaks is issue #9's acceptance on the real WordPress:
+// TestPrivate_NothingLeaks is the privacy acceptance on the real WordPress:
 // with one item of every non-public kind seeded (draft, pending, private,
 // scheduled, trashed, auto-draft, password-protected post and page, a page
 // behind a login redirect, an image attached to a private post), discovery,
