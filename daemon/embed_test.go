@@ -178,8 +178,8 @@ func TestHybrid_RealWordPress(t *testing.T) {
 	})
 
 	t.Run("alpha 0 is keyword search", func(t *testing.T) {
-		d.Config.Embeddings.Alpha = 0
-		defer func() { d.Config.Embeddings.Alpha = 0.5 }()
+		d.Embed.Alpha = 0
+		defer func() { d.Embed.Alpha = 0.5 }()
 		srv.Take(srv.Model)
 		for _, text := range []string{q, "automobile lubricant", "parking gate"} {
 			kw, err := d.Search.Search(ctx, search.Query{Text: text})

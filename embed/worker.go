@@ -21,9 +21,11 @@ type Worker struct {
 	e     *Client
 	store *store.DB
 	log   *slog.Logger
-	alpha float64
-	// fusion is how the keyword and vector rankings are fused.
-	fusion string
+	// Alpha weighs the vector ranking against the keyword one (0 is
+	// keyword only) and Fusion names how they are fused (alpha or rrf);
+	// Open sets them from the configuration.
+	Alpha  float64
+	Fusion string
 	// OnFallback, when set, is told each time a query embedding fails
 	// ("error" or "timeout") and the search goes on with keywords alone.
 	OnFallback func(reason string)
@@ -67,7 +69,7 @@ func Open(ctx context.Context, cfg config.EmbeddingsConfig, st *store.DB, log *s
 		}
 	}
 	log.Info("Hybrid retrieval on", "embeddings", cfg)
-	return &Worker{e: e, store: st, log: log, alpha: cfg.Alpha, fusion: cfg.Fusion, kick: make(chan struct{}, 1)}, nil
+	return &Worker{e: e, store: st, log: log, Alpha: cfg.Alpha, Fusion: cfg.Fusion, kick: make(chan struct{}, 1)}, nil
 }
 
 // Kick asks the worker to embed what is pending. It never blocks: the
@@ -209,7 +211,7 @@ func Pending(ctx context.Context, st *store.DB, e *Client, log *slog.Logger) (in
 // reported to OnFallback and logged (at most twice a minute) but never the
 // caller's error.
 func (w *Worker) Query(ctx context.Context, text string) *search.HybridQuery {
-	if w == nil || w.alpha <= 0 || strings.TrimSpace(text) == "" {
+	if w == nil || w.Alpha <= 0 || strings.TrimSpace(text) == "" {
 		return nil
 	}
 	if !w.queried.Swap(true) {
@@ -236,5 +238,5 @@ func (w *Worker) Query(ctx context.Context, text string) *search.HybridQuery {
 		}
 		return nil
 	}
-	return &search.HybridQuery{Vector: v, Alpha: w.alpha, Fusion: w.fusion}
+	return &search.HybridQuery{Vector: v, Alpha: w.Alpha, Fusion: w.Fusion}
 }
