@@ -112,7 +112,7 @@ func (o Options) withDefaults() Options {
 }
 
 // chatTools are the tools the model is offered: the retrieval contract.
-// verify_quote is left out; the daemon checks quotes itself afterwards.
+// verify_quote is left out; the agent checks quotes itself afterwards.
 var chatTools = []string{"search_site", "get_document", "get_recent", "search_in_document", "fetch_live_url"}
 
 // Limits on what one turn sends the model.

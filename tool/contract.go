@@ -57,7 +57,11 @@ func (l *StringList) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// Evidence is one search_site result card.
+// Evidence is one search_site result card. It is built from a search.Hit
+// (NewSearchResponse) rather than embedding one, because the wire shape
+// differs on purpose: dates are RFC 3339 strings (empty when unknown), the
+// passage is flattened into passage/start/end, internal ids stay out, and
+// every card carries a hint. The PHP shim and MCP clients read this shape.
 type Evidence struct {
 	URL          string   `json:"url"`
 	Title        string   `json:"title"`

@@ -2,7 +2,7 @@
 // Messages, and OpenAI-compatible servers such as OpenRouter and Ollama)
 // to one small streaming interface for the chat loop. It uses the
 // providers' official Go SDKs and imports nothing of this module, so the
-// daemon depends on it and never the other way round.
+// chat depends on it and never the other way round.
 package llm
 
 import (
