@@ -18,7 +18,7 @@ import (
 // Chatter is the backend capability behind POST /v1/chat: the agent loop.
 // emit receives the stream's events (status, delta) as they happen, from
 // one goroutine at a time; the final response is also returned. Errors of
-// type *Error are shown to the caller as is; a provider outage is not an
+// type *tool.Error are shown to the caller as is; a provider outage is not an
 // error but an honest reply.
 type Chatter interface {
 	Chat(ctx context.Context, req chat.Request, emit func(chat.Event)) (*chat.Response, error)
