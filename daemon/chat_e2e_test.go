@@ -14,6 +14,7 @@ import (
 	"github.com/askwp/askwpd/chat"
 	"github.com/askwp/askwpd/config"
 	"github.com/askwp/askwpd/crawl"
+	"github.com/askwp/askwpd/internal/llmtest"
 	"github.com/askwp/askwpd/internal/wptest"
 	"github.com/askwp/askwpd/store"
 	"github.com/askwp/askwpd/tool"
@@ -76,15 +77,15 @@ func gateProviders() []gateProvider {
 // ones, check judges every outcome.
 // The caller holds the site lock (chatSite); subtests must not take it
 // again, since flock locks conflict within one process too.
-func runGate(t *testing.T, d *Daemon, req chat.Request, steps []step, check func(t *testing.T, d *Daemon, resp *chat.Response, events []chat.Event)) {
+func runGate(t *testing.T, d *Daemon, req chat.Request, steps []llmtest.Step, check func(t *testing.T, d *Daemon, resp *chat.Response, events []chat.Event)) {
 	for _, gp := range gateProviders() {
 		t.Run(gp.name, func(t *testing.T) {
-			var p *scripted
+			var p *llmtest.Provider
 			if gp.real.Kind != "" {
 				d.Agent.Provider = chat.ProviderConfig(gp.real)
 			} else {
-				p = newScripted(t, gp.kind, steps...)
-				d.Agent.Provider = chat.ProviderConfig(p.config())
+				p = llmtest.New(t, gp.kind, steps...)
+				d.Agent.Provider = chat.ProviderConfig(p.Config())
 			}
 			t.Cleanup(func() { d.Agent.Provider = chat.ProviderConfig{} })
 			var events []chat.Event
@@ -93,8 +94,8 @@ func runGate(t *testing.T, d *Daemon, req chat.Request, steps []step, check func
 				t.Fatal(err)
 			}
 			t.Logf("reply: %s\nsources: %+v\nevidence: %s", resp.Reply, resp.Sources, resp.Evidence)
-			if p != nil && len(p.seen()) != len(steps) {
-				t.Errorf("model calls = %d, want %d", len(p.seen()), len(steps))
+			if p != nil && len(p.Seen()) != len(steps) {
+				t.Errorf("model calls = %d, want %d", len(p.Seen()), len(steps))
 			}
 			if resp.Degraded != "" {
 				t.Fatalf("degraded reply: %s", resp.Degraded)
@@ -209,7 +210,7 @@ func gate1FreshSiteWorks(t *testing.T, d *Daemon, site *wptest.Site) {
 	post := posts[len(posts)-1]
 	q := fmt.Sprintf("Do you have anything on %s?", strings.ToLower(post.Title))
 	var quoted string
-	runGate(t, d, ask(q), []step{func(t *testing.T, r *seenRequest) turn {
+	runGate(t, d, ask(q), []llmtest.Step{func(t *testing.T, r *llmtest.Request) llmtest.Turn {
 		res := promptResults(r.System)
 		if len(res) == 0 {
 			t.Fatalf("no evidence in the context for %q:\n%s", q, r.System)
@@ -233,7 +234,7 @@ func gate1FreshSiteWorks(t *testing.T, d *Daemon, site *wptest.Site) {
 		if quoted != "" {
 			text += fmt.Sprintf(" It says: %q", quoted)
 		}
-		return turn{Text: text}
+		return llmtest.Turn{Text: text}
 	}}, func(t *testing.T, d *Daemon, resp *chat.Response, _ []chat.Event) {
 		if resp.Evidence != "grounded" {
 			t.Errorf("evidence = %s, want grounded", resp.Evidence)
@@ -261,15 +262,15 @@ func hasSource(resp *chat.Response, u string) bool {
 func gate2MostRecentPost(t *testing.T, d *Daemon, site *wptest.Site) {
 	newest := publicPosts(t, site)[0]
 	wantDate, _ := time.Parse(time.RFC3339, newest.Published)
-	runGate(t, d, ask("What is the most recent blog post?"), []step{
-		func(t *testing.T, r *seenRequest) turn {
+	runGate(t, d, ask("What is the most recent blog post?"), []llmtest.Step{
+		func(t *testing.T, r *llmtest.Request) llmtest.Turn {
 			if !strings.Contains(r.System, "<recent>") {
 				t.Errorf("a temporal question without recent posts in the context")
 			}
-			return turn{Calls: []scriptCall{{"get_recent", `{"type": "post", "limit": 1}`}}}
+			return llmtest.Turn{Calls: []llmtest.ScriptCall{{Name: "get_recent", Args: `{"type": "post", "limit": 1}`}}}
 		},
-		func(t *testing.T, r *seenRequest) turn {
-			res := r.lastResults()
+		func(t *testing.T, r *llmtest.Request) llmtest.Turn {
+			res := r.LastResults()
 			if len(res) != 1 || res[0].IsError {
 				t.Fatalf("get_recent result: %+v", res)
 			}
@@ -281,7 +282,7 @@ func gate2MostRecentPost(t *testing.T, d *Daemon, site *wptest.Site) {
 			if top.URL != newest.URL {
 				t.Errorf("get_recent gave %s, WordPress's newest is %s", top.URL, newest.URL)
 			}
-			return turn{Text: fmt.Sprintf("The most recent post is %s, published on %s.", top.Title, top.Published[:10])}
+			return llmtest.Turn{Text: fmt.Sprintf("The most recent post is %s, published on %s.", top.Title, top.Published[:10])}
 		},
 	}, func(t *testing.T, d *Daemon, resp *chat.Response, _ []chat.Event) {
 		var src *chat.Source
@@ -316,27 +317,27 @@ func gate3SpecificPost(t *testing.T, d *Daemon, site *wptest.Site) {
 		t.Fatalf("post %s has no plain sentence to quote", post.URL)
 	}
 	q := fmt.Sprintf("What does the post about %s say?", strings.ToLower(post.Title))
-	runGate(t, d, ask(q), []step{
-		callTool("search_site", fmt.Sprintf(`{"query": %q}`, post.Title)),
-		func(t *testing.T, r *seenRequest) turn {
+	runGate(t, d, ask(q), []llmtest.Step{
+		llmtest.CallTool("search_site", fmt.Sprintf(`{"query": %q}`, post.Title)),
+		func(t *testing.T, r *llmtest.Request) llmtest.Turn {
 			var sr tool.SearchResponse
-			if err := json.Unmarshal([]byte(r.lastResults()[0].Text), &sr); err != nil || len(sr.Results) == 0 {
+			if err := json.Unmarshal([]byte(r.LastResults()[0].Text), &sr); err != nil || len(sr.Results) == 0 {
 				t.Fatalf("search_site result: %v", err)
 			}
 			if sr.Results[0].URL != post.URL {
 				t.Errorf("search_site's top result %s, want %s", sr.Results[0].URL, post.URL)
 			}
-			return turn{Calls: []scriptCall{{"get_document", fmt.Sprintf(`{"id_or_url": %q}`, sr.Results[0].URL)}}}
+			return llmtest.Turn{Calls: []llmtest.ScriptCall{{Name: "get_document", Args: fmt.Sprintf(`{"id_or_url": %q}`, sr.Results[0].URL)}}}
 		},
-		func(t *testing.T, r *seenRequest) turn {
+		func(t *testing.T, r *llmtest.Request) llmtest.Turn {
 			var dr tool.DocumentResponse
-			if err := json.Unmarshal([]byte(r.lastResults()[0].Text), &dr); err != nil {
+			if err := json.Unmarshal([]byte(r.LastResults()[0].Text), &dr); err != nil {
 				t.Fatalf("get_document result: %v", err)
 			}
 			if !strings.Contains(dr.Content, want) {
 				t.Errorf("get_document's content lacks %q", want)
 			}
-			return turn{Text: fmt.Sprintf("The post %s explains it. In its words: “%s”", dr.Title, want)}
+			return llmtest.Turn{Text: fmt.Sprintf("The post %s explains it. In its words: “%s”", dr.Title, want)}
 		},
 	}, func(t *testing.T, d *Daemon, resp *chat.Response, _ []chat.Event) {
 		if resp.Evidence != "grounded" {
@@ -348,9 +349,9 @@ func gate3SpecificPost(t *testing.T, d *Daemon, site *wptest.Site) {
 	})
 	// The scripted run quotes exactly; check that quote became the source.
 	d.Agent.Provider = chat.ProviderConfig{}
-	p := newScripted(t, "openai", callTool("get_document", fmt.Sprintf(`{"id_or_url": %q}`, post.URL)),
-		say(fmt.Sprintf("It says “%s”", want)))
-	d.Agent.Provider = chat.ProviderConfig(p.config())
+	p := llmtest.New(t, "openai", llmtest.CallTool("get_document", fmt.Sprintf(`{"id_or_url": %q}`, post.URL)),
+		llmtest.Say(fmt.Sprintf("It says “%s”", want)))
+	d.Agent.Provider = chat.ProviderConfig(p.Config())
 	defer func() { d.Agent.Provider = chat.ProviderConfig{} }()
 	resp, err := d.Chat(context.Background(), ask(q), nil)
 	if err != nil {
@@ -383,13 +384,13 @@ func gate4ThinPage(t *testing.T, d *Daemon, site *wptest.Site) {
 	}
 	req := ask("What is this page about?")
 	req.PageURL, req.PageTitle = thin.URL, thin.Title
-	runGate(t, d, req, []step{func(t *testing.T, r *seenRequest) turn {
+	runGate(t, d, req, []llmtest.Step{func(t *testing.T, r *llmtest.Request) llmtest.Turn {
 		for _, want := range []string{`thin="true"`, thin.URL, "<recent>", `"Inference:"`} {
 			if !strings.Contains(r.System, want) {
 				t.Errorf("context lacks %s", want)
 			}
 		}
-		return turn{Text: fmt.Sprintf("The page %s has almost no content yet. Inference: it is a placeholder for something the site will describe later; the newest posts may say more.", thin.Title)}
+		return llmtest.Turn{Text: fmt.Sprintf("The page %s has almost no content yet. Inference: it is a placeholder for something the site will describe later; the newest posts may say more.", thin.Title)}
 	}}, func(t *testing.T, d *Daemon, resp *chat.Response, _ []chat.Event) {
 		if !strings.Contains(resp.Reply, "Inference:") {
 			t.Errorf("the reply has no labeled inference: %q", resp.Reply)
@@ -419,21 +420,21 @@ func gate5NoPasteRequests(t *testing.T, d *Daemon, site *wptest.Site) {
 		t.Fatal("no non-thin page on the test site")
 	}
 	q := "Can you summarize " + page.URL + " for me?"
-	runGate(t, d, ask(q), []step{
-		say("I can't open links. Could you paste the text of " + page.URL + " here?"),
-		func(t *testing.T, r *seenRequest) turn {
-			if !strings.Contains(r.lastUser(), "[askwpd check]") || !strings.Contains(r.lastUser(), "get_document") {
-				t.Errorf("no correction after a paste request; last user message: %q", r.lastUser())
+	runGate(t, d, ask(q), []llmtest.Step{
+		llmtest.Say("I can't open links. Could you paste the text of " + page.URL + " here?"),
+		func(t *testing.T, r *llmtest.Request) llmtest.Turn {
+			if !strings.Contains(r.LastUser(), "[askwpd check]") || !strings.Contains(r.LastUser(), "get_document") {
+				t.Errorf("no correction after a paste request; last user message: %q", r.LastUser())
 			}
 			if r.ToolChoiceNone {
 				t.Errorf("tools are forbidden for the corrected reply")
 			}
-			return turn{Calls: []scriptCall{{"get_document", fmt.Sprintf(`{"id_or_url": %q}`, page.URL)}}}
+			return llmtest.Turn{Calls: []llmtest.ScriptCall{{Name: "get_document", Args: fmt.Sprintf(`{"id_or_url": %q}`, page.URL)}}}
 		},
-		func(t *testing.T, r *seenRequest) turn {
+		func(t *testing.T, r *llmtest.Request) llmtest.Turn {
 			var dr tool.DocumentResponse
-			json.Unmarshal([]byte(r.lastResults()[0].Text), &dr)
-			return turn{Text: fmt.Sprintf("The page %s says: “%s”", dr.Title, plainSentence(dr.Content, 5))}
+			json.Unmarshal([]byte(r.LastResults()[0].Text), &dr)
+			return llmtest.Turn{Text: fmt.Sprintf("The page %s says: “%s”", dr.Title, plainSentence(dr.Content, 5))}
 		},
 	}, func(t *testing.T, d *Daemon, resp *chat.Response, events []chat.Event) {
 		if !hasSource(resp, page.URL) {
@@ -451,10 +452,10 @@ func gate5NoPasteRequests(t *testing.T, d *Daemon, site *wptest.Site) {
 	})
 
 	// A model that insists is scrubbed: the user never sees the request.
-	p := newScripted(t, "anthropic",
-		say("Please paste the content of "+page.URL+" and I will summarize it."),
-		say("Sorry. I cannot access the page. Please copy and paste it here."))
-	d.Agent.Provider = chat.ProviderConfig(p.config())
+	p := llmtest.New(t, "anthropic",
+		llmtest.Say("Please paste the content of "+page.URL+" and I will summarize it."),
+		llmtest.Say("Sorry. I cannot access the page. Please copy and paste it here."))
+	d.Agent.Provider = chat.ProviderConfig(p.Config())
 	defer func() { d.Agent.Provider = chat.ProviderConfig{} }()
 	resp, err := d.Chat(context.Background(), ask(q), nil)
 	if err != nil {
@@ -470,15 +471,15 @@ func gate5NoPasteRequests(t *testing.T, d *Daemon, site *wptest.Site) {
 // verify_quote agrees. This test adds the case of a fabricated quote.
 func gate6FabricatedQuoteIsCorrected(t *testing.T, d *Daemon, site *wptest.Site) {
 	post := publicPosts(t, site)[0]
-	p := newScripted(t, "openai",
-		say(fmt.Sprintf("The post %s says “we never measured anything at all in this workshop”.", post.Title)),
-		func(t *testing.T, r *seenRequest) turn {
-			if !strings.Contains(r.lastUser(), "do not appear on any page") {
-				t.Errorf("no correction for a fabricated quote: %q", r.lastUser())
+	p := llmtest.New(t, "openai",
+		llmtest.Say(fmt.Sprintf("The post %s says “we never measured anything at all in this workshop”.", post.Title)),
+		func(t *testing.T, r *llmtest.Request) llmtest.Turn {
+			if !strings.Contains(r.LastUser(), "do not appear on any page") {
+				t.Errorf("no correction for a fabricated quote: %q", r.LastUser())
 			}
-			return turn{Text: fmt.Sprintf("The post %s is the newest on the site.", post.Title)}
+			return llmtest.Turn{Text: fmt.Sprintf("The post %s is the newest on the site.", post.Title)}
 		})
-	d.Agent.Provider = chat.ProviderConfig(p.config())
+	d.Agent.Provider = chat.ProviderConfig(p.Config())
 	defer func() { d.Agent.Provider = chat.ProviderConfig{} }()
 	resp, err := d.Chat(context.Background(), ask("What is the latest post about?"), nil)
 	if err != nil {
@@ -488,26 +489,26 @@ func gate6FabricatedQuoteIsCorrected(t *testing.T, d *Daemon, site *wptest.Site)
 		t.Errorf("fabricated quote survived: %q", resp.Reply)
 	}
 	assertVerbatim(t, d, resp)
-	if len(p.seen()) != 2 {
-		t.Errorf("model calls %d, want 2", len(p.seen()))
+	if len(p.Seen()) != 2 {
+		t.Errorf("model calls %d, want 2", len(p.Seen()))
 	}
 }
 
 // AskWP's own options in wp_options configure the provider when askwpd
 // has none: here Ollama, at the scripted server's address.
 func providerFromWPOptions(t *testing.T, d *Daemon, site *wptest.Site) {
-	p := newScripted(t, "openai", func(t *testing.T, r *seenRequest) turn {
+	p := llmtest.New(t, "openai", func(t *testing.T, r *llmtest.Request) llmtest.Turn {
 		if r.Model != "llama3.2" {
 			t.Errorf("model %q, want llama3.2 from askwp_model", r.Model)
 		}
 		if !strings.Contains(r.System, "Always end with a haiku about bread") {
 			t.Errorf("askwp_system_instructions missing from the system prompt")
 		}
-		return turn{Text: "Hello from Ollama."}
+		return llmtest.Turn{Text: "Hello from Ollama."}
 	})
 	set := map[string]string{
 		"askwp_llm_provider":        "ollama",
-		"askwp_ollama_endpoint":     p.srv.URL,
+		"askwp_ollama_endpoint":     p.Srv.URL,
 		"askwp_model":               "llama3.2",
 		"askwp_system_instructions": "Always end with a haiku about bread.",
 	}
@@ -533,8 +534,8 @@ func providerFromWPOptions(t *testing.T, d *Daemon, site *wptest.Site) {
 	if resp.Reply != "Hello from Ollama." || !strings.HasPrefix(resp.Provider, "openai-compatible/") {
 		t.Errorf("reply %q provider %q", resp.Reply, resp.Provider)
 	}
-	if len(p.seen()) != 1 || p.seen()[0].Path != "/v1/chat/completions" {
-		t.Errorf("requests %d", len(p.seen()))
+	if len(p.Seen()) != 1 || p.Seen()[0].Path != "/v1/chat/completions" {
+		t.Errorf("requests %d", len(p.Seen()))
 	}
 }
 
@@ -543,4 +544,8 @@ func providerFromWPOptions(t *testing.T, d *Daemon, site *wptest.Site) {
 func freshAgent(d *Daemon) {
 	a := d.Agent
 	d.Agent = &chat.Agent{Tools: a.Tools, Site: a.Site, Log: a.Log, Opts: a.Opts, Provider: a.Provider, SiteOption: a.SiteOption}
+}
+
+func ask(q string) chat.Request {
+	return chat.Request{Messages: []chat.Message{{Role: "user", Content: q}}}
 }

@@ -1,4 +1,4 @@
-package daemon
+package chat_test
 
 import (
 	"bufio"
@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -15,26 +16,34 @@ import (
 	"github.com/askwp/askwpd/api"
 	"github.com/askwp/askwpd/chat"
 	"github.com/askwp/askwpd/config"
+	"github.com/askwp/askwpd/crawl"
+	"github.com/askwp/askwpd/internal/llmtest"
+	"github.com/askwp/askwpd/search"
+	"github.com/askwp/askwpd/store"
 	"github.com/askwp/askwpd/tool"
 )
 
-// bareDaemon is a daemon over an empty store, without WordPress: enough
-// for the loop's mechanics, which do not depend on the content.
-func bareDaemon(t *testing.T, pc config.ProviderConfig) *Daemon {
+// bareAgent is an agent over the tools of an empty store, without
+// WordPress: enough for the loop's mechanics, which do not depend on the
+// content.
+func bareAgent(t *testing.T, pc chat.ProviderConfig) *chat.Agent {
 	t.Helper()
-	cfg := config.Default()
-	cfg.SiteURL = "http://127.0.0.1:9/"
-	cfg.StateDir = t.TempDir()
-	cfg.Listen = "127.0.0.1:0"
-	cfg.Schedule.Disabled = true
-	cfg.Provider = pc
-	d, err := Open(context.Background(), cfg, slog.New(slog.NewTextHandler(testWriter{t}, nil)))
+	log := slog.New(slog.NewTextHandler(testWriter{t}, nil))
+	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "askwpd.db"))
 	if err != nil {
-		t.Fatalf("Open: %v", err)
+		t.Fatal(err)
 	}
-	t.Cleanup(func() { d.Close() })
-	d.Agent.Opts = chat.Options{RetryBase: time.Millisecond, RetryMax: 10 * time.Millisecond}
-	return d
+	t.Cleanup(func() { st.Close() })
+	site := crawl.Site{URL: "http://127.0.0.1:9"}
+	if site.Origin, err = crawl.ParseOrigin(site.URL); err != nil {
+		t.Fatal(err)
+	}
+	cc := config.Default().Crawl
+	cr := crawl.New(site, crawl.Options{Concurrency: cc.Concurrency, RatePerSec: cc.RatePerSec, Timeout: cc.Timeout.Duration,
+		MaxBytes: cc.MaxBytes, UserAgent: cc.UserAgent}, st, nil, log)
+	tools := &tool.Service{Log: log, Store: st, Search: search.New(st), Crawler: cr}
+	return &chat.Agent{Tools: tools, Site: chat.Site{URL: site.URL}, Log: log, Provider: pc,
+		Opts: chat.Options{RetryBase: time.Millisecond, RetryMax: 10 * time.Millisecond}}
 }
 
 // testWriter routes logs to t.Log so a failure shows its context.
@@ -54,21 +63,21 @@ var kinds = []string{"openai", "anthropic"}
 func TestChat_ToolRoundCap(t *testing.T) {
 	for _, kind := range kinds {
 		t.Run(kind, func(t *testing.T) {
-			p := newScripted(t, kind)
+			p := llmtest.New(t, kind)
 			// A model that never stops searching.
-			p.loop = func(t *testing.T, r *seenRequest) turn {
+			p.Loop = func(t *testing.T, r *llmtest.Request) llmtest.Turn {
 				if r.ToolChoiceNone {
-					return turn{Text: "Here is what I found."}
+					return llmtest.Turn{Text: "Here is what I found."}
 				}
-				return turn{Calls: []scriptCall{{"search_site", `{"query": "opening hours"}`}}}
+				return llmtest.Turn{Calls: []llmtest.ScriptCall{{Name: "search_site", Args: `{"query": "opening hours"}`}}}
 			}
-			d := bareDaemon(t, p.config())
-			d.Agent.Opts.MaxToolRounds = 2
-			resp, err := d.Chat(context.Background(), ask("When are you open?"), nil)
+			a := bareAgent(t, p.Config())
+			a.Opts.MaxToolRounds = 2
+			resp, err := a.Chat(context.Background(), ask("When are you open?"), nil)
 			if err != nil {
 				t.Fatal(err)
 			}
-			seen := p.seen()
+			seen := p.Seen()
 			// Rounds 1 and 2 run tools; the third call's tools are refused
 			// and a fourth call, with tools forbidden, answers.
 			if len(seen) != 4 {
@@ -77,7 +86,7 @@ func TestChat_ToolRoundCap(t *testing.T) {
 			if !seen[3].ToolChoiceNone {
 				t.Errorf("the last call does not forbid tools")
 			}
-			res := seen[3].lastResults()
+			res := seen[3].LastResults()
 			if len(res) != 1 || !res[0].IsError || !strings.Contains(res[0].Text, "tool_limit") {
 				t.Errorf("refused call's result = %+v, want a tool_limit error", res)
 			}
@@ -104,15 +113,15 @@ var offeredTools = []string{"search_site", "get_document", "get_recent", "search
 func TestChat_MalformedToolCalls(t *testing.T) {
 	for _, kind := range kinds {
 		t.Run(kind, func(t *testing.T) {
-			bad := []scriptCall{
-				{"search_site", `{"query": "refund`},           // cut-off JSON
-				{"search_site", `"refund policy"`},             // a string, not an object
-				{"get_recent", `[1, 2]`},                       // an array
-				{"drop_database", `{}`},                        // not a tool
-				{"verify_quote", `{"url": "x", "quote": "y"}`}, // a tool, but not offered to the model
+			bad := []llmtest.ScriptCall{
+				{Name: "search_site", Args: `{"query": "refund`},           // cut-off JSON
+				{Name: "search_site", Args: `"refund policy"`},             // a string, not an object
+				{Name: "get_recent", Args: `[1, 2]`},                       // an array
+				{Name: "drop_database", Args: `{}`},                        // not a tool
+				{Name: "verify_quote", Args: `{"url": "x", "quote": "y"}`}, // a tool, but not offered to the model
 			}
-			p := newScripted(t, kind,
-				func(t *testing.T, r *seenRequest) turn {
+			p := llmtest.New(t, kind,
+				func(t *testing.T, r *llmtest.Request) llmtest.Turn {
 					for _, name := range offeredTools {
 						if _, ok := r.Tools[name]; !ok {
 							t.Errorf("tool %s not offered; offered %v", name, keys(r.Tools))
@@ -126,10 +135,10 @@ func TestChat_MalformedToolCalls(t *testing.T) {
 							t.Errorf("tool %s: description differs from /v1/tools", name)
 						}
 					}
-					return turn{Calls: bad}
+					return llmtest.Turn{Calls: bad}
 				},
-				func(t *testing.T, r *seenRequest) turn {
-					res := r.lastResults()
+				func(t *testing.T, r *llmtest.Request) llmtest.Turn {
+					res := r.LastResults()
 					if len(res) != len(bad) {
 						t.Fatalf("results = %d, want %d", len(res), len(bad))
 					}
@@ -139,10 +148,10 @@ func TestChat_MalformedToolCalls(t *testing.T) {
 							t.Errorf("result %d = %s, want a %s error", i, r.Text, want[i])
 						}
 					}
-					return turn{Text: "Sorry, let me answer without that."}
+					return llmtest.Turn{Text: "Sorry, let me answer without that."}
 				})
-			d := bareDaemon(t, p.config())
-			resp, err := d.Chat(context.Background(), ask("What is your refund policy?"), nil)
+			a := bareAgent(t, p.Config())
+			resp, err := a.Chat(context.Background(), ask("What is your refund policy?"), nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -182,24 +191,24 @@ func toolDescription(name string) string {
 func TestChat_ProviderErrors(t *testing.T) {
 	for _, kind := range kinds {
 		t.Run(kind+"/RetryThenOK", func(t *testing.T) {
-			p := newScripted(t, kind,
-				func(*testing.T, *seenRequest) turn { return turn{Status: 429} },
-				func(*testing.T, *seenRequest) turn { return turn{Status: 503} },
-				say("Fine now."))
-			d := bareDaemon(t, p.config())
-			resp, err := d.Chat(context.Background(), ask("hello"), nil)
+			p := llmtest.New(t, kind,
+				func(*testing.T, *llmtest.Request) llmtest.Turn { return llmtest.Turn{Status: 429} },
+				func(*testing.T, *llmtest.Request) llmtest.Turn { return llmtest.Turn{Status: 503} },
+				llmtest.Say("Fine now."))
+			a := bareAgent(t, p.Config())
+			resp, err := a.Chat(context.Background(), ask("hello"), nil)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(p.seen()) != 3 || resp.Reply != "Fine now." || resp.Degraded != "" {
-				t.Errorf("calls %d, reply %q, degraded %q", len(p.seen()), resp.Reply, resp.Degraded)
+			if len(p.Seen()) != 3 || resp.Reply != "Fine now." || resp.Degraded != "" {
+				t.Errorf("calls %d, reply %q, degraded %q", len(p.Seen()), resp.Reply, resp.Degraded)
 			}
 		})
 		t.Run(kind+"/Outage", func(t *testing.T) {
-			p := newScripted(t, kind)
-			p.loop = func(*testing.T, *seenRequest) turn { return turn{Status: 500} }
-			d := bareDaemon(t, p.config())
-			srv, token := chatServer(t, d)
+			p := llmtest.New(t, kind)
+			p.Loop = func(*testing.T, *llmtest.Request) llmtest.Turn { return llmtest.Turn{Status: 500} }
+			a := bareAgent(t, p.Config())
+			srv, token := chatServer(t, a)
 			resp, status := postChat(t, srv, token, ask("What do you sell?"))
 			if status != 200 {
 				t.Fatalf("status %d, want 200", status)
@@ -207,28 +216,28 @@ func TestChat_ProviderErrors(t *testing.T) {
 			if resp.Degraded != "provider_unavailable" || !strings.Contains(resp.Reply, "can't reach") {
 				t.Errorf("degraded %q reply %q", resp.Degraded, resp.Reply)
 			}
-			if n := len(p.seen()); n != 3 {
+			if n := len(p.Seen()); n != 3 {
 				t.Errorf("attempts = %d, want 3", n)
 			}
 		})
 		t.Run(kind+"/BadKeyNoRetry", func(t *testing.T) {
-			p := newScripted(t, kind, func(*testing.T, *seenRequest) turn { return turn{Status: 401} })
-			d := bareDaemon(t, p.config())
-			resp, err := d.Chat(context.Background(), ask("hello"), nil)
+			p := llmtest.New(t, kind, func(*testing.T, *llmtest.Request) llmtest.Turn { return llmtest.Turn{Status: 401} })
+			a := bareAgent(t, p.Config())
+			resp, err := a.Chat(context.Background(), ask("hello"), nil)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(p.seen()) != 1 || resp.Degraded != "provider_unavailable" {
-				t.Errorf("calls %d, degraded %q", len(p.seen()), resp.Degraded)
+			if len(p.Seen()) != 1 || resp.Degraded != "provider_unavailable" {
+				t.Errorf("calls %d, degraded %q", len(p.Seen()), resp.Degraded)
 			}
 		})
 		t.Run(kind+"/CutMidStream", func(t *testing.T) {
-			p := newScripted(t, kind, func(*testing.T, *seenRequest) turn {
-				return turn{Text: "The shop opens at ten and closes at six every weekday.", CutAfter: 2}
+			p := llmtest.New(t, kind, func(*testing.T, *llmtest.Request) llmtest.Turn {
+				return llmtest.Turn{Text: "The shop opens at ten and closes at six every weekday.", CutAfter: 2}
 			})
-			d := bareDaemon(t, p.config())
+			a := bareAgent(t, p.Config())
 			var deltas strings.Builder
-			resp, err := d.Chat(context.Background(), ask("hello"), func(ev chat.Event) {
+			resp, err := a.Chat(context.Background(), ask("hello"), func(ev chat.Event) {
 				if ev.Type == "delta" {
 					deltas.WriteString(ev.Data.(chat.Delta).Text)
 				}
@@ -248,11 +257,13 @@ func TestChat_ProviderErrors(t *testing.T) {
 func TestChat_Timeouts(t *testing.T) {
 	for _, kind := range kinds {
 		t.Run(kind+"/Model", func(t *testing.T) {
-			p := newScripted(t, kind, func(*testing.T, *seenRequest) turn { return turn{Text: "late", Delay: 3 * time.Second} })
-			d := bareDaemon(t, p.config())
-			d.Agent.Opts.ModelTimeout = 200 * time.Millisecond
+			p := llmtest.New(t, kind, func(*testing.T, *llmtest.Request) llmtest.Turn {
+				return llmtest.Turn{Text: "late", Delay: 3 * time.Second}
+			})
+			a := bareAgent(t, p.Config())
+			a.Opts.ModelTimeout = 200 * time.Millisecond
 			start := time.Now()
-			resp, err := d.Chat(context.Background(), ask("hello"), nil)
+			resp, err := a.Chat(context.Background(), ask("hello"), nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -264,31 +275,31 @@ func TestChat_Timeouts(t *testing.T) {
 			}
 		})
 		t.Run(kind+"/ToolBudget", func(t *testing.T) {
-			p := newScripted(t, kind,
-				callTool("search_site", `{"query": "opening hours"}`),
-				func(t *testing.T, r *seenRequest) turn {
+			p := llmtest.New(t, kind,
+				llmtest.CallTool("search_site", `{"query": "opening hours"}`),
+				func(t *testing.T, r *llmtest.Request) llmtest.Turn {
 					if !r.ToolChoiceNone {
 						t.Errorf("tools still allowed after the tool budget ran out")
 					}
-					return turn{Text: "Answering from what I have."}
+					return llmtest.Turn{Text: "Answering from what I have."}
 				})
-			d := bareDaemon(t, p.config())
-			d.Agent.Opts.ToolBudget = time.Nanosecond
-			resp, err := d.Chat(context.Background(), ask("hi"), nil)
+			a := bareAgent(t, p.Config())
+			a.Opts.ToolBudget = time.Nanosecond
+			resp, err := a.Chat(context.Background(), ask("hi"), nil)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if resp.Reply != "Answering from what I have." || len(p.seen()) != 2 {
-				t.Errorf("reply %q after %d calls", resp.Reply, len(p.seen()))
+			if resp.Reply != "Answering from what I have." || len(p.Seen()) != 2 {
+				t.Errorf("reply %q after %d calls", resp.Reply, len(p.Seen()))
 			}
 		})
 	}
 }
 
 func TestChat_BadRequests(t *testing.T) {
-	p := newScripted(t, "openai")
-	d := bareDaemon(t, p.config())
-	srv, token := chatServer(t, d)
+	p := llmtest.New(t, "openai")
+	a := bareAgent(t, p.Config())
+	srv, token := chatServer(t, a)
 	for name, body := range map[string]string{
 		"NoMessages":    `{"messages": []}`,
 		"LastAssistant": `{"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]}`,
@@ -319,8 +330,8 @@ func TestChat_BadRequests(t *testing.T) {
 		}
 	})
 	t.Run("NoProvider", func(t *testing.T) {
-		d := bareDaemon(t, config.ProviderConfig{})
-		_, err := d.Chat(context.Background(), ask("hi"), nil)
+		a := bareAgent(t, chat.ProviderConfig{})
+		_, err := a.Chat(context.Background(), ask("hi"), nil)
 		var ae *tool.Error
 		if !errors.As(err, &ae) || ae.Code != "no_provider" {
 			t.Errorf("err = %v, want no_provider 503", err)
@@ -329,36 +340,49 @@ func TestChat_BadRequests(t *testing.T) {
 	t.Run("UnknownProviderOverride", func(t *testing.T) {
 		r := ask("hi")
 		r.Provider = "anthropic"
-		_, err := d.Chat(context.Background(), r, nil)
+		_, err := a.Chat(context.Background(), r, nil)
 		var ae *tool.Error
 		if !errors.As(err, &ae) || ae.Code != "invalid" {
 			t.Errorf("err = %v, want 400", err)
 		}
 	})
-	if len(p.seen()) != 0 {
-		t.Errorf("the provider was called %d times for bad requests", len(p.seen()))
+	if len(p.Seen()) != 0 {
+		t.Errorf("the provider was called %d times for bad requests", len(p.Seen()))
 	}
 }
 
 func TestChat_Overrides(t *testing.T) {
-	p := newScripted(t, "openai", func(t *testing.T, r *seenRequest) turn {
+	p := llmtest.New(t, "openai", func(t *testing.T, r *llmtest.Request) llmtest.Turn {
 		if r.Model != "override-model" || r.MaxTokens != 77 {
 			t.Errorf("model %q max tokens %d, want the overrides", r.Model, r.MaxTokens)
 		}
-		return turn{Text: "ok"}
+		return llmtest.Turn{Text: "ok"}
 	})
-	d := bareDaemon(t, p.config())
+	a := bareAgent(t, p.Config())
 	r := ask("hi")
 	r.Provider, r.Model, r.MaxTokens = "openai", "override-model", 77
-	if _, err := d.Chat(context.Background(), r, nil); err != nil {
+	if _, err := a.Chat(context.Background(), r, nil); err != nil {
 		t.Fatal(err)
 	}
 }
 
-// chatServer serves the daemon's API on a test server.
-func chatServer(t *testing.T, d *Daemon) (*httptest.Server, string) {
+// backend serves an agent and its tools over the API.
+type backend struct{ a *chat.Agent }
+
+func (b backend) Call(ctx context.Context, name string, args json.RawMessage) (any, error) {
+	return b.a.Tools.Call(ctx, name, args)
+}
+
+func (b backend) Status(context.Context) (*api.Status, error) { return &api.Status{}, nil }
+
+func (b backend) Chat(ctx context.Context, req chat.Request, emit func(chat.Event)) (*chat.Response, error) {
+	return b.a.Chat(ctx, req, emit)
+}
+
+// chatServer serves the agent's API on a test server.
+func chatServer(t *testing.T, a *chat.Agent) (*httptest.Server, string) {
 	token := "test-token-0123456789"
-	srv := httptest.NewServer(api.New(d, api.Options{Token: token, Log: d.Log}).Handler())
+	srv := httptest.NewServer(api.New(backend{a}, api.Options{Token: token, Log: a.Log}).Handler())
 	t.Cleanup(srv.Close)
 	return srv, token
 }
@@ -425,11 +449,11 @@ func streamChat(t *testing.T, srv *httptest.Server, token string, r chat.Request
 func TestChat_SSE(t *testing.T) {
 	for _, kind := range kinds {
 		t.Run(kind, func(t *testing.T) {
-			p := newScripted(t, kind,
-				callTool("get_recent", `{"type": "post", "limit": 2}`),
-				say("There are no posts yet on this site, so there is nothing recent to show."))
-			d := bareDaemon(t, p.config())
-			srv, token := chatServer(t, d)
+			p := llmtest.New(t, kind,
+				llmtest.CallTool("get_recent", `{"type": "post", "limit": 2}`),
+				llmtest.Say("There are no posts yet on this site, so there is nothing recent to show."))
+			a := bareAgent(t, p.Config())
+			srv, token := chatServer(t, a)
 			evs := streamChat(t, srv, token, ask("What is new on the blog?"))
 			if len(evs) == 0 {
 				t.Fatal("no events")
@@ -468,8 +492,8 @@ func TestChat_SSE(t *testing.T) {
 		})
 	}
 	t.Run("ErrorEvent", func(t *testing.T) {
-		d := bareDaemon(t, config.ProviderConfig{})
-		srv, token := chatServer(t, d)
+		a := bareAgent(t, chat.ProviderConfig{})
+		srv, token := chatServer(t, a)
 		evs := streamChat(t, srv, token, ask("hi"))
 		if len(evs) != 1 || evs[0].Type != "error" || !strings.Contains(string(evs[0].Data), "no_provider") {
 			t.Errorf("events = %+v", evs)

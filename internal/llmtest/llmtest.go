@@ -1,4 +1,9 @@
-package daemon
+// Package llmtest is a scripted LLM provider for tests: an httptest
+// server that speaks the real wire protocol of OpenAI Chat Completions or
+// Anthropic Messages, streaming included, replays a script of tool calls
+// and text, and records what it receives so tests can assert on it. It is
+// the one part of askwpd a test may script.
+package llmtest
 
 import (
 	"encoding/json"
@@ -11,48 +16,43 @@ import (
 	"testing"
 	"time"
 
-	"github.com/askwp/askwpd/config"
+	"github.com/askwp/askwpd/chat"
 )
 
-// A scripted LLM provider: an httptest server that speaks the real wire
-// protocol of OpenAI Chat Completions or Anthropic Messages, streaming
-// included, replays a script of tool calls and text, and records what it
-// receives so tests can assert on it.
+// SeenCall is a tool call in a request's history.
+type SeenCall struct{ ID, Name, Args string }
 
-// seenCall is a tool call in a request's history.
-type seenCall struct{ ID, Name, Args string }
-
-// seenMsg is one message of a request, normalized across protocols.
-type seenMsg struct {
+// SeenMsg is one message of a request, normalized across protocols.
+type SeenMsg struct {
 	Role      string // user | assistant | tool
 	Text      string
-	Calls     []seenCall
+	Calls     []SeenCall
 	ToolUseID string
 	IsError   bool
 }
 
-// seenRequest is one request the provider received.
-type seenRequest struct {
+// Request is one request the provider received.
+type Request struct {
 	Path           string
 	Model          string
 	System         string
 	Tools          map[string]string // name → description
 	ToolChoiceNone bool
-	Messages       []seenMsg
+	Messages       []SeenMsg
 	MaxTokens      int
 }
 
-// lastResults are the tool results answering the last assistant turn.
-func (r *seenRequest) lastResults() []seenMsg {
-	var out []seenMsg
+// LastResults are the tool results answering the last assistant turn.
+func (r *Request) LastResults() []SeenMsg {
+	var out []SeenMsg
 	for i := len(r.Messages) - 1; i >= 0 && r.Messages[i].Role == "tool"; i-- {
-		out = append([]seenMsg{r.Messages[i]}, out...)
+		out = append([]SeenMsg{r.Messages[i]}, out...)
 	}
 	return out
 }
 
-// lastUser is the text of the last user message.
-func (r *seenRequest) lastUser() string {
+// LastUser is the text of the last user message.
+func (r *Request) LastUser() string {
 	for i := len(r.Messages) - 1; i >= 0; i-- {
 		if r.Messages[i].Role == "user" {
 			return r.Messages[i].Text
@@ -61,59 +61,61 @@ func (r *seenRequest) lastUser() string {
 	return ""
 }
 
-// scriptCall is a tool call the script makes; Args is sent as is, so it
+// ScriptCall is a tool call the script makes; Args is sent as is, so it
 // may be malformed on purpose.
-type scriptCall struct{ Name, Args string }
+type ScriptCall struct{ Name, Args string }
 
-// turn is the script's answer to one request.
-type turn struct {
+// Turn is the script's answer to one request.
+type Turn struct {
 	Text   string
-	Calls  []scriptCall
+	Calls  []ScriptCall
 	Status int // an HTTP error instead of a stream
 	Delay  time.Duration
 	// CutAfter ends the stream early, after this many text pieces.
 	CutAfter int
 }
 
-// step answers one request; it may assert on what it received.
-type step func(t *testing.T, r *seenRequest) turn
+// Step answers one request; it may assert on what it received.
+type Step func(t *testing.T, r *Request) Turn
 
-// scripted is the fake provider.
-type scripted struct {
+// Provider is the fake provider.
+type Provider struct {
 	t     *testing.T
 	kind  string // openai | anthropic
-	steps []step
-	// loop, when set, answers requests after the script ran out.
-	loop step
-	srv  *httptest.Server
+	steps []Step
+	// Loop, when set, answers requests after the script ran out.
+	Loop Step
+	Srv  *httptest.Server
 
 	mu       sync.Mutex
-	requests []*seenRequest
+	requests []*Request
 }
 
-func newScripted(t *testing.T, kind string, steps ...step) *scripted {
-	s := &scripted{t: t, kind: kind, steps: steps}
-	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
-	t.Cleanup(s.srv.Close)
+// New starts a fake provider of kind (openai or anthropic) replaying steps.
+func New(t *testing.T, kind string, steps ...Step) *Provider {
+	s := &Provider{t: t, kind: kind, steps: steps}
+	s.Srv = httptest.NewServer(http.HandlerFunc(s.serve))
+	t.Cleanup(s.Srv.Close)
 	return s
 }
 
-// config is the [provider] section pointing at the fake.
-func (s *scripted) config() config.ProviderConfig {
-	pc := config.ProviderConfig{Kind: s.kind, BaseURL: s.srv.URL, Model: "scripted-model", APIKey: "test-key"}
+// Config is the provider configuration pointing at the fake.
+func (s *Provider) Config() chat.ProviderConfig {
+	pc := chat.ProviderConfig{Kind: s.kind, BaseURL: s.Srv.URL, Model: "scripted-model", APIKey: "test-key"}
 	if s.kind == "openai" {
-		pc.BaseURL = s.srv.URL + "/v1"
+		pc.BaseURL = s.Srv.URL + "/v1"
 	}
 	return pc
 }
 
-func (s *scripted) seen() []*seenRequest {
+// Seen returns the requests received so far.
+func (s *Provider) Seen() []*Request {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return append([]*seenRequest(nil), s.requests...)
+	return append([]*Request(nil), s.requests...)
 }
 
-func (s *scripted) serve(w http.ResponseWriter, r *http.Request) {
+func (s *Provider) serve(w http.ResponseWriter, r *http.Request) {
 	t := s.t
 	body, _ := io.ReadAll(r.Body)
 	var raw map[string]any
@@ -122,7 +124,7 @@ func (s *scripted) serve(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "bad json", 400)
 		return
 	}
-	var req *seenRequest
+	var req *Request
 	switch s.kind {
 	case "openai":
 		if r.URL.Path != "/v1/chat/completions" {
@@ -148,12 +150,12 @@ func (s *scripted) serve(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	n := len(s.requests)
 	s.requests = append(s.requests, req)
-	var st step
+	var st Step
 	switch {
 	case n < len(s.steps):
 		st = s.steps[n]
-	case s.loop != nil:
-		st = s.loop
+	case s.Loop != nil:
+		st = s.Loop
 	}
 	s.mu.Unlock()
 	if st == nil {
@@ -174,9 +176,9 @@ func (s *scripted) serve(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Retry-After", "0")
 		w.WriteHeader(tr.Status)
 		if s.kind == "anthropic" {
-			fmt.Fprintf(w, `{"type": "error", "error": {"type": "api_error", "message": "scripted %d"}}`, tr.Status)
+			fmt.Fprintf(w, `{"type": "error", "error": {"type": "api_error", "message": "Provider %d"}}`, tr.Status)
 		} else {
-			fmt.Fprintf(w, `{"error": {"message": "scripted %d", "type": "server_error", "code": null}}`, tr.Status)
+			fmt.Fprintf(w, `{"error": {"message": "Provider %d", "type": "server_error", "code": null}}`, tr.Status)
 		}
 		return
 	}
@@ -205,7 +207,7 @@ func flush(w http.ResponseWriter) {
 	}
 }
 
-func writeOpenAIStream(w http.ResponseWriter, n int, tr turn) {
+func writeOpenAIStream(w http.ResponseWriter, n int, tr Turn) {
 	id := fmt.Sprintf("chatcmpl-%d", n)
 	chunk := func(delta map[string]any, finish any, usage any) {
 		c := map[string]any{"id": id, "object": "chat.completion.chunk", "created": 1700000000, "model": "scripted-model",
@@ -244,7 +246,7 @@ func writeOpenAIStream(w http.ResponseWriter, n int, tr turn) {
 	flush(w)
 }
 
-func writeAnthropicStream(w http.ResponseWriter, n int, tr turn) {
+func writeAnthropicStream(w http.ResponseWriter, n int, tr Turn) {
 	ev := func(typ string, data map[string]any) {
 		data["type"] = typ
 		b, _ := json.Marshal(data)
@@ -304,8 +306,8 @@ func contentText(v any) string {
 	return b.String()
 }
 
-func parseOpenAI(t *testing.T, raw map[string]any) *seenRequest {
-	req := &seenRequest{Model: str(raw["model"]), Tools: map[string]string{}}
+func parseOpenAI(t *testing.T, raw map[string]any) *Request {
+	req := &Request{Model: str(raw["model"]), Tools: map[string]string{}}
 	if n, ok := raw["max_completion_tokens"].(float64); ok {
 		req.MaxTokens = int(n)
 	}
@@ -324,13 +326,13 @@ func parseOpenAI(t *testing.T, raw map[string]any) *seenRequest {
 		case "system", "developer":
 			req.System += contentText(mm["content"])
 		case "user":
-			req.Messages = append(req.Messages, seenMsg{Role: "user", Text: contentText(mm["content"])})
+			req.Messages = append(req.Messages, SeenMsg{Role: "user", Text: contentText(mm["content"])})
 		case "assistant":
-			sm := seenMsg{Role: "assistant", Text: contentText(mm["content"])}
+			sm := SeenMsg{Role: "assistant", Text: contentText(mm["content"])}
 			for _, c := range asList(mm["tool_calls"]) {
 				cm := c.(map[string]any)
 				f, _ := cm["function"].(map[string]any)
-				sm.Calls = append(sm.Calls, seenCall{ID: str(cm["id"]), Name: str(f["name"]), Args: str(f["arguments"])})
+				sm.Calls = append(sm.Calls, SeenCall{ID: str(cm["id"]), Name: str(f["name"]), Args: str(f["arguments"])})
 				pending[str(cm["id"])] = true
 			}
 			req.Messages = append(req.Messages, sm)
@@ -341,7 +343,7 @@ func parseOpenAI(t *testing.T, raw map[string]any) *seenRequest {
 			}
 			delete(pending, id)
 			text := contentText(mm["content"])
-			req.Messages = append(req.Messages, seenMsg{Role: "tool", Text: text, ToolUseID: id, IsError: strings.HasPrefix(text, `{"error"`)})
+			req.Messages = append(req.Messages, SeenMsg{Role: "tool", Text: text, ToolUseID: id, IsError: strings.HasPrefix(text, `{"error"`)})
 		default:
 			t.Errorf("provider: unknown role %q", role)
 		}
@@ -352,8 +354,8 @@ func parseOpenAI(t *testing.T, raw map[string]any) *seenRequest {
 	return req
 }
 
-func parseAnthropic(t *testing.T, raw map[string]any) *seenRequest {
-	req := &seenRequest{Model: str(raw["model"]), Tools: map[string]string{}}
+func parseAnthropic(t *testing.T, raw map[string]any) *Request {
+	req := &Request{Model: str(raw["model"]), Tools: map[string]string{}}
 	if n, ok := raw["max_tokens"].(float64); ok {
 		req.MaxTokens = int(n)
 	} else {
@@ -391,7 +393,7 @@ func parseAnthropic(t *testing.T, raw map[string]any) *seenRequest {
 			}
 		}
 		pending = map[string]bool{}
-		var sm seenMsg
+		var sm SeenMsg
 		sm.Role = role
 		content := mm["content"]
 		if s, ok := content.(string); ok {
@@ -409,11 +411,11 @@ func parseAnthropic(t *testing.T, raw map[string]any) *seenRequest {
 				if _, ok := cm["input"].(map[string]any); !ok {
 					t.Errorf("provider: tool_use input is not an object: %s", args)
 				}
-				sm.Calls = append(sm.Calls, seenCall{ID: str(cm["id"]), Name: str(cm["name"]), Args: string(args)})
+				sm.Calls = append(sm.Calls, SeenCall{ID: str(cm["id"]), Name: str(cm["name"]), Args: string(args)})
 				pending[str(cm["id"])] = true
 			case "tool_result":
 				isErr, _ := cm["is_error"].(bool)
-				req.Messages = append(req.Messages, seenMsg{Role: "tool", Text: contentText(cm["content"]), ToolUseID: str(cm["tool_use_id"]), IsError: isErr})
+				req.Messages = append(req.Messages, SeenMsg{Role: "tool", Text: contentText(cm["content"]), ToolUseID: str(cm["tool_use_id"]), IsError: isErr})
 			}
 		}
 		if sm.Text != "" || len(sm.Calls) > 0 || role == "assistant" {
@@ -425,10 +427,10 @@ func parseAnthropic(t *testing.T, raw map[string]any) *seenRequest {
 
 func asList(v any) []any { l, _ := v.([]any); return l }
 
-// Steps used by many tests.
+// Say is a step that answers with text.
+func Say(text string) Step { return func(*testing.T, *Request) Turn { return Turn{Text: text} } }
 
-func say(text string) step { return func(*testing.T, *seenRequest) turn { return turn{Text: text} } }
-
-func callTool(name, args string) step {
-	return func(*testing.T, *seenRequest) turn { return turn{Calls: []scriptCall{{name, args}}} }
+// CallTool is a step that calls one tool.
+func CallTool(name, args string) Step {
+	return func(*testing.T, *Request) Turn { return Turn{Calls: []ScriptCall{{name, args}}} }
 }
