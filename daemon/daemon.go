@@ -39,21 +39,31 @@ import (
 
 // Daemon holds the services of one site, wired together.
 type Daemon struct {
-	Config  config.Config
-	Log     *slog.Logger
-	Store   *store.DB
-	Search  *search.Index
-	WP      *wp.DB // nil when running from the sitemap alone
+	Config config.Config
+	Log    *slog.Logger
+	Store  *store.DB
+	Search *search.Index
+	WP     *wp.DB // nil when running from the sitemap alone
+	// Crawler keeps the store in step with the site.
 	Crawler *crawl.Crawler
+	// Embed is hybrid retrieval's worker; nil when embeddings are off.
+	Embed *embed.Worker
+	// Tools runs the tool contract for HTTP, MCP and chat.
+	Tools *tool.Service
+	// Agent answers /v1/chat.
+	Agent *chat.Agent
+
+	startedAt time.Time
 
 	// life is cancelled when Serve shuts down; work started by a request
 	// but meant to outlive it (an admin reindex) runs under it.
 	lifeMu sync.Mutex
 	life   context.Context
 
-	startedAt time.Time
-
-	tools toolRuntime // metrics and state of the tool calls (tools*.go)
+	// metrics are made on first use, so a Daemon built by Open needs
+	// nothing more.
+	metricsOnce sync.Once
+	metrics     *metrics
 
 	// cronMu guards the schedule, for the status page's next runs.
 	cronMu  sync.Mutex
@@ -62,79 +72,21 @@ type Daemon struct {
 
 	secretMu sync.Mutex
 	secret   []byte // the webhook secret, read once
-
-	// Agent answers /v1/chat.
-	Agent *chat.Agent
-
-	// Embed is hybrid retrieval's worker; nil when embeddings are off.
-	Embed *embed.Worker
-	// Tools runs the tool contract for HTTP, MCP and chat.
-	Tools *tool.Service
 }
 
 // Open resolves the configuration against the WordPress install, opens
-// the store and checks that the site answers. Each failure names what to
-// fix in one line.
+// the store and builds the services. Each failure names what to fix in one
+// line.
 func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (*Daemon, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	d := &Daemon{Config: cfg, Log: log, startedAt: time.Now()}
-	var site crawl.Site
-
-	dsn, prefix := cfg.DBDSN, cfg.TablePrefix
-	var wpc *wp.Config
-	if cfg.WPRoot != "" && dsn == "" {
-		path, err := wp.FindConfig(cfg.WPRoot)
-		if err != nil {
-			return nil, err
-		}
-		wpc, err = wp.ReadConfig(path, hostOf(cfg.SiteURL))
-		if err != nil {
-			return nil, err
-		}
-		dsn = wpc.DSN()
-		if prefix == "" {
-			prefix = wpc.TablePrefix
-		}
-		log.Info("Read WordPress config", "files", wpc.Files, "db_name", wpc.DBName, "db_host", wpc.DBHost, "table_prefix", prefix)
-	}
-	if prefix == "" {
-		prefix = "wp_"
-	}
-	siteURL := cfg.SiteURL
-	if dsn != "" {
-		w, err := wp.Open(ctx, dsn, prefix)
-		if err != nil {
-			return nil, err
-		}
-		d.WP = w
-		info, err := w.Site(ctx)
-		if err != nil {
-			w.Close()
-			return nil, err
-		}
-		site.Name, site.Tagline = html.UnescapeString(info.Name), html.UnescapeString(info.Tagline)
-		site.PageOnFront, site.PageForPosts = info.PageOnFront, info.PageForPosts
-		if siteURL == "" && wpc != nil {
-			siteURL = wpc.Home
-		}
-		if siteURL == "" {
-			siteURL = info.Home
-		}
-	}
-	if siteURL == "" {
-		d.closeWP()
-		return nil, errors.New("config: cannot tell the site's address: WP_HOME is not defined and the options table has no home; set site_url")
-	}
-	o, err := crawl.ParseOrigin(siteURL)
+	site, err := d.openSite(ctx)
 	if err != nil {
 		d.closeWP()
-		return nil, fmt.Errorf("config: %w", err)
+		return nil, err
 	}
-	site.URL = strings.TrimRight(siteURL, "/")
-	site.Origin = o
-
 	st, err := store.Open(ctx, filepath.Join(cfg.StateDir, "askwpd.db"))
 	if err != nil {
 		d.closeWP()
@@ -142,8 +94,6 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (*Daemon, er
 	}
 	d.Store = st
 	d.Search = search.New(st)
-	d.Crawler = crawl.New(site, crawlOptions(cfg.Crawl), st, d.WP, log)
-	d.Crawler.StateDir = cfg.StateDir
 	if path := cfg.Search.Synonyms; path != "" {
 		syn, err := search.LoadSynonyms(path)
 		if err != nil {
@@ -152,6 +102,8 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (*Daemon, er
 		}
 		d.Search.SetSynonyms(syn)
 	}
+	d.Crawler = crawl.New(site, crawlOptions(cfg.Crawl), st, d.WP, log)
+	d.Crawler.StateDir = cfg.StateDir
 	if d.Embed, err = embed.Open(ctx, cfg.Embeddings, st, log); err != nil {
 		d.Close()
 		return nil, err
@@ -171,6 +123,65 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (*Daemon, er
 		_ = st.SetMeta(ctx, "site_tagline", site.Tagline)
 	}
 	return d, nil
+}
+
+// openSite finds the site: its database from wp-config.php (or db_dsn),
+// its name and static pages from the options table, and its address from
+// site_url, WP_HOME or the options, in that order. It leaves d.WP open
+// when there is a database.
+func (d *Daemon) openSite(ctx context.Context) (crawl.Site, error) {
+	cfg := d.Config
+	var site crawl.Site
+	dsn, prefix := cfg.DBDSN, cfg.TablePrefix
+	var wpc *wp.Config
+	if cfg.WPRoot != "" && dsn == "" {
+		path, err := wp.FindConfig(cfg.WPRoot)
+		if err != nil {
+			return site, err
+		}
+		wpc, err = wp.ReadConfig(path, hostOf(cfg.SiteURL))
+		if err != nil {
+			return site, err
+		}
+		dsn = wpc.DSN()
+		if prefix == "" {
+			prefix = wpc.TablePrefix
+		}
+		d.Log.Info("Read WordPress config", "files", wpc.Files, "db_name", wpc.DBName, "db_host", wpc.DBHost, "table_prefix", prefix)
+	}
+	if prefix == "" {
+		prefix = "wp_"
+	}
+	siteURL := cfg.SiteURL
+	if dsn != "" {
+		w, err := wp.Open(ctx, dsn, prefix)
+		if err != nil {
+			return site, err
+		}
+		d.WP = w
+		info, err := w.Site(ctx)
+		if err != nil {
+			return site, err
+		}
+		site.Name, site.Tagline = html.UnescapeString(info.Name), html.UnescapeString(info.Tagline)
+		site.PageOnFront, site.PageForPosts = info.PageOnFront, info.PageForPosts
+		if siteURL == "" && wpc != nil {
+			siteURL = wpc.Home
+		}
+		if siteURL == "" {
+			siteURL = info.Home
+		}
+	}
+	if siteURL == "" {
+		return site, errors.New("config: cannot tell the site's address: WP_HOME is not defined and the options table has no home; set site_url")
+	}
+	o, err := crawl.ParseOrigin(siteURL)
+	if err != nil {
+		return site, fmt.Errorf("config: %w", err)
+	}
+	site.URL = strings.TrimRight(siteURL, "/")
+	site.Origin = o
+	return site, nil
 }
 
 // CheckSite GETs the home page, so a site that does not answer is reported

@@ -15,17 +15,9 @@ import (
 	"github.com/askwp/askwpd/store"
 )
 
-// toolRuntime is the tools' share of the daemon: their metrics. The zero
-// value is ready; the metrics are made on first use, so a Daemon built by
-// Open needs nothing more.
-type toolRuntime struct {
-	once sync.Once
-	m    *metrics
-}
-
 func (d *Daemon) obs() *metrics {
-	d.tools.once.Do(func() { d.tools.m = newMetrics(d) })
-	return d.tools.m
+	d.metricsOnce.Do(func() { d.metrics = newMetrics(d) })
+	return d.metrics
 }
 
 // metrics holds the Prometheus registry and, for /v1/status and the admin
