@@ -17,6 +17,7 @@ type Live struct {
 	Status string
 	// URL is the canonical URL the page was indexed under.
 	URL string
+	// Err is the failure behind an error status.
 	Err error
 	// Truncated is true when the page was larger than the fetch limit and
 	// only its beginning was indexed.

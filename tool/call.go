@@ -122,7 +122,7 @@ func (s *Service) toolSearchSite(ctx context.Context, raw json.RawMessage, c *to
 		return nil, err
 	}
 	resp := NewSearchResponse(q.Text, r)
-	if needsExpansion(resp) && ctx.Value(noExpansionKey{}) == nil {
+	if needsExpansion(resp) && !lean(ctx) {
 		resp, err = s.expand(ctx, q, r, resp)
 		if err != nil {
 			return nil, err
@@ -210,12 +210,16 @@ func isDigits(s string) bool {
 	return true
 }
 
-type noExpansionKey struct{}
+type leanKey struct{}
 
-// WithoutExpansion returns a context in which search_site answers from the
-// index alone, never fetching linked pages live: for callers, such as a
-// chat's context builder, that run before the first token and cannot wait
-// seconds for a fetch.
-func WithoutExpansion(ctx context.Context) context.Context {
-	return context.WithValue(ctx, noExpansionKey{}, true)
+// Lean returns a context in which the tools do only their core job:
+// search_site answers from the index alone, never fetching linked pages
+// live, and get_document adds no supporting passages to a thin page. It is
+// for callers that read for themselves rather than for a model, such as a
+// chat's context builder and quote checks, where a live fetch or extra
+// searches would cost seconds.
+func Lean(ctx context.Context) context.Context {
+	return context.WithValue(ctx, leanKey{}, true)
 }
+
+func lean(ctx context.Context) bool { return ctx.Value(leanKey{}) != nil }

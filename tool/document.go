@@ -79,6 +79,8 @@ func (s *Service) documentResponse(ctx context.Context, doc *store.Document, a D
 	}
 	if doc.Thin {
 		resp.Evidence = "thin"
+	}
+	if doc.Thin && !lean(ctx) {
 		sup, err := s.supporting(ctx, doc)
 		if err != nil {
 			return nil, err
