@@ -116,7 +116,7 @@ func statusOf(code string) int {
 		return http.StatusBadRequest
 	case "unauthorized":
 		return http.StatusUnauthorized
-	case "unknown_tool", "not_indexed", "not_found":
+	case "unknown_tool", "not_indexed":
 		return http.StatusNotFound
 	case "too_large":
 		return http.StatusRequestEntityTooLarge
