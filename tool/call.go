@@ -14,7 +14,7 @@ import (
 	"github.com/askwp/askwpd/store"
 )
 
-// toolFunc runs one  It records what the log line should say in c.
+// toolFunc runs one tool. It records what the log line should say in c.
 type toolFunc func(s *Service, ctx context.Context, raw json.RawMessage, c *toolCall) (any, error)
 
 type toolSpec struct {
