@@ -210,13 +210,14 @@ func (c *Crawler) indexedURLs(ctx context.Context) (map[string]*store.URLState, 
 }
 
 // addMenu adds the menus' links: a public post at its page, a custom link
-// as it is. A menu never makes a non-public post fetched.
+// as it is.
 func (c *Crawler) addMenu(ds *discovery, menu []wp.MenuLink, public map[int64]*wp.Post, postURLs map[int64]string) {
 	for _, l := range menu {
 		switch {
 		case l.PostID > 0 && public[l.PostID] != nil:
 			c.addPost(ds, public[l.PostID], SourceMenu, postURLs)
 		case l.PostID > 0:
+			// Not a public post: never fetched on the menu's word.
 		case l.URL != "":
 			ds.add(l.URL, SourceMenu, time.Time{}, 0, prioURL)
 		}
