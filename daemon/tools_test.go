@@ -153,6 +153,18 @@ func TestTools_ThinPageHasLabeledSupport(t *testing.T) {
 	if r.Quality.Source == "" || r.Quality.FetchedAt == "" {
 		t.Errorf("quality flags missing: %+v", r.Quality)
 	}
+	// A lean read (the chat agent reading for itself) is the same page
+	// without the supporting searches.
+	raw, _ := json.Marshal(map[string]any{"id_or_url": d.Crawler.Site.URL + "/workshops/"})
+	res, err := d.Tools.Call(tool.Lean(context.Background()), "get_document", raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lean := res.(*tool.DocumentResponse)
+	if lean.Content != r.Content || lean.Evidence != "thin" || !lean.Quality.Thin || len(lean.Supporting) != 0 {
+		t.Errorf("lean read: evidence %s, %d supporting, same content %v; want thin, none, true",
+			lean.Evidence, len(lean.Supporting), lean.Content == r.Content)
+	}
 	t.Logf("thin page support: %s", func() string {
 		var s []string
 		for _, x := range r.Supporting {
