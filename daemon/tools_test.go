@@ -391,6 +391,19 @@ func TestTools_ExpansionFetchesMissingPage(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { d.Crawler.FetchNow(context.Background(), target, "test") })
+	// A lean search (the chat's context builder) answers from the index
+	// alone: nothing is fetched.
+	raw, _ := json.Marshal(map[string]any{"query": "pricing frequently asked questions"})
+	res, err := d.Tools.Call(tool.Lean(ctx), "search_site", raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lr := res.(*tool.SearchResponse); len(lr.Expanded) != 0 || lr.ExpansionStop != "" {
+		t.Fatalf("lean search expanded %+v (stop %q)", lr.Expanded, lr.ExpansionStop)
+	}
+	if _, err := d.Store.FindDocument(ctx, target, false); err == nil {
+		t.Fatalf("lean search fetched %s", target)
+	}
 	var r tool.SearchResponse
 	call(t, d, "search_site", map[string]any{"query": "pricing frequently asked questions"}, &r)
 	t.Logf("expanded %+v stop %s confidence %.2f evidence %s", r.Expanded, r.ExpansionStop, r.Confidence, r.Evidence)
