@@ -57,7 +57,7 @@ func TestAdmin_Chromium(t *testing.T) {
 	for _, q := range []string{"espresso grinder", "sourdough starter", "zzqx unknown words", "mariadb backups"} {
 		httpTool(t, ts, "search_site", map[string]any{"query": q})
 	}
-	httpTool(t, ts, "get_document", map[string]any{"id_or_url": d.Site.URL + "/workshops/"})
+	httpTool(t, ts, "get_document", map[string]any{"id_or_url": d.Crawler.Site.URL + "/workshops/"})
 	httpTool(t, ts, "get_recent", map[string]any{"limit": 2})
 
 	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(),

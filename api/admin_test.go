@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/askwp/askwpd/store"
+	"github.com/askwp/askwpd/tool"
 )
 
 // fakeBackend is a Backend with Fn fields, for routing and auth tests.
@@ -25,7 +26,7 @@ type fakeBackend struct {
 	running    bool
 }
 
-func (f *fakeBackend) CallTool(ctx context.Context, name string, args json.RawMessage) (any, error) {
+func (f *fakeBackend) Call(ctx context.Context, name string, args json.RawMessage) (any, error) {
 	if f.CallToolFn != nil {
 		return f.CallToolFn(ctx, name, args)
 	}
@@ -217,7 +218,7 @@ func TestRoutes_RequireToken(t *testing.T) {
 func TestTools_Schemas(t *testing.T) {
 	want := []string{"search_site", "get_document", "get_recent", "search_in_document", "fetch_live_url", "verify_quote"}
 	seen := map[string]bool{}
-	for _, tool := range Tools {
+	for _, tool := range tool.Tools {
 		f := tool.Function
 		seen[f.Name] = true
 		var schema struct {

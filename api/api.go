@@ -1,13 +1,14 @@
-// Package api is askwpd's HTTP surface: the tool contract an LLM client
-// calls, status and health. It declares the small interfaces it needs and
-// the daemon satisfies them; it knows the store only for its types.
+// Package api is askwpd's HTTP surface: the tool contract over HTTP and
+// MCP, the chat endpoint (JSON or SSE), webhooks, status, metrics and the
+// admin page. It adapts tool and chat to HTTP, declares the small
+// interfaces it needs, and the daemon satisfies them; it knows the store
+// only for its types.
 package api
 
 import (
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
-	"encoding/json"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -19,16 +20,14 @@ import (
 
 	"github.com/askwp/askwpd/search"
 	"github.com/askwp/askwpd/store"
+	"github.com/askwp/askwpd/tool"
 )
 
 // Backend is what the API needs from the daemon. Optional capabilities
 // (events, chat, admin actions) are separate interfaces, asserted when the
 // routes are registered, so each can be built and tested on its own.
 type Backend interface {
-	// CallTool runs one tool of the contract with its JSON arguments. HTTP,
-	// MCP and the chat loop all call tools through it, so they cannot drift.
-	// Errors of type *Error are the caller's mistake and are shown as is.
-	CallTool(ctx context.Context, name string, args json.RawMessage) (any, error)
+	tool.Caller
 	Status(ctx context.Context) (*Status, error)
 }
 
@@ -75,12 +74,6 @@ func New(b Backend, opt Options) *Server {
 // Handler returns the http.Handler.
 func (s *Server) Handler() http.Handler { return s.e }
 
-// Echo exposes the router so other parts (MCP, chat, admin) can be mounted.
-func (s *Server) Echo() *echo.Echo { return s.e }
-
-// RequireToken is the bearer-token middleware, for routes mounted later.
-func (s *Server) RequireToken(next echo.HandlerFunc) echo.HandlerFunc { return s.requireToken(next) }
-
 // requireToken compares hashes in constant time, so neither the token's
 // bytes nor its length leak through timing.
 func (s *Server) requireToken(next echo.HandlerFunc) echo.HandlerFunc {
@@ -116,16 +109,22 @@ type errorBody struct {
 	Error errorDetail `json:"error"`
 }
 
-// Error is an error meant for the caller: its message is shown as is.
-type Error struct {
-	Status  int
-	Code    string
-	Message string
+// statusOf maps a tool.Error's code to an HTTP status.
+func statusOf(code string) int {
+	switch code {
+	case "invalid":
+		return http.StatusBadRequest
+	case "unauthorized":
+		return http.StatusUnauthorized
+	case "unknown_tool", "not_indexed":
+		return http.StatusNotFound
+	case "too_large":
+		return http.StatusRequestEntityTooLarge
+	case "no_provider", "disk_full":
+		return http.StatusServiceUnavailable
+	}
+	return http.StatusBadRequest
 }
-
-func (e *Error) Error() string { return e.Message }
-
-func badRequest(msg string) *Error { return &Error{Status: 400, Code: "invalid", Message: msg} }
 
 // errorHandler shows callers only messages written for them; anything else
 // is logged and reported as an internal error without detail.
@@ -134,13 +133,13 @@ func (s *Server) errorHandler(err error, c echo.Context) {
 		return
 	}
 	var (
-		ae *Error
+		te *tool.Error
 		he *echo.HTTPError
 	)
 	status, body := http.StatusInternalServerError, errorBody{Error: errorDetail{Code: "internal", Message: "internal error"}}
 	switch {
-	case errors.As(err, &ae):
-		status, body.Error = ae.Status, errorDetail{Code: ae.Code, Message: ae.Message}
+	case errors.As(err, &te):
+		status, body.Error = statusOf(te.Code), errorDetail{Code: te.Code, Message: te.Message}
 	case errors.As(err, &he):
 		status = he.Code
 		body.Error = errorDetail{Code: strings.ToLower(strings.ReplaceAll(http.StatusText(he.Code), " ", "_")), Message: http.StatusText(he.Code)}
@@ -178,9 +177,9 @@ type Status struct {
 	// SearchIndex is the in-memory search index's state.
 	SearchIndex search.Stats   `json:"search_index"`
 	Extra       map[string]any `json:"extra,omitempty"`
-	// Observability is retrieval quality, latency and index health (metrics.go).
+	// Observability is retrieval quality, latency and index health.
 	Observability *Observability `json:"observability,omitempty"`
-	// Freshness is the event queue, frontier and schedule (events.go).
+	// Freshness is the event queue, frontier and schedule.
 	Freshness *Freshness `json:"freshness,omitempty"`
 }
 

@@ -10,114 +10,19 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
+
+	"github.com/askwp/askwpd/chat"
+	"github.com/askwp/askwpd/tool"
 )
 
 // Chatter is the backend capability behind POST /v1/chat: the agent loop.
 // emit receives the stream's events (status, delta) as they happen, from
 // one goroutine at a time; the final response is also returned. Errors of
-// type *Error are shown to the caller as is; a provider outage is not an
+// type *tool.Error are shown to the caller as is; a provider outage is not an
 // error but an honest reply.
 type Chatter interface {
-	Chat(ctx context.Context, req ChatRequest, emit func(ChatEvent)) (*ChatResponse, error)
+	Chat(ctx context.Context, req chat.Request, emit func(chat.Event)) (*chat.Response, error)
 }
-
-// ChatMessage is one turn of the conversation.
-type ChatMessage struct {
-	Role    string `json:"role"` // user | assistant
-	Content string `json:"content"`
-}
-
-// ChatRequest is POST /v1/chat's body. Provider, Model, MaxTokens and
-// Temperature override the configured provider for this request; the
-// provider's key and address always come from the configuration.
-type ChatRequest struct {
-	Messages    []ChatMessage `json:"messages"`
-	PageURL     string        `json:"page_url,omitempty"`
-	PageTitle   string        `json:"page_title,omitempty"`
-	Provider    string        `json:"provider,omitempty"`
-	Model       string        `json:"model,omitempty"`
-	MaxTokens   int           `json:"max_tokens,omitempty"`
-	Temperature *float64      `json:"temperature,omitempty"`
-}
-
-// ChatSource is one cited source. Quote is verbatim: it is exactly the
-// stored page text between the code point offsets Start and End.
-type ChatSource struct {
-	Title     string `json:"title"`
-	URL       string `json:"url"`
-	Quote     string `json:"quote"`
-	Start     int    `json:"start"`
-	End       int    `json:"end"`
-	Published string `json:"published,omitempty"`
-	Modified  string `json:"modified,omitempty"`
-}
-
-// ChatUsage counts the model's tokens over every call of the turn.
-type ChatUsage struct {
-	InputTokens  int `json:"input_tokens"`
-	OutputTokens int `json:"output_tokens"`
-	ModelCalls   int `json:"model_calls"`
-}
-
-// ChatToolCall is one tool call of the turn, run by the model or by the
-// context builder (Auto).
-type ChatToolCall struct {
-	Name      string          `json:"name"`
-	Args      json.RawMessage `json:"args"`
-	Round     int             `json:"round"`
-	Auto      bool            `json:"auto,omitempty"`
-	OK        bool            `json:"ok"`
-	ErrorCode string          `json:"error_code,omitempty"`
-	LatencyMS float64         `json:"latency_ms"`
-}
-
-// ChatTiming says where the turn's time went.
-type ChatTiming struct {
-	ContextMS    float64   `json:"context_ms"`
-	FirstTokenMS float64   `json:"first_token_ms"`
-	ModelMS      []float64 `json:"model_ms"`
-	// ToolRoundMS is the wall time of each round of tool calls.
-	ToolRoundMS []float64 `json:"tool_round_ms"`
-	ValidateMS  float64   `json:"validate_ms"`
-}
-
-// ChatResponse is POST /v1/chat's result, and the data of the SSE "done"
-// event.
-type ChatResponse struct {
-	Reply     string         `json:"reply"`
-	Sources   []ChatSource   `json:"sources"`
-	Evidence  string         `json:"evidence"` // grounded | thin | none
-	Usage     ChatUsage      `json:"usage"`
-	ToolCalls []ChatToolCall `json:"tool_calls"`
-	LatencyMS float64        `json:"latency_ms"`
-	// Degraded names what went wrong when the reply is a fallback, e.g.
-	// "provider_unavailable"; empty for a normal answer.
-	Degraded string      `json:"degraded,omitempty"`
-	Provider string      `json:"provider,omitempty"`
-	Timing   *ChatTiming `json:"timing,omitempty"`
-}
-
-// ChatEvent is one server-sent event. Type is "status" (Data:
-// {"message", "tool"?, "reset"?}), "delta" ({"text"}), "done" (the
-// ChatResponse) or "error" ({"code", "message"}). A status with "reset":
-// true means the text streamed so far is withdrawn and a corrected reply
-// follows; "done".reply is always the final text.
-type ChatEvent struct {
-	Type string
-	Data any
-}
-
-// Status and delta payloads.
-type (
-	ChatStatus struct {
-		Message string `json:"message"`
-		Tool    string `json:"tool,omitempty"`
-		Reset   bool   `json:"reset,omitempty"`
-	}
-	ChatDelta struct {
-		Text string `json:"text"`
-	}
-)
 
 func (s *Server) registerChatRoutes(g *echo.Group) {
 	ch, ok := s.b.(Chatter)
@@ -128,17 +33,17 @@ func (s *Server) registerChatRoutes(g *echo.Group) {
 }
 
 func (s *Server) handleChat(c echo.Context, ch Chatter) error {
-	var req ChatRequest
+	var req chat.Request
 	dec := json.NewDecoder(c.Request().Body)
 	if err := dec.Decode(&req); err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) || strings.Contains(err.Error(), "request body too large") {
-			return &Error{Status: http.StatusRequestEntityTooLarge, Code: "too_large", Message: "request body too large"}
+			return &tool.Error{Code: "too_large", Message: "request body too large"}
 		}
-		return badRequest("body must be a JSON object: " + err.Error())
+		return tool.Invalid("body must be a JSON object: " + err.Error())
 	}
 	if !strings.Contains(c.Request().Header.Get("Accept"), "text/event-stream") {
-		resp, err := ch.Chat(c.Request().Context(), req, func(ChatEvent) {})
+		resp, err := ch.Chat(c.Request().Context(), req, func(chat.Event) {})
 		if err != nil {
 			return err
 		}
@@ -149,7 +54,7 @@ func (s *Server) handleChat(c echo.Context, ch Chatter) error {
 
 // streamChat answers in server-sent events. Every outcome, failures
 // included, is an event, so a client reads one format only.
-func (s *Server) streamChat(c echo.Context, ch Chatter, req ChatRequest) error {
+func (s *Server) streamChat(c echo.Context, ch Chatter, req chat.Request) error {
 	w := c.Response()
 	h := w.Header()
 	h.Set(echo.HeaderContentType, "text/event-stream; charset=utf-8")
@@ -195,11 +100,11 @@ func (s *Server) streamChat(c echo.Context, ch Chatter, req ChatRequest) error {
 			}
 		}
 	}()
-	resp, err := ch.Chat(c.Request().Context(), req, func(ev ChatEvent) { write(ev.Type, ev.Data) })
+	resp, err := ch.Chat(c.Request().Context(), req, func(ev chat.Event) { write(ev.Type, ev.Data) })
 	close(stop)
 	if err != nil {
 		detail := errorDetail{Code: "internal", Message: "internal error"}
-		var ae *Error
+		var ae *tool.Error
 		switch {
 		case errors.As(err, &ae):
 			detail = errorDetail{Code: ae.Code, Message: ae.Message}

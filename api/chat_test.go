@@ -11,18 +11,21 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/askwp/askwpd/chat"
+	"github.com/askwp/askwpd/tool"
 )
 
 // chatBackend is a Backend with a Chat capability given by ChatFn.
 type chatBackend struct {
-	ChatFn func(ctx context.Context, req ChatRequest, emit func(ChatEvent)) (*ChatResponse, error)
+	ChatFn func(ctx context.Context, req chat.Request, emit func(chat.Event)) (*chat.Response, error)
 }
 
-func (b *chatBackend) CallTool(context.Context, string, json.RawMessage) (any, error) {
+func (b *chatBackend) Call(context.Context, string, json.RawMessage) (any, error) {
 	return nil, errors.New("no tools")
 }
 func (b *chatBackend) Status(context.Context) (*Status, error) { return &Status{}, nil }
-func (b *chatBackend) Chat(ctx context.Context, req ChatRequest, emit func(ChatEvent)) (*ChatResponse, error) {
+func (b *chatBackend) Chat(ctx context.Context, req chat.Request, emit func(chat.Event)) (*chat.Response, error) {
 	return b.ChatFn(ctx, req, emit)
 }
 
@@ -56,22 +59,22 @@ func TestChat_Routes(t *testing.T) {
 			t.Errorf("status %d, want 404", res.StatusCode)
 		}
 	})
-	b := &chatBackend{ChatFn: func(ctx context.Context, req ChatRequest, emit func(ChatEvent)) (*ChatResponse, error) {
+	b := &chatBackend{ChatFn: func(ctx context.Context, req chat.Request, emit func(chat.Event)) (*chat.Response, error) {
 		if req.Messages[0].Content == "fail" {
-			return nil, &Error{Status: 400, Code: "invalid", Message: "bad question"}
+			return nil, &tool.Error{Code: "invalid", Message: "bad question"}
 		}
 		if req.Messages[0].Content == "crash" {
 			return nil, errors.New("secret internal detail")
 		}
-		emit(ChatEvent{Type: "status", Data: ChatStatus{Message: "Searching the site…"}})
-		emit(ChatEvent{Type: "delta", Data: ChatDelta{Text: "Hel"}})
-		emit(ChatEvent{Type: "delta", Data: ChatDelta{Text: "lo"}})
-		return &ChatResponse{Reply: "Hello", Sources: []ChatSource{{Title: "T", URL: "http://x/", Quote: "q", Start: 1, End: 2}}, Evidence: "grounded"}, nil
+		emit(chat.Event{Type: "status", Data: chat.Status{Message: "Searching the site…"}})
+		emit(chat.Event{Type: "delta", Data: chat.Delta{Text: "Hel"}})
+		emit(chat.Event{Type: "delta", Data: chat.Delta{Text: "lo"}})
+		return &chat.Response{Reply: "Hello", Sources: []chat.Source{{Title: "T", URL: "http://x/", Quote: "q", Start: 1, End: 2}}, Evidence: "grounded"}, nil
 	}}
 	srv := chatTestServer(t, b)
 	t.Run("JSON", func(t *testing.T) {
 		res := chatPost(t, srv, `{"messages": [{"role": "user", "content": "hi"}]}`, "")
-		var got ChatResponse
+		var got chat.Response
 		if err := json.NewDecoder(res.Body).Decode(&got); err != nil || res.StatusCode != 200 {
 			t.Fatalf("status %d: %v", res.StatusCode, err)
 		}

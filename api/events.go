@@ -17,6 +17,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/askwp/askwpd/store"
+	"github.com/askwp/askwpd/tool"
 )
 
 // Webhook signing: X-Askwpd-Signature is "sha256=" + hex(HMAC-SHA256(secret,
@@ -95,7 +96,7 @@ type eventJSON struct {
 	URL      string  `json:"url"`
 }
 
-func unauthorized(msg string) *Error { return &Error{Status: 401, Code: "unauthorized", Message: msg} }
+func unauthorized(msg string) *tool.Error { return &tool.Error{Code: "unauthorized", Message: msg} }
 
 // handleEvents verifies, parses and durably stores a batch of events, and
 // only then answers 202: an accepted event survives a crash.
@@ -103,10 +104,10 @@ func (s *Server) handleEvents(c echo.Context, r EventReceiver) error {
 	req := c.Request()
 	body, err := io.ReadAll(io.LimitReader(req.Body, maxEventBody+1))
 	if err != nil {
-		return badRequest("unreadable body")
+		return tool.Invalid("unreadable body")
 	}
 	if len(body) > maxEventBody {
-		return &Error{Status: http.StatusRequestEntityTooLarge, Code: "too_large", Message: "body larger than 1 MiB"}
+		return &tool.Error{Code: "too_large", Message: "body larger than 1 MiB"}
 	}
 	secret, err := r.WebhookSecret()
 	if err != nil {
@@ -128,26 +129,26 @@ func (s *Server) handleEvents(c echo.Context, r EventReceiver) error {
 	var er eventsRequest
 	dec := json.NewDecoder(bytes.NewReader(body))
 	if err := dec.Decode(&er); err != nil {
-		return badRequest("body is not JSON: {\"events\": [...]}")
+		return tool.Invalid("body is not JSON: {\"events\": [...]}")
 	}
 	if len(er.Events) == 0 {
-		return badRequest("no events")
+		return tool.Invalid("no events")
 	}
 	if len(er.Events) > maxEvents {
-		return &Error{Status: http.StatusRequestEntityTooLarge, Code: "too_large", Message: "too many events in one batch"}
+		return &tool.Error{Code: "too_large", Message: "too many events in one batch"}
 	}
 	evs := make([]*store.Event, 0, len(er.Events))
 	ids := map[string]bool{}
 	for i, raw := range er.Events {
 		var ej eventJSON
 		if err := json.Unmarshal(raw, &ej); err != nil {
-			return badRequest("event " + strconv.Itoa(i) + " is not a JSON object")
+			return tool.Invalid("event " + strconv.Itoa(i) + " is not a JSON object")
 		}
 		if ej.ID == "" || len(ej.ID) > 200 {
-			return badRequest("event " + strconv.Itoa(i) + ": id is required (at most 200 characters)")
+			return tool.Invalid("event " + strconv.Itoa(i) + ": id is required (at most 200 characters)")
 		}
 		if !store.KnownEventType(ej.Type) {
-			return badRequest("event " + strconv.Itoa(i) + ": unknown type " + strconv.Quote(ej.Type))
+			return tool.Invalid("event " + strconv.Itoa(i) + ": unknown type " + strconv.Quote(ej.Type))
 		}
 		if ids[ej.ID] {
 			return unauthorized("replayed event id")
@@ -165,7 +166,7 @@ func (s *Server) handleEvents(c echo.Context, r EventReceiver) error {
 	if store.IsDiskFull(err) {
 		// Nothing was stored: the shim may send it again later.
 		c.Response().Header().Set("Retry-After", "60")
-		return &Error{Status: http.StatusServiceUnavailable, Code: "disk_full",
+		return &tool.Error{Code: "disk_full",
 			Message: "the daemon's state dir is out of disk space; the event was not stored"}
 	}
 	if err != nil {

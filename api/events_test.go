@@ -59,7 +59,7 @@ type eventBackend struct {
 	secret []byte
 }
 
-func (b *eventBackend) CallTool(context.Context, string, json.RawMessage) (any, error) {
+func (b *eventBackend) Call(context.Context, string, json.RawMessage) (any, error) {
 	return nil, errors.New("no tools")
 }
 func (b *eventBackend) Status(context.Context) (*Status, error) { return &Status{}, nil }

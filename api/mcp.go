@@ -10,10 +10,12 @@ import (
 
 	"github.com/labstack/echo/v4"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/askwp/askwpd/tool"
 )
 
 // MCPPrefix is put before every tool name over MCP, so askwp's tools do
-// not collide with other servers' in a client (Qurio FR-12).
+// not collide with other servers' in a client.
 const MCPPrefix = "askwp_"
 
 // mcpMaxBody caps an MCP request; tool arguments are small.
@@ -28,7 +30,7 @@ func NewMCPServer(b Backend, version string, log *slog.Logger) *mcp.Server {
 			Logger:       log,
 			Instructions: "Tools over one WordPress site's public pages. Search with askwp_search_site, read pages with askwp_get_document, quote only verbatim passages (askwp_verify_quote checks them), and cite their URLs.",
 		})
-	for _, t := range Tools {
+	for _, t := range tool.Tools {
 		name := t.Function.Name
 		srv.AddTool(&mcp.Tool{
 			Name:        MCPPrefix + name,
@@ -45,9 +47,9 @@ func NewMCPServer(b Backend, version string, log *slog.Logger) *mcp.Server {
 // errors the model can read and act on; internal errors are logged and
 // reported without detail, as over HTTP.
 func mcpCall(ctx context.Context, b Backend, log *slog.Logger, name string, args json.RawMessage) (*mcp.CallToolResult, error) {
-	out, err := b.CallTool(ctx, name, args)
+	out, err := b.Call(ctx, name, args)
 	if err != nil {
-		var ae *Error
+		var ae *tool.Error
 		msg := "internal error"
 		switch {
 		case errors.As(err, &ae):

@@ -18,8 +18,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/askwp/askwpd/api"
+	"github.com/askwp/askwpd/config"
 	"github.com/askwp/askwpd/daemon"
 	"github.com/askwp/askwpd/internal/wptest"
+	"github.com/askwp/askwpd/tool"
 )
 
 const e2eToken = "e2e-token-0123456789abcdef0123456789"
@@ -37,7 +39,7 @@ func e2eDaemon(t *testing.T) (*daemon.Daemon, *httptest.Server) {
 	site := wptest.Get(t)
 	site.Lock(t)
 	e2eOnce.Do(func() {
-		cfg := daemon.DefaultConfig()
+		cfg := config.Default()
 		cfg.WPRoot = site.Root()
 		dir, err := os.MkdirTemp("", "askwpd-api-test-")
 		if err != nil {
@@ -124,7 +126,7 @@ func TestMCP_SameAsHTTP(t *testing.T) {
 			t.Errorf("%s: description without examples", tool.Name)
 		}
 	}
-	for _, tool := range api.Tools {
+	for _, tool := range tool.Tools {
 		want = append(want, api.MCPPrefix+tool.Function.Name)
 	}
 	sort.Strings(got)
@@ -133,7 +135,7 @@ func TestMCP_SameAsHTTP(t *testing.T) {
 		t.Fatalf("MCP tools = %v, want %v", got, want)
 	}
 
-	site := d.Site.URL
+	site := d.Crawler.Site.URL
 	calls := []struct {
 		name string
 		args map[string]any
@@ -219,7 +221,7 @@ func TestMCP_Stdio(t *testing.T) {
 	if err != nil || res.IsError {
 		t.Fatalf("get_recent over stdio: %v %+v", err, res)
 	}
-	var r api.RecentResponse
+	var r tool.RecentResponse
 	b, _ := json.Marshal(res.StructuredContent)
 	if err := json.Unmarshal(b, &r); err != nil || len(r.Results) != 1 || r.Results[0].URL == "" {
 		t.Fatalf("get_recent over stdio = %s (%v)", b, err)

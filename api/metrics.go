@@ -15,9 +15,9 @@ type MetricsProvider interface {
 	MetricsHandler() http.Handler
 }
 
-// Observability is the retrieval-quality and health part of /v1/status
-// (spec §8). Rates are 0..1 and 0 when nothing was counted yet; counts
-// are since the daemon started.
+// Observability is the retrieval-quality and health part of /v1/status.
+// Rates are 0..1 and 0 when nothing was counted yet; counts are since the
+// daemon started.
 type Observability struct {
 	Retrieval RetrievalStats       `json:"retrieval"`
 	Chat      ChatStats            `json:"chat"`

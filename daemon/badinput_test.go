@@ -14,6 +14,9 @@ import (
 	"time"
 
 	"github.com/askwp/askwpd/api"
+	"github.com/askwp/askwpd/config"
+	"github.com/askwp/askwpd/crawl"
+	"github.com/askwp/askwpd/tool"
 )
 
 // hostileSite serves pages built to break a crawler: huge, deeply nested,
@@ -74,12 +77,12 @@ func hostileSite(t *testing.T) *httptest.Server {
 // panic or a hang.
 func TestBadInput(t *testing.T) {
 	site := hostileSite(t)
-	cfg := DefaultConfig()
+	cfg := config.Default()
 	cfg.SiteURL = site.URL
 	cfg.StateDir = t.TempDir()
 	cfg.Listen = "127.0.0.1:0"
 	cfg.Crawl.RatePerSec = 500
-	cfg.Crawl.Timeout = Duration{20 * time.Second}
+	cfg.Crawl.Timeout = config.Duration{Duration: 20 * time.Second}
 	cfg.Schedule.Disabled = true
 	logs := &syncBuffer{}
 	d, err := Open(context.Background(), cfg, slog.New(slog.NewJSONHandler(logs, nil)))
@@ -89,7 +92,7 @@ func TestBadInput(t *testing.T) {
 	defer d.Close()
 
 	start := time.Now()
-	run, err := d.Index(context.Background(), IndexOptions{Full: true})
+	run, err := d.Index(context.Background(), crawl.IndexOptions{Full: true})
 	if err != nil {
 		t.Fatalf("index pass over the hostile site: %v", err)
 	}
@@ -106,11 +109,11 @@ func TestBadInput(t *testing.T) {
 
 	// fetch_live_url on the 50 MB page returns its beginning and says it
 	// was cut, as a structured too_large error.
-	live, err := d.CallTool(context.Background(), "fetch_live_url", json.RawMessage(`{"url": "`+site.URL+`/huge/"}`))
+	live, err := d.Call(context.Background(), "fetch_live_url", json.RawMessage(`{"url": "`+site.URL+`/huge/"}`))
 	if err != nil {
 		t.Fatalf("fetch_live_url on the huge page: %v", err)
 	}
-	lr, ok := live.(*api.LiveResponse)
+	lr, ok := live.(*tool.LiveResponse)
 	if !ok || !lr.OK || lr.Error == nil || lr.Error.Code != "too_large" || lr.Document == nil {
 		b, _ := json.Marshal(live)
 		t.Errorf("fetch_live_url on the huge page: want ok with a too_large error and the document, got %.300s", b)

@@ -11,9 +11,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/askwp/askwpd/api"
+	"github.com/askwp/askwpd/chat"
+	"github.com/askwp/askwpd/config"
+	"github.com/askwp/askwpd/crawl"
+	"github.com/askwp/askwpd/internal/llmtest"
 	"github.com/askwp/askwpd/internal/wptest"
 	"github.com/askwp/askwpd/store"
+	"github.com/askwp/askwpd/tool"
 )
 
 // The spec's §7 quality gates, end to end: the real test WordPress,
@@ -27,7 +31,7 @@ import (
 func chatSite(t *testing.T) (*Daemon, *wptest.Site) {
 	t.Helper()
 	d, site := indexedDaemon(t)
-	d.ChatOpts = ChatOptions{RetryBase: time.Millisecond}
+	d.Agent.Opts = chat.Options{RetryBase: time.Millisecond}
 	return d, site
 }
 
@@ -55,16 +59,16 @@ func TestChatGates(t *testing.T) {
 type gateProvider struct {
 	name string
 	kind string
-	real ProviderConfig // set for a real provider
+	real config.ProviderConfig // set for a real provider
 }
 
 func gateProviders() []gateProvider {
 	ps := []gateProvider{{name: "scripted-openai", kind: "openai"}, {name: "scripted-anthropic", kind: "anthropic"}}
 	if k := os.Getenv("ASKWPD_TEST_OPENAI_KEY"); k != "" {
-		ps = append(ps, gateProvider{name: "real-openai", real: ProviderConfig{Kind: "openai", APIKey: k, Model: os.Getenv("ASKWPD_TEST_OPENAI_MODEL")}})
+		ps = append(ps, gateProvider{name: "real-openai", real: config.ProviderConfig{Kind: "openai", APIKey: k, Model: os.Getenv("ASKWPD_TEST_OPENAI_MODEL")}})
 	}
 	if k := os.Getenv("ASKWPD_TEST_ANTHROPIC_KEY"); k != "" {
-		ps = append(ps, gateProvider{name: "real-anthropic", real: ProviderConfig{Kind: "anthropic", APIKey: k, Model: os.Getenv("ASKWPD_TEST_ANTHROPIC_MODEL")}})
+		ps = append(ps, gateProvider{name: "real-anthropic", real: config.ProviderConfig{Kind: "anthropic", APIKey: k, Model: os.Getenv("ASKWPD_TEST_ANTHROPIC_MODEL")}})
 	}
 	return ps
 }
@@ -73,30 +77,30 @@ func gateProviders() []gateProvider {
 // ones, check judges every outcome.
 // The caller holds the site lock (chatSite); subtests must not take it
 // again, since flock locks conflict within one process too.
-func runGate(t *testing.T, d *Daemon, req api.ChatRequest, steps []step, check func(t *testing.T, d *Daemon, resp *api.ChatResponse, events []api.ChatEvent)) {
+func runGate(t *testing.T, d *Daemon, req chat.Request, steps []llmtest.Step, check func(t *testing.T, d *Daemon, resp *chat.Response, events []chat.Event)) {
 	for _, gp := range gateProviders() {
 		t.Run(gp.name, func(t *testing.T) {
-			var p *scripted
+			var p *llmtest.Provider
 			if gp.real.Kind != "" {
-				d.Config.Provider = gp.real
+				d.Agent.Provider = chat.ProviderConfig(gp.real)
 			} else {
-				p = newScripted(t, gp.kind, steps...)
-				d.Config.Provider = p.config()
+				p = llmtest.New(t, gp.kind, steps...)
+				d.Agent.Provider = chat.ProviderConfig(p.Config())
 			}
-			t.Cleanup(func() { d.Config.Provider = ProviderConfig{} })
-			var events []api.ChatEvent
-			resp, err := d.Chat(context.Background(), req, func(ev api.ChatEvent) { events = append(events, ev) })
+			t.Cleanup(func() { d.Agent.Provider = chat.ProviderConfig{} })
+			var events []chat.Event
+			resp, err := d.Chat(context.Background(), req, func(ev chat.Event) { events = append(events, ev) })
 			if err != nil {
 				t.Fatal(err)
 			}
 			t.Logf("reply: %s\nsources: %+v\nevidence: %s", resp.Reply, resp.Sources, resp.Evidence)
-			if p != nil && len(p.seen()) != len(steps) {
-				t.Errorf("model calls = %d, want %d", len(p.seen()), len(steps))
+			if p != nil && len(p.Seen()) != len(steps) {
+				t.Errorf("model calls = %d, want %d", len(p.Seen()), len(steps))
 			}
 			if resp.Degraded != "" {
 				t.Fatalf("degraded reply: %s", resp.Degraded)
 			}
-			if d.asksToPaste(resp.Reply, req.Messages[len(req.Messages)-1].Content) {
+			if d.Agent.AsksToPaste(resp.Reply, req.Messages[len(req.Messages)-1].Content) {
 				t.Errorf("the reply asks to paste site content: %q", resp.Reply)
 			}
 			assertVerbatim(t, d, resp)
@@ -107,7 +111,7 @@ func runGate(t *testing.T, d *Daemon, req api.ChatRequest, steps []step, check f
 
 // assertVerbatim checks every source independently of the chat code: the
 // quote is the stored body at its offsets, and a tool retrieved the page.
-func assertVerbatim(t *testing.T, d *Daemon, resp *api.ChatResponse) {
+func assertVerbatim(t *testing.T, d *Daemon, resp *chat.Response) {
 	t.Helper()
 	for _, s := range resp.Sources {
 		doc, err := d.Store.FindDocument(context.Background(), s.URL, false)
@@ -119,8 +123,8 @@ func assertVerbatim(t *testing.T, d *Daemon, resp *api.ChatResponse) {
 		if s.Start < 0 || s.End > len(body) || s.Start >= s.End || string(body[s.Start:s.End]) != s.Quote {
 			t.Errorf("source %s: quote %q is not the body at %d:%d", s.URL, s.Quote, s.Start, s.End)
 		}
-		args, _ := json.Marshal(api.QuoteArgs{URL: s.URL, Quote: s.Quote})
-		res, err := d.CallTool(context.Background(), "verify_quote", args)
+		args, _ := json.Marshal(tool.QuoteArgs{URL: s.URL, Quote: s.Quote})
+		res, err := d.Call(context.Background(), "verify_quote", args)
 		if err != nil {
 			t.Errorf("verify_quote %s: %v", s.URL, err)
 		} else if b, _ := json.Marshal(res); !strings.Contains(string(b), `"found":true`) {
@@ -167,7 +171,7 @@ func publicPosts(t *testing.T, site *wptest.Site) []struct{ Title, URL, Publishe
 	var out []struct{ Title, URL, Published string }
 	for _, p := range site.Truth(t).Public {
 		if p.Type == "post" {
-			out = append(out, struct{ Title, URL, Published string }{p.Title, Canonical(p.URL), p.Published})
+			out = append(out, struct{ Title, URL, Published string }{p.Title, crawl.Canonical(p.URL), p.Published})
 		}
 	}
 	sort.SliceStable(out, func(i, j int) bool {
@@ -181,7 +185,7 @@ func publicPosts(t *testing.T, site *wptest.Site) []struct{ Title, URL, Publishe
 	return out
 }
 
-func autoCalled(resp *api.ChatResponse, name string) bool {
+func autoCalled(resp *chat.Response, name string) bool {
 	for _, c := range resp.ToolCalls {
 		if c.Auto && c.Name == name && c.OK {
 			return true
@@ -190,7 +194,7 @@ func autoCalled(resp *api.ChatResponse, name string) bool {
 	return false
 }
 
-func modelCalled(resp *api.ChatResponse, name string) bool {
+func modelCalled(resp *chat.Response, name string) bool {
 	for _, c := range resp.ToolCalls {
 		if !c.Auto && c.Name == name && c.OK {
 			return true
@@ -206,7 +210,7 @@ func gate1FreshSiteWorks(t *testing.T, d *Daemon, site *wptest.Site) {
 	post := posts[len(posts)-1]
 	q := fmt.Sprintf("Do you have anything on %s?", strings.ToLower(post.Title))
 	var quoted string
-	runGate(t, d, ask(q), []step{func(t *testing.T, r *seenRequest) turn {
+	runGate(t, d, ask(q), []llmtest.Step{func(t *testing.T, r *llmtest.Request) llmtest.Turn {
 		res := promptResults(r.System)
 		if len(res) == 0 {
 			t.Fatalf("no evidence in the context for %q:\n%s", q, r.System)
@@ -230,8 +234,8 @@ func gate1FreshSiteWorks(t *testing.T, d *Daemon, site *wptest.Site) {
 		if quoted != "" {
 			text += fmt.Sprintf(" It says: %q", quoted)
 		}
-		return turn{Text: text}
-	}}, func(t *testing.T, d *Daemon, resp *api.ChatResponse, _ []api.ChatEvent) {
+		return llmtest.Turn{Text: text}
+	}}, func(t *testing.T, d *Daemon, resp *chat.Response, _ []chat.Event) {
 		if resp.Evidence != "grounded" {
 			t.Errorf("evidence = %s, want grounded", resp.Evidence)
 		}
@@ -244,7 +248,7 @@ func gate1FreshSiteWorks(t *testing.T, d *Daemon, site *wptest.Site) {
 	})
 }
 
-func hasSource(resp *api.ChatResponse, u string) bool {
+func hasSource(resp *chat.Response, u string) bool {
 	for _, s := range resp.Sources {
 		if s.URL == u {
 			return true
@@ -258,19 +262,19 @@ func hasSource(resp *api.ChatResponse, u string) bool {
 func gate2MostRecentPost(t *testing.T, d *Daemon, site *wptest.Site) {
 	newest := publicPosts(t, site)[0]
 	wantDate, _ := time.Parse(time.RFC3339, newest.Published)
-	runGate(t, d, ask("What is the most recent blog post?"), []step{
-		func(t *testing.T, r *seenRequest) turn {
+	runGate(t, d, ask("What is the most recent blog post?"), []llmtest.Step{
+		func(t *testing.T, r *llmtest.Request) llmtest.Turn {
 			if !strings.Contains(r.System, "<recent>") {
 				t.Errorf("a temporal question without recent posts in the context")
 			}
-			return turn{Calls: []scriptCall{{"get_recent", `{"type": "post", "limit": 1}`}}}
+			return llmtest.Turn{Calls: []llmtest.ScriptCall{{Name: "get_recent", Args: `{"type": "post", "limit": 1}`}}}
 		},
-		func(t *testing.T, r *seenRequest) turn {
-			res := r.lastResults()
+		func(t *testing.T, r *llmtest.Request) llmtest.Turn {
+			res := r.LastResults()
 			if len(res) != 1 || res[0].IsError {
 				t.Fatalf("get_recent result: %+v", res)
 			}
-			var rr api.RecentResponse
+			var rr tool.RecentResponse
 			if err := json.Unmarshal([]byte(res[0].Text), &rr); err != nil || len(rr.Results) != 1 {
 				t.Fatalf("get_recent result %s: %v", res[0].Text, err)
 			}
@@ -278,10 +282,10 @@ func gate2MostRecentPost(t *testing.T, d *Daemon, site *wptest.Site) {
 			if top.URL != newest.URL {
 				t.Errorf("get_recent gave %s, WordPress's newest is %s", top.URL, newest.URL)
 			}
-			return turn{Text: fmt.Sprintf("The most recent post is %s, published on %s.", top.Title, top.Published[:10])}
+			return llmtest.Turn{Text: fmt.Sprintf("The most recent post is %s, published on %s.", top.Title, top.Published[:10])}
 		},
-	}, func(t *testing.T, d *Daemon, resp *api.ChatResponse, _ []api.ChatEvent) {
-		var src *api.ChatSource
+	}, func(t *testing.T, d *Daemon, resp *chat.Response, _ []chat.Event) {
+		var src *chat.Source
 		for i := range resp.Sources {
 			if resp.Sources[i].URL == newest.URL {
 				src = &resp.Sources[i]
@@ -313,29 +317,29 @@ func gate3SpecificPost(t *testing.T, d *Daemon, site *wptest.Site) {
 		t.Fatalf("post %s has no plain sentence to quote", post.URL)
 	}
 	q := fmt.Sprintf("What does the post about %s say?", strings.ToLower(post.Title))
-	runGate(t, d, ask(q), []step{
-		callTool("search_site", fmt.Sprintf(`{"query": %q}`, post.Title)),
-		func(t *testing.T, r *seenRequest) turn {
-			var sr api.SearchResponse
-			if err := json.Unmarshal([]byte(r.lastResults()[0].Text), &sr); err != nil || len(sr.Results) == 0 {
+	runGate(t, d, ask(q), []llmtest.Step{
+		llmtest.CallTool("search_site", fmt.Sprintf(`{"query": %q}`, post.Title)),
+		func(t *testing.T, r *llmtest.Request) llmtest.Turn {
+			var sr tool.SearchResponse
+			if err := json.Unmarshal([]byte(r.LastResults()[0].Text), &sr); err != nil || len(sr.Results) == 0 {
 				t.Fatalf("search_site result: %v", err)
 			}
 			if sr.Results[0].URL != post.URL {
 				t.Errorf("search_site's top result %s, want %s", sr.Results[0].URL, post.URL)
 			}
-			return turn{Calls: []scriptCall{{"get_document", fmt.Sprintf(`{"id_or_url": %q}`, sr.Results[0].URL)}}}
+			return llmtest.Turn{Calls: []llmtest.ScriptCall{{Name: "get_document", Args: fmt.Sprintf(`{"id_or_url": %q}`, sr.Results[0].URL)}}}
 		},
-		func(t *testing.T, r *seenRequest) turn {
-			var dr api.DocumentResponse
-			if err := json.Unmarshal([]byte(r.lastResults()[0].Text), &dr); err != nil {
+		func(t *testing.T, r *llmtest.Request) llmtest.Turn {
+			var dr tool.DocumentResponse
+			if err := json.Unmarshal([]byte(r.LastResults()[0].Text), &dr); err != nil {
 				t.Fatalf("get_document result: %v", err)
 			}
 			if !strings.Contains(dr.Content, want) {
 				t.Errorf("get_document's content lacks %q", want)
 			}
-			return turn{Text: fmt.Sprintf("The post %s explains it. In its words: “%s”", dr.Title, want)}
+			return llmtest.Turn{Text: fmt.Sprintf("The post %s explains it. In its words: “%s”", dr.Title, want)}
 		},
-	}, func(t *testing.T, d *Daemon, resp *api.ChatResponse, _ []api.ChatEvent) {
+	}, func(t *testing.T, d *Daemon, resp *chat.Response, _ []chat.Event) {
 		if resp.Evidence != "grounded" {
 			t.Errorf("evidence %s, want grounded", resp.Evidence)
 		}
@@ -344,11 +348,11 @@ func gate3SpecificPost(t *testing.T, d *Daemon, site *wptest.Site) {
 		}
 	})
 	// The scripted run quotes exactly; check that quote became the source.
-	d.Config.Provider = ProviderConfig{}
-	p := newScripted(t, "openai", callTool("get_document", fmt.Sprintf(`{"id_or_url": %q}`, post.URL)),
-		say(fmt.Sprintf("It says “%s”", want)))
-	d.Config.Provider = p.config()
-	defer func() { d.Config.Provider = ProviderConfig{} }()
+	d.Agent.Provider = chat.ProviderConfig{}
+	p := llmtest.New(t, "openai", llmtest.CallTool("get_document", fmt.Sprintf(`{"id_or_url": %q}`, post.URL)),
+		llmtest.Say(fmt.Sprintf("It says “%s”", want)))
+	d.Agent.Provider = chat.ProviderConfig(p.Config())
+	defer func() { d.Agent.Provider = chat.ProviderConfig{} }()
 	resp, err := d.Chat(context.Background(), ask(q), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -380,14 +384,14 @@ func gate4ThinPage(t *testing.T, d *Daemon, site *wptest.Site) {
 	}
 	req := ask("What is this page about?")
 	req.PageURL, req.PageTitle = thin.URL, thin.Title
-	runGate(t, d, req, []step{func(t *testing.T, r *seenRequest) turn {
+	runGate(t, d, req, []llmtest.Step{func(t *testing.T, r *llmtest.Request) llmtest.Turn {
 		for _, want := range []string{`thin="true"`, thin.URL, "<recent>", `"Inference:"`} {
 			if !strings.Contains(r.System, want) {
 				t.Errorf("context lacks %s", want)
 			}
 		}
-		return turn{Text: fmt.Sprintf("The page %s has almost no content yet. Inference: it is a placeholder for something the site will describe later; the newest posts may say more.", thin.Title)}
-	}}, func(t *testing.T, d *Daemon, resp *api.ChatResponse, _ []api.ChatEvent) {
+		return llmtest.Turn{Text: fmt.Sprintf("The page %s has almost no content yet. Inference: it is a placeholder for something the site will describe later; the newest posts may say more.", thin.Title)}
+	}}, func(t *testing.T, d *Daemon, resp *chat.Response, _ []chat.Event) {
 		if !strings.Contains(resp.Reply, "Inference:") {
 			t.Errorf("the reply has no labeled inference: %q", resp.Reply)
 		}
@@ -406,8 +410,8 @@ func gate5NoPasteRequests(t *testing.T, d *Daemon, site *wptest.Site) {
 	var page struct{ Title, URL string }
 	for _, p := range site.Truth(t).Public {
 		if p.Type == "page" {
-			if doc, err := d.Store.FindDocument(context.Background(), Canonical(p.URL), false); err == nil && !doc.Thin {
-				page.Title, page.URL = p.Title, Canonical(p.URL)
+			if doc, err := d.Store.FindDocument(context.Background(), crawl.Canonical(p.URL), false); err == nil && !doc.Thin {
+				page.Title, page.URL = p.Title, crawl.Canonical(p.URL)
 				break
 			}
 		}
@@ -416,29 +420,29 @@ func gate5NoPasteRequests(t *testing.T, d *Daemon, site *wptest.Site) {
 		t.Fatal("no non-thin page on the test site")
 	}
 	q := "Can you summarize " + page.URL + " for me?"
-	runGate(t, d, ask(q), []step{
-		say("I can't open links. Could you paste the text of " + page.URL + " here?"),
-		func(t *testing.T, r *seenRequest) turn {
-			if !strings.Contains(r.lastUser(), "[askwpd check]") || !strings.Contains(r.lastUser(), "get_document") {
-				t.Errorf("no correction after a paste request; last user message: %q", r.lastUser())
+	runGate(t, d, ask(q), []llmtest.Step{
+		llmtest.Say("I can't open links. Could you paste the text of " + page.URL + " here?"),
+		func(t *testing.T, r *llmtest.Request) llmtest.Turn {
+			if !strings.Contains(r.LastUser(), "[askwpd check]") || !strings.Contains(r.LastUser(), "get_document") {
+				t.Errorf("no correction after a paste request; last user message: %q", r.LastUser())
 			}
 			if r.ToolChoiceNone {
 				t.Errorf("tools are forbidden for the corrected reply")
 			}
-			return turn{Calls: []scriptCall{{"get_document", fmt.Sprintf(`{"id_or_url": %q}`, page.URL)}}}
+			return llmtest.Turn{Calls: []llmtest.ScriptCall{{Name: "get_document", Args: fmt.Sprintf(`{"id_or_url": %q}`, page.URL)}}}
 		},
-		func(t *testing.T, r *seenRequest) turn {
-			var dr api.DocumentResponse
-			json.Unmarshal([]byte(r.lastResults()[0].Text), &dr)
-			return turn{Text: fmt.Sprintf("The page %s says: “%s”", dr.Title, plainSentence(dr.Content, 5))}
+		func(t *testing.T, r *llmtest.Request) llmtest.Turn {
+			var dr tool.DocumentResponse
+			json.Unmarshal([]byte(r.LastResults()[0].Text), &dr)
+			return llmtest.Turn{Text: fmt.Sprintf("The page %s says: “%s”", dr.Title, plainSentence(dr.Content, 5))}
 		},
-	}, func(t *testing.T, d *Daemon, resp *api.ChatResponse, events []api.ChatEvent) {
+	}, func(t *testing.T, d *Daemon, resp *chat.Response, events []chat.Event) {
 		if !hasSource(resp, page.URL) {
 			t.Errorf("sources %+v miss %s", resp.Sources, page.URL)
 		}
 		reset := false
 		for _, ev := range events {
-			if st, ok := ev.Data.(api.ChatStatus); ok && st.Reset {
+			if st, ok := ev.Data.(chat.Status); ok && st.Reset {
 				reset = true
 			}
 		}
@@ -448,16 +452,16 @@ func gate5NoPasteRequests(t *testing.T, d *Daemon, site *wptest.Site) {
 	})
 
 	// A model that insists is scrubbed: the user never sees the request.
-	p := newScripted(t, "anthropic",
-		say("Please paste the content of "+page.URL+" and I will summarize it."),
-		say("Sorry. I cannot access the page. Please copy and paste it here."))
-	d.Config.Provider = p.config()
-	defer func() { d.Config.Provider = ProviderConfig{} }()
+	p := llmtest.New(t, "anthropic",
+		llmtest.Say("Please paste the content of "+page.URL+" and I will summarize it."),
+		llmtest.Say("Sorry. I cannot access the page. Please copy and paste it here."))
+	d.Agent.Provider = chat.ProviderConfig(p.Config())
+	defer func() { d.Agent.Provider = chat.ProviderConfig{} }()
 	resp, err := d.Chat(context.Background(), ask(q), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.asksToPaste(resp.Reply, q) || resp.Reply == "" {
+	if d.Agent.AsksToPaste(resp.Reply, q) || resp.Reply == "" {
 		t.Errorf("insisting model's reply not scrubbed: %q", resp.Reply)
 	}
 }
@@ -467,16 +471,16 @@ func gate5NoPasteRequests(t *testing.T, d *Daemon, site *wptest.Site) {
 // verify_quote agrees. This test adds the case of a fabricated quote.
 func gate6FabricatedQuoteIsCorrected(t *testing.T, d *Daemon, site *wptest.Site) {
 	post := publicPosts(t, site)[0]
-	p := newScripted(t, "openai",
-		say(fmt.Sprintf("The post %s says “we never measured anything at all in this workshop”.", post.Title)),
-		func(t *testing.T, r *seenRequest) turn {
-			if !strings.Contains(r.lastUser(), "do not appear on any page") {
-				t.Errorf("no correction for a fabricated quote: %q", r.lastUser())
+	p := llmtest.New(t, "openai",
+		llmtest.Say(fmt.Sprintf("The post %s says “we never measured anything at all in this workshop”.", post.Title)),
+		func(t *testing.T, r *llmtest.Request) llmtest.Turn {
+			if !strings.Contains(r.LastUser(), "do not appear on any page") {
+				t.Errorf("no correction for a fabricated quote: %q", r.LastUser())
 			}
-			return turn{Text: fmt.Sprintf("The post %s is the newest on the site.", post.Title)}
+			return llmtest.Turn{Text: fmt.Sprintf("The post %s is the newest on the site.", post.Title)}
 		})
-	d.Config.Provider = p.config()
-	defer func() { d.Config.Provider = ProviderConfig{} }()
+	d.Agent.Provider = chat.ProviderConfig(p.Config())
+	defer func() { d.Agent.Provider = chat.ProviderConfig{} }()
 	resp, err := d.Chat(context.Background(), ask("What is the latest post about?"), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -485,26 +489,26 @@ func gate6FabricatedQuoteIsCorrected(t *testing.T, d *Daemon, site *wptest.Site)
 		t.Errorf("fabricated quote survived: %q", resp.Reply)
 	}
 	assertVerbatim(t, d, resp)
-	if len(p.seen()) != 2 {
-		t.Errorf("model calls %d, want 2", len(p.seen()))
+	if len(p.Seen()) != 2 {
+		t.Errorf("model calls %d, want 2", len(p.Seen()))
 	}
 }
 
 // AskWP's own options in wp_options configure the provider when askwpd
 // has none: here Ollama, at the scripted server's address.
 func providerFromWPOptions(t *testing.T, d *Daemon, site *wptest.Site) {
-	p := newScripted(t, "openai", func(t *testing.T, r *seenRequest) turn {
+	p := llmtest.New(t, "openai", func(t *testing.T, r *llmtest.Request) llmtest.Turn {
 		if r.Model != "llama3.2" {
 			t.Errorf("model %q, want llama3.2 from askwp_model", r.Model)
 		}
 		if !strings.Contains(r.System, "Always end with a haiku about bread") {
 			t.Errorf("askwp_system_instructions missing from the system prompt")
 		}
-		return turn{Text: "Hello from Ollama."}
+		return llmtest.Turn{Text: "Hello from Ollama."}
 	})
 	set := map[string]string{
 		"askwp_llm_provider":        "ollama",
-		"askwp_ollama_endpoint":     p.srv.URL,
+		"askwp_ollama_endpoint":     p.Srv.URL,
 		"askwp_model":               "llama3.2",
 		"askwp_system_instructions": "Always end with a haiku about bread.",
 	}
@@ -519,10 +523,10 @@ func providerFromWPOptions(t *testing.T, d *Daemon, site *wptest.Site) {
 			fmt.Fprintf(&del, "delete_option(%q);", k)
 		}
 		site.PHP(t, del.String())
-		wpProviderCache.Delete(d)
+		freshAgent(d)
 	})
-	wpProviderCache.Delete(d)
-	d.Config.Provider = ProviderConfig{}
+	freshAgent(d) // forget the AskWP options the agent read before
+	d.Agent.Provider = chat.ProviderConfig{}
 	resp, err := d.Chat(context.Background(), ask("hi"), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -530,7 +534,18 @@ func providerFromWPOptions(t *testing.T, d *Daemon, site *wptest.Site) {
 	if resp.Reply != "Hello from Ollama." || !strings.HasPrefix(resp.Provider, "openai-compatible/") {
 		t.Errorf("reply %q provider %q", resp.Reply, resp.Provider)
 	}
-	if len(p.seen()) != 1 || p.seen()[0].Path != "/v1/chat/completions" {
-		t.Errorf("requests %d", len(p.seen()))
+	if len(p.Seen()) != 1 || p.Seen()[0].Path != "/v1/chat/completions" {
+		t.Errorf("requests %d", len(p.Seen()))
 	}
+}
+
+// freshAgent replaces d's agent with a new one of the same settings, so
+// nothing it kept (AskWP's options, provider clients) carries over.
+func freshAgent(d *Daemon) {
+	a := d.Agent
+	d.Agent = &chat.Agent{Tools: a.Tools, Site: a.Site, Log: a.Log, Opts: a.Opts, Provider: a.Provider, SiteOption: a.SiteOption}
+}
+
+func ask(q string) chat.Request {
+	return chat.Request{Messages: []chat.Message{{Role: "user", Content: q}}}
 }

@@ -27,10 +27,11 @@ import (
 	"time"
 
 	"github.com/askwp/askwpd/api"
+	"github.com/askwp/askwpd/crawl"
 	"github.com/askwp/askwpd/internal/wptest"
 )
 
-// TestCrash_KillNine is issue #9's crash drill. A real daemon (this test
+// TestCrash_KillNine is the crash drill. A real daemon (this test
 // binary re-run as `serve`, see TestHelperCrashChild) crawls the real
 // WordPress over and over while the test changes posts through WordPress
 // and sends the shim's signed events for them, duplicates and replays
@@ -361,8 +362,8 @@ func TestHelperCrashChild(t *testing.T) {
 	}
 	defer f.Close()
 	var mu sync.Mutex
-	tr := d.Fetcher.Client.Transport
-	d.Fetcher.Client.Transport = roundTripFunc(func(r *http.Request) (*http.Response, error) {
+	tr := d.Crawler.Fetcher.Client.Transport
+	d.Crawler.Fetcher.Client.Transport = roundTripFunc(func(r *http.Request) (*http.Response, error) {
 		// Redirect hops are not fetches a pass asked for.
 		if r.Response == nil {
 			// The stack says who asked; the transport has no other way to
@@ -380,7 +381,7 @@ func TestHelperCrashChild(t *testing.T) {
 				kind = "discover"
 			}
 			mu.Lock()
-			fmt.Fprintf(f, "%s %s\n", kind, Canonical(r.URL.String()))
+			fmt.Fprintf(f, "%s %s\n", kind, crawl.Canonical(r.URL.String()))
 			mu.Unlock()
 		}
 		return tr.RoundTrip(r)
@@ -391,11 +392,11 @@ func TestHelperCrashChild(t *testing.T) {
 		go func() {
 			full := true
 			for ctx.Err() == nil {
-				_, err := d.Index(ctx, IndexOptions{Kind: "crash", Full: full, Incremental: !full})
+				_, err := d.Index(ctx, crawl.IndexOptions{Kind: "crash", Full: full, Incremental: !full})
 				if err != nil {
 					time.Sleep(20 * time.Millisecond)
 				}
-				if !errors.Is(err, ErrCrawlRunning) {
+				if !errors.Is(err, crawl.ErrCrawlRunning) {
 					full = !full
 				}
 			}
@@ -406,7 +407,7 @@ func TestHelperCrashChild(t *testing.T) {
 		// budget, which covers the whole test site.
 		go func() {
 			for ctx.Err() == nil {
-				run, err := d.Index(ctx, IndexOptions{Kind: "final", Full: true})
+				run, err := d.Index(ctx, crawl.IndexOptions{Kind: "final", Full: true})
 				if err == nil && run.Kind == "final" {
 					return
 				}
@@ -1175,7 +1176,7 @@ func checkCrashPosts(t *testing.T, w *wpWorker, posts *crashPosts, path string) 
 			}
 			continue
 		}
-		if len(urls) != 1 || urls[0] != Canonical(p.url) {
+		if len(urls) != 1 || urls[0] != crawl.Canonical(p.url) {
 			t.Errorf("post %d is public at %s, indexed at %v", p.id, p.url, urls)
 			continue
 		}
@@ -1211,7 +1212,7 @@ func checkCrashURLs(t *testing.T, site *wptest.Site, path string) {
 	rows.Close()
 	want := map[string]bool{}
 	for _, p := range site.Truth(t).Public {
-		want[Canonical(p.URL)] = true
+		want[crawl.Canonical(p.URL)] = true
 	}
 	for u := range want {
 		if !got[u] {

@@ -2,17 +2,16 @@ package daemon
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -21,245 +20,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/askwp/askwpd/config"
+	"github.com/askwp/askwpd/crawl"
 	"github.com/askwp/askwpd/internal/wptest"
 	"github.com/askwp/askwpd/store"
 )
-
-// countingListener counts accepted connections.
-type countingListener struct {
-	net.Listener
-	n atomic.Int64
-}
-
-func (l *countingListener) Accept() (net.Conn, error) {
-	c, err := l.Listener.Accept()
-	if err == nil {
-		l.n.Add(1)
-	}
-	return c, err
-}
-
-func listen(t *testing.T) *countingListener {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &countingListener{Listener: ln}
-}
-
-// TestFetch_NeverLeavesOrigin redirects to another host, another port and
-// another scheme, directly and after same-origin hops, and counts the
-// connections every other listener receives: none.
-func TestFetch_NeverLeavesOrigin(t *testing.T) {
-	originLn, otherLn, tlsLn := listen(t), listen(t), listen(t)
-	var otherHits atomic.Int64
-	other := &httptest.Server{Listener: otherLn, Config: &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		otherHits.Add(1)
-		w.Header().Set("Content-Type", "text/html")
-		io.WriteString(w, "<html><body>elsewhere</body></html>")
-	})}}
-	other.Start()
-	defer other.Close()
-	tlsSrv := &httptest.Server{Listener: tlsLn, Config: &http.Server{Handler: other.Config.Handler}}
-	tlsSrv.StartTLS()
-	defer tlsSrv.Close()
-
-	originPort := originLn.Addr().(*net.TCPAddr).Port
-	otherPort := otherLn.Addr().(*net.TCPAddr).Port
-	tlsPort := tlsLn.Addr().(*net.TCPAddr).Port
-	targets := map[string]string{
-		"another host":             fmt.Sprintf("http://localhost:%d/x", originPort),
-		"another port":             fmt.Sprintf("http://127.0.0.1:%d/x", otherPort),
-		"another host and port":    fmt.Sprintf("http://localhost:%d/x", otherPort),
-		"another scheme":           fmt.Sprintf("https://127.0.0.1:%d/x", originPort),
-		"another scheme and port":  fmt.Sprintf("https://127.0.0.1:%d/x", tlsPort),
-		"userinfo trick":           fmt.Sprintf("http://127.0.0.1:%d@localhost:%d/x", originPort, otherPort),
-		"protocol-relative":        fmt.Sprintf("//localhost:%d/x", otherPort),
-		"an IPv6 loopback address": fmt.Sprintf("http://[::1]:%d/x", originPort),
-	}
-	var originHits atomic.Int64
-	origin := &httptest.Server{Listener: originLn, Config: &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		originHits.Add(1)
-		switch {
-		case strings.HasPrefix(r.URL.Path, "/to/"):
-			name := strings.TrimPrefix(r.URL.Path, "/to/")
-			http.Redirect(w, r, targets[name], http.StatusFound)
-		case strings.HasPrefix(r.URL.Path, "/hop/"):
-			// Two same-origin hops, then off-origin.
-			var n int
-			var name string
-			fmt.Sscanf(strings.TrimPrefix(r.URL.Path, "/hop/"), "%d", &n)
-			name = r.URL.Query().Get("to")
-			if n < 2 {
-				http.Redirect(w, r, fmt.Sprintf("/hop/%d?to=%s", n+1, strings.ReplaceAll(name, " ", "+")), http.StatusMovedPermanently)
-				return
-			}
-			http.Redirect(w, r, targets[name], http.StatusFound)
-		case strings.HasPrefix(r.URL.Path, "/loop/"):
-			var n int
-			fmt.Sscanf(strings.TrimPrefix(r.URL.Path, "/loop/"), "%d", &n)
-			http.Redirect(w, r, fmt.Sprintf("/loop/%d", n+1), http.StatusFound)
-		default:
-			w.Header().Set("Content-Type", "text/html")
-			io.WriteString(w, "<html><body>home</body></html>")
-		}
-	})}}
-	origin.Config.SetKeepAlivesEnabled(false)
-	origin.Start()
-	defer origin.Close()
-
-	o, err := ParseOrigin(origin.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	logs := &syncBuffer{}
-	f := NewFetcher(o, 5*time.Second, 1<<20, "askwpd-test", slog.New(slog.NewTextHandler(logs, nil)))
-	f.Client.Transport.(*http.Transport).TLSClientConfig = &tls.Config{InsecureSkipVerify: true} // would a TLS dial succeed, it would be counted
-	ctx := context.Background()
-
-	for name := range targets {
-		for _, path := range []string{"/to/" + name, "/hop/0?to=" + strings.ReplaceAll(name, " ", "+")} {
-			before := originLn.n.Load()
-			hitsBefore := originHits.Load()
-			_, err := f.Get(ctx, origin.URL+path, Conditional{})
-			if !errors.Is(err, ErrOffOrigin) {
-				t.Errorf("%s via %s: err = %v, want ErrOffOrigin", name, path, err)
-			}
-			// Every connection the origin saw carried one of our own
-			// same-origin requests: no TLS dial, no other-host dial.
-			if conns, hits := originLn.n.Load()-before, originHits.Load()-hitsBefore; conns != hits {
-				t.Errorf("%s via %s: origin saw %d connections for %d requests", name, path, conns, hits)
-			}
-		}
-	}
-	if n := otherLn.n.Load() + tlsLn.n.Load(); n != 0 {
-		t.Errorf("other listeners saw %d connections, want 0", n)
-	}
-	if n := otherHits.Load(); n != 0 {
-		t.Errorf("other servers answered %d requests", n)
-	}
-	if !strings.Contains(logs.String(), "Refused off-origin redirect") {
-		t.Error("refusals are not logged")
-	}
-	// Direct requests off-origin are refused before any dial, too.
-	for name, u := range targets {
-		if _, err := f.Get(ctx, u, Conditional{}); !errors.Is(err, ErrOffOrigin) && !strings.HasPrefix(u, "//") {
-			t.Errorf("direct %s: err = %v, want ErrOffOrigin", name, err)
-		}
-		if _, err := f.Open(ctx, u); err == nil {
-			t.Errorf("Open %s succeeded", name)
-		}
-	}
-	if n := otherLn.n.Load() + tlsLn.n.Load(); n != 0 {
-		t.Errorf("other listeners saw %d connections after direct requests", n)
-	}
-	// More than five hops, all same-origin: refused as a loop.
-	if _, err := f.Get(ctx, origin.URL+"/loop/0", Conditional{}); !errors.Is(err, ErrRedirects) {
-		t.Errorf("redirect loop: err = %v, want ErrRedirects", err)
-	}
-}
-
-// TestFetch_Limits checks the body cap, the error classes and the
-// retry decision a crawl makes from them.
-func TestFetch_Limits(t *testing.T) {
-	big := strings.Repeat("<p>"+strings.Repeat("é", 40)+"</p>\n", 200_000)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		switch r.URL.Path {
-		case "/big":
-			w.Header().Set("Content-Type", "text/html; charset=utf-8")
-			io.WriteString(w, "<html><body>"+big+"</body></html>")
-		case "/404":
-			http.NotFound(w, r)
-		case "/410":
-			w.WriteHeader(410)
-		case "/403":
-			w.WriteHeader(403)
-		case "/500":
-			w.WriteHeader(503)
-		case "/slow":
-			time.Sleep(1500 * time.Millisecond)
-		case "/pdf":
-			w.Header().Set("Content-Type", "application/pdf")
-			io.WriteString(w, "%PDF-1.4")
-		case "/etag":
-			if r.Header.Get("If-None-Match") == `"v1"` {
-				w.WriteHeader(304)
-				return
-			}
-			w.Header().Set("ETag", `"v1"`)
-			w.Header().Set("Content-Type", "text/html")
-			io.WriteString(w, "<html><body>tagged</body></html>")
-		}
-	}))
-	defer srv.Close()
-	o, _ := ParseOrigin(srv.URL)
-	f := NewFetcher(o, 20*time.Second, 5<<20, "askwpd-test", slog.New(slog.NewTextHandler(io.Discard, nil)))
-	short := NewFetcher(o, 500*time.Millisecond, 5<<20, "askwpd-test", slog.New(slog.NewTextHandler(io.Discard, nil)))
-	ctx := context.Background()
-
-	p, err := f.Get(ctx, srv.URL+"/big", Conditional{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !p.Truncated || len(p.Body) > 5<<20 || len(p.Body) < 5<<20-64<<10 {
-		t.Errorf("big page: truncated=%v len=%d, want cut just under 5 MiB", p.Truncated, len(p.Body))
-	}
-	if !strings.HasSuffix(string(p.Body), ">") && !strings.HasSuffix(string(p.Body), "\n") {
-		t.Errorf("big page cut mid-tag: ...%q", p.Body[len(p.Body)-20:])
-	}
-	for path, want := range map[string]string{"/404": "not_found", "/410": "not_found", "/403": "forbidden",
-		"/500": "server_error", "/slow": "timeout", "/pdf": "not_html"} {
-		ff := f
-		if path == "/slow" {
-			ff = short
-		}
-		_, err := ff.Get(ctx, srv.URL+path, Conditional{})
-		if got := ErrorClass(err); got != want {
-			t.Errorf("%s: class %q (%v), want %q", path, got, err, want)
-		}
-	}
-	p, err = f.Get(ctx, srv.URL+"/etag", Conditional{})
-	if err != nil || p.ETag != `"v1"` {
-		t.Fatalf("etag: %+v %v", p, err)
-	}
-	p, err = f.Get(ctx, srv.URL+"/etag", Conditional{ETag: p.ETag})
-	if err != nil || !p.NotModified {
-		t.Fatalf("conditional GET: %+v %v, want 304", p, err)
-	}
-	if b1, b2 := backoff(1), backoff(2); b1 <= 0 || b2 <= b1 || backoff(30) > 6*time.Hour {
-		t.Errorf("backoff: %v %v %v", b1, b2, backoff(30))
-	}
-}
-
-func TestCanon(t *testing.T) {
-	d := &Daemon{}
-	d.Site.URL = "http://example.org"
-	d.Site.Origin, _ = ParseOrigin(d.Site.URL)
-	d.crawl.trailingSlash.Store(1)
-	for in, want := range map[string]string{
-		"HTTP://Example.ORG:80/a/b?utm_source=x&fbclid=1#top": "http://example.org/a/b/",
-		"http://example.org/a/b/?gclid=2":                     "http://example.org/a/b/",
-		"http://example.org/file.pdf":                         "http://example.org/file.pdf",
-		"http://example.org/?p=12&utm_medium=mail":            "http://example.org/?p=12",
-		"http://example.org":                                  "http://example.org/",
-		"http://example.org/a?b=1":                            "http://example.org/a?b=1",
-	} {
-		if got := d.canon(in); got != want {
-			t.Errorf("canon(%q) = %q, want %q", in, got, want)
-		}
-	}
-	d.crawl.trailingSlash.Store(-1)
-	if got := d.canon("http://example.org/a/b/"); got != "http://example.org/a/b" {
-		t.Errorf("no-slash convention: %q", got)
-	}
-	if got := d.resolve("/x/"); got != "http://example.org/x" {
-		t.Errorf("resolve = %q", got)
-	}
-	if got := d.resolve("https://example.org/x"); got != "" {
-		t.Errorf("resolve of another scheme = %q, want refused", got)
-	}
-}
 
 // withoutSitemap switches WordPress's sitemap off through an mu-plugin for
 // the rest of the test.
@@ -302,14 +67,14 @@ func TestDiscover_WithoutSitemap(t *testing.T) {
 	withoutSitemap(t, site)
 	ctx := context.Background()
 	d := openTestDaemon(t, site, nil)
-	run, err := d.Index(ctx, IndexOptions{Full: true})
+	run, err := d.Index(ctx, crawl.IndexOptions{Full: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	truth := site.Truth(t)
 	want := map[string]bool{}
 	for _, p := range truth.Public {
-		want[Canonical(p.URL)] = true
+		want[crawl.Canonical(p.URL)] = true
 	}
 	got, err := d.Store.DocumentURLs(ctx)
 	if err != nil {
@@ -340,12 +105,12 @@ func TestDiscover_WithoutSitemap(t *testing.T) {
 		for _, s := range r.Sources {
 			bySource[s]++
 		}
-		if contains(r.Sources, srcSitemap) {
+		if slices.Contains(r.Sources, crawl.SourceSitemap) {
 			t.Errorf("%s has source sitemap with the sitemap off", r.URL)
 		}
 	}
 	t.Logf("run %+v; URLs by source: %v", *run, bySource)
-	for _, s := range []string{srcDB, srcHome, srcMenu, srcFeed} {
+	for _, s := range []string{crawl.SourceDB, crawl.SourceHome, crawl.SourceMenu, crawl.SourceFeed} {
 		if bySource[s] == 0 {
 			t.Errorf("no URL found through %s", s)
 		}
@@ -440,14 +205,14 @@ func TestCrawl_ResumeAfterKill(t *testing.T) {
 	defer d.Close()
 	var mu sync.Mutex
 	requested := map[string]int{}
-	tr := d.Fetcher.Client.Transport
-	d.Fetcher.Client.Transport = roundTripFunc(func(r *http.Request) (*http.Response, error) {
+	tr := d.Crawler.Fetcher.Client.Transport
+	d.Crawler.Fetcher.Client.Transport = roundTripFunc(func(r *http.Request) (*http.Response, error) {
 		mu.Lock()
-		requested[Canonical(r.URL.String())]++
+		requested[crawl.Canonical(r.URL.String())]++
 		mu.Unlock()
 		return tr.RoundTrip(r)
 	})
-	run, err := d.Index(ctx, IndexOptions{Full: true})
+	run, err := d.Index(ctx, crawl.IndexOptions{Full: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -473,8 +238,8 @@ func TestCrawl_ResumeAfterKill(t *testing.T) {
 	}
 	want := map[string]bool{}
 	for _, p := range truth.Public {
-		want[Canonical(p.URL)] = true
-		if _, ok := got[Canonical(p.URL)]; !ok {
+		want[crawl.Canonical(p.URL)] = true
+		if _, ok := got[crawl.Canonical(p.URL)]; !ok {
 			t.Errorf("after the resumed pass, %s is missing", p.URL)
 		}
 	}
@@ -490,14 +255,14 @@ func TestCrawl_ResumeAfterKill(t *testing.T) {
 	}
 
 	// The event the killed process accepted is applied now.
-	stop := d.StartEvents(ctx)
+	stop := d.Crawler.StartEvents(ctx)
 	defer stop()
 	waitApplied(t, d)
 	e, err := d.Store.FindEvent(ctx, "child-"+fmt.Sprint(postID))
 	if err != nil || e.AppliedAt.IsZero() {
 		t.Fatalf("the event accepted before the kill: %+v, %v", e, err)
 	}
-	if !searchHas(t, d, w, Canonical(postURL)) {
+	if !searchHas(t, d, w, crawl.Canonical(postURL)) {
 		t.Errorf("the post the event named is not searchable")
 	}
 }
@@ -506,8 +271,8 @@ type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
-func childConfig(site *wptest.Site, state string) Config {
-	cfg := DefaultConfig()
+func childConfig(site *wptest.Site, state string) config.Config {
+	cfg := config.Default()
 	cfg.WPRoot = site.Root()
 	cfg.StateDir = state
 	cfg.Listen = "127.0.0.1:0"
@@ -538,7 +303,7 @@ func TestHelperCrawlChild(t *testing.T) {
 		PostID: id, URL: u, Payload: []byte(`{"public":true}`)}}); err != nil {
 		t.Fatal(err)
 	}
-	d.Index(ctx, IndexOptions{Full: true})
+	d.Index(ctx, crawl.IndexOptions{Full: true})
 	t.Fatal("the child was not killed")
 }
 
@@ -575,7 +340,7 @@ func TestIndex_CancelResumes(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	cfg := DefaultConfig()
+	cfg := config.Default()
 	cfg.SiteURL = srv.URL
 	cfg.StateDir = t.TempDir()
 	cfg.Crawl.RatePerSec = 1000
@@ -596,7 +361,7 @@ func TestIndex_CancelResumes(t *testing.T) {
 		cancel()
 	}()
 	start := time.Now()
-	_, err = d.Index(ctx, IndexOptions{Full: true, Progress: func(n, _ int) { done.Store(int64(n)) }})
+	_, err = d.Index(ctx, crawl.IndexOptions{Full: true, Progress: func(n, _ int) { done.Store(int64(n)) }})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled pass: err = %v", err)
 	}
@@ -613,7 +378,7 @@ func TestIndex_CancelResumes(t *testing.T) {
 	if st.Freshness == nil || st.Freshness.FrontierPending == 0 {
 		t.Fatalf("status does not show the pending frontier: %+v", st.Freshness)
 	}
-	run, err := d.Index(context.Background(), IndexOptions{Full: true})
+	run, err := d.Index(context.Background(), crawl.IndexOptions{Full: true})
 	if err != nil {
 		t.Fatal(err)
 	}

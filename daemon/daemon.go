@@ -1,16 +1,19 @@
 // Package daemon is askwpd's composition root: it resolves the
-// configuration, and turns what wp and sitemap discover and what extract
-// makes of fetched pages into the store's documents, on a schedule, on
-// events and on demand. It is the only package that knows all the others.
+// configuration against the WordPress install, builds the store, the
+// search index, the crawler, embeddings, the tools and the chat agent, and
+// runs them: the HTTP API, the schedule, the event worker, metrics and
+// status. It holds no logic of its own beyond that wiring.
 package daemon
 
 import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"html"
+	"io"
 	"io/fs"
 	"log/slog"
 	"net/url"
@@ -20,127 +23,70 @@ import (
 	"sync"
 	"time"
 
-	"golang.org/x/time/rate"
+	"github.com/robfig/cron/v3"
 
+	"github.com/askwp/askwpd/chat"
+	"github.com/askwp/askwpd/config"
+	"github.com/askwp/askwpd/crawl"
+	"github.com/askwp/askwpd/embed"
+	"github.com/askwp/askwpd/eval"
+	"github.com/askwp/askwpd/extract"
 	"github.com/askwp/askwpd/search"
 	"github.com/askwp/askwpd/store"
+	"github.com/askwp/askwpd/tool"
 	"github.com/askwp/askwpd/wp"
 )
 
-// Site is what the daemon knows about the WordPress site.
-type Site struct {
-	URL     string `json:"url"`
-	Name    string `json:"name"`
-	Tagline string `json:"tagline"`
-	Origin  Origin `json:"-"`
-	// PageOnFront and PageForPosts are the static front and posts pages.
-	PageOnFront  int64 `json:"-"`
-	PageForPosts int64 `json:"-"`
-}
-
-// Daemon holds the open store, the WordPress connection and the fetcher.
+// Daemon holds the services of one site, wired together.
 type Daemon struct {
-	Config  Config
-	Log     *slog.Logger
-	Store   *store.DB
-	Search  *search.Index
-	WP      *wp.DB // nil when running from the sitemap alone
-	Site    Site
-	Fetcher *Fetcher
-	Limiter *rate.Limiter
+	Config config.Config
+	Log    *slog.Logger
+	Store  *store.DB
+	Search *search.Index
+	WP     *wp.DB // nil when running from the sitemap alone
+	// Crawler keeps the store in step with the site.
+	Crawler *crawl.Crawler
+	// Embed is hybrid retrieval's worker; nil when embeddings are off.
+	Embed *embed.Worker
+	// Tools runs the tool contract for HTTP, MCP and chat.
+	Tools *tool.Service
+	// Agent answers /v1/chat.
+	Agent *chat.Agent
 
-	// crawlMu keeps two index passes from overlapping.
-	crawlMu sync.Mutex
+	startedAt time.Time
 
 	// life is cancelled when Serve shuts down; work started by a request
 	// but meant to outlive it (an admin reindex) runs under it.
 	lifeMu sync.Mutex
 	life   context.Context
 
-	startedAt time.Time
+	// metrics are made on first use, so a Daemon built by Open needs
+	// nothing more.
+	metricsOnce sync.Once
+	metrics     *metrics
 
-	tools toolRuntime // metrics and state of the tool calls (tools*.go)
+	// cronMu guards the schedule, for the status page's next runs.
+	cronMu  sync.Mutex
+	cron    *cron.Cron
+	entries map[string]cron.EntryID
 
-	crawl crawlState // frontier, events and schedule state (crawl.go, events.go, schedule.go)
-
-	// Chat tunes the /v1/chat agent loop (chat.go); zero values are defaults.
-	ChatOpts ChatOptions
-
-	// diskFull is the last write the store refused for lack of space,
-	// until a pass succeeds again: shown in /v1/status and /metrics.
-	diskFull struct {
-		sync.Mutex
-		err   string
-		since time.Time
-	}
-
-	embed embedRuntime // hybrid retrieval: embeddings client and worker (embed.go)
+	secretMu sync.Mutex
+	secret   []byte // the webhook secret, read once
 }
 
 // Open resolves the configuration against the WordPress install, opens
-// the store and checks that the site answers. Each failure names what to
-// fix in one line.
-func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Daemon, error) {
+// the store and builds the services. Each failure names what to fix in one
+// line.
+func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (*Daemon, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	d := &Daemon{Config: cfg, Log: log, startedAt: time.Now()}
-
-	dsn, prefix := cfg.DBDSN, cfg.TablePrefix
-	var wpc *wp.Config
-	if cfg.WPRoot != "" && dsn == "" {
-		path, err := wp.FindConfig(cfg.WPRoot)
-		if err != nil {
-			return nil, err
-		}
-		wpc, err = wp.ReadConfig(path, hostOf(cfg.SiteURL))
-		if err != nil {
-			return nil, err
-		}
-		dsn = wpc.DSN()
-		if prefix == "" {
-			prefix = wpc.TablePrefix
-		}
-		log.Info("Read WordPress config", "files", wpc.Files, "db_name", wpc.DBName, "db_host", wpc.DBHost, "table_prefix", prefix)
-	}
-	if prefix == "" {
-		prefix = "wp_"
-	}
-	siteURL := cfg.SiteURL
-	if dsn != "" {
-		w, err := wp.Open(ctx, dsn, prefix)
-		if err != nil {
-			return nil, err
-		}
-		d.WP = w
-		info, err := w.Site(ctx)
-		if err != nil {
-			w.Close()
-			return nil, err
-		}
-		d.Site.Name, d.Site.Tagline = html.UnescapeString(info.Name), html.UnescapeString(info.Tagline)
-		d.Site.PageOnFront, d.Site.PageForPosts = info.PageOnFront, info.PageForPosts
-		if siteURL == "" && wpc != nil {
-			siteURL = wpc.Home
-		}
-		if siteURL == "" {
-			siteURL = info.Home
-		}
-	}
-	if siteURL == "" {
-		d.closeWP()
-		return nil, errors.New("config: cannot tell the site's address: WP_HOME is not defined and the options table has no home; set site_url")
-	}
-	o, err := ParseOrigin(siteURL)
+	site, err := d.openSite(ctx)
 	if err != nil {
 		d.closeWP()
-		return nil, fmt.Errorf("config: %w", err)
+		return nil, err
 	}
-	d.Site.URL = strings.TrimRight(siteURL, "/")
-	d.Site.Origin = o
-	d.Fetcher = NewFetcher(o, cfg.Crawl.Timeout.Duration, cfg.Crawl.MaxBytes, cfg.Crawl.UserAgent, log)
-	d.Limiter = rate.NewLimiter(rate.Limit(cfg.Crawl.RatePerSec), max(1, cfg.Crawl.Concurrency))
-
 	st, err := store.Open(ctx, filepath.Join(cfg.StateDir, "askwpd.db"))
 	if err != nil {
 		d.closeWP()
@@ -156,15 +102,86 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Daemon, error) {
 		}
 		d.Search.SetSynonyms(syn)
 	}
-	if err := d.openEmbeddings(ctx); err != nil {
+	d.Crawler = crawl.New(site, crawlOptions(cfg.Crawl), st, d.WP, log)
+	d.Crawler.StateDir = cfg.StateDir
+	if d.Embed, err = embed.Open(ctx, cfg.Embeddings, st, log); err != nil {
 		d.Close()
 		return nil, err
 	}
-	if d.Site.Name != "" {
-		_ = st.SetMeta(ctx, "site_name", d.Site.Name)
-		_ = st.SetMeta(ctx, "site_tagline", d.Site.Tagline)
+	if d.Embed != nil {
+		d.Embed.OnFallback = func(reason string) { d.obs().embedFallbacks.WithLabelValues(reason).Inc() }
+		d.Crawler.OnIndexed = d.Embed.Kick
+	}
+	d.Tools = &tool.Service{Log: log, Store: st, Search: d.Search, Crawler: d.Crawler, Embed: d.Embed, Metrics: d.obs()}
+	d.Agent = &chat.Agent{Tools: d.Tools, Log: log, Provider: chat.ProviderConfig(cfg.Provider),
+		Site: chat.Site{URL: site.URL, Name: site.Name, Tagline: site.Tagline}}
+	if d.WP != nil {
+		d.Agent.SiteOption = d.WP.Option
+	}
+	if site.Name != "" {
+		_ = st.SetMeta(ctx, "site_name", site.Name)
+		_ = st.SetMeta(ctx, "site_tagline", site.Tagline)
 	}
 	return d, nil
+}
+
+// openSite finds the site: its database from wp-config.php (or db_dsn),
+// its name and static pages from the options table, and its address from
+// site_url, WP_HOME or the options, in that order. It leaves d.WP open
+// when there is a database.
+func (d *Daemon) openSite(ctx context.Context) (crawl.Site, error) {
+	cfg := d.Config
+	var site crawl.Site
+	dsn, prefix := cfg.DBDSN, cfg.TablePrefix
+	var wpc *wp.Config
+	if cfg.WPRoot != "" && dsn == "" {
+		path, err := wp.FindConfig(cfg.WPRoot)
+		if err != nil {
+			return site, err
+		}
+		wpc, err = wp.ReadConfig(path, hostOf(cfg.SiteURL))
+		if err != nil {
+			return site, err
+		}
+		dsn = wpc.DSN()
+		if prefix == "" {
+			prefix = wpc.TablePrefix
+		}
+		d.Log.Info("Read WordPress config", "files", wpc.Files, "db_name", wpc.DBName, "db_host", wpc.DBHost, "table_prefix", prefix)
+	}
+	if prefix == "" {
+		prefix = "wp_"
+	}
+	siteURL := cfg.SiteURL
+	if dsn != "" {
+		w, err := wp.Open(ctx, dsn, prefix)
+		if err != nil {
+			return site, err
+		}
+		d.WP = w
+		info, err := w.Site(ctx)
+		if err != nil {
+			return site, err
+		}
+		site.Name, site.Tagline = html.UnescapeString(info.Name), html.UnescapeString(info.Tagline)
+		site.PageOnFront, site.PageForPosts = info.PageOnFront, info.PageForPosts
+		if siteURL == "" && wpc != nil {
+			siteURL = wpc.Home
+		}
+		if siteURL == "" {
+			siteURL = info.Home
+		}
+	}
+	if siteURL == "" {
+		return site, errors.New("config: cannot tell the site's address: WP_HOME is not defined and the options table has no home; set site_url")
+	}
+	o, err := crawl.ParseOrigin(siteURL)
+	if err != nil {
+		return site, fmt.Errorf("config: %w", err)
+	}
+	site.URL = strings.TrimRight(siteURL, "/")
+	site.Origin = o
+	return site, nil
 }
 
 // CheckSite GETs the home page, so a site that does not answer is reported
@@ -172,8 +189,9 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Daemon, error) {
 func (d *Daemon) CheckSite(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
-	if _, err := d.Fetcher.Get(ctx, d.Site.URL+"/", Conditional{}); err != nil {
-		return fmt.Errorf("site %s does not answer (is WordPress running? is site_url right?): %w", d.Site.URL, err)
+	site := d.Crawler.Site.URL
+	if _, err := d.Crawler.Fetcher.Get(ctx, site+"/", crawl.Conditional{}); err != nil {
+		return fmt.Errorf("site %s does not answer (is WordPress running? is site_url right?): %w", site, err)
 	}
 	return nil
 }
@@ -198,7 +216,7 @@ func (d *Daemon) closeWP() {
 
 // Close releases the store and the database connection.
 func (d *Daemon) Close() error {
-	d.stopEmbedder()
+	d.Embed.Close()
 	var errs []error
 	if d.Store != nil {
 		errs = append(errs, d.Store.Close())
@@ -209,37 +227,10 @@ func (d *Daemon) Close() error {
 	return errors.Join(errs...)
 }
 
-// ErrDiskFull wraps store writes refused because the state dir is full.
-var ErrDiskFull = errors.New("the state dir is out of disk space")
-
-// storeFailed turns a store error into one that says what to do when the
-// state dir is full, and remembers it for the status page.
-func (d *Daemon) storeFailed(err error) error {
-	if err == nil || !store.IsDiskFull(err) || errors.Is(err, ErrDiskFull) {
-		return err
-	}
-	d.diskFull.Lock()
-	if d.diskFull.err == "" {
-		d.diskFull.since = time.Now()
-	}
-	d.diskFull.err = err.Error()
-	d.diskFull.Unlock()
-	return fmt.Errorf("%w (%s): nothing new is indexed until space is freed; search still answers from the index: %w",
-		ErrDiskFull, d.Config.StateDir, err)
-}
-
-// diskFullSince is when the store last started refusing writes for lack
-// of space, with the error, or zero when it writes again.
-func (d *Daemon) diskFullSince() (time.Time, string) {
-	d.diskFull.Lock()
-	defer d.diskFull.Unlock()
-	return d.diskFull.since, d.diskFull.err
-}
-
-func (d *Daemon) storeWrote() {
-	d.diskFull.Lock()
-	d.diskFull.err, d.diskFull.since = "", time.Time{}
-	d.diskFull.Unlock()
+// crawlOptions copies the crawl section into the crawler's options.
+func crawlOptions(c config.CrawlConfig) crawl.Options {
+	return crawl.Options{Concurrency: c.Concurrency, RatePerSec: c.RatePerSec, Budget: c.Budget, Timeout: c.Timeout.Duration,
+		MaxBytes: c.MaxBytes, UserAgent: c.UserAgent, IndexArchives: c.IndexArchives}
 }
 
 func hostOf(site string) string {
@@ -292,4 +283,39 @@ func EnsureSecret(stateDir, name string) (string, error) {
 		return "", fmt.Errorf("write %s: %w", path, err)
 	}
 	return s, nil
+}
+
+// IndexOptions steer a one-shot pass.
+type IndexOptions = crawl.IndexOptions
+
+// Index runs one discovery, crawl and index pass (askwpd index).
+func (d *Daemon) Index(ctx context.Context, opt IndexOptions) (*store.Run, error) {
+	return d.Crawler.Index(ctx, opt)
+}
+
+// Call runs one tool of the contract.
+func (d *Daemon) Call(ctx context.Context, name string, args json.RawMessage) (any, error) {
+	return d.Tools.Call(ctx, name, args)
+}
+
+// StoreChunks turns the chunker's output into the store's chunks.
+//
+// Deprecated: use crawl.StoreChunks; kept while bench/search moves.
+func StoreChunks(cs []extract.Chunk) []store.Chunk { return crawl.StoreChunks(cs) }
+
+// EvalOptions configure RunEval.
+//
+// Deprecated: use eval.Options; kept while bench/search moves.
+type EvalOptions = eval.Options
+
+// RunEval runs a BEIR evaluation.
+//
+// Deprecated: use eval.Run; kept while bench/search moves.
+func RunEval(ctx context.Context, opt EvalOptions, out io.Writer) error {
+	return eval.Run(ctx, opt, out)
+}
+
+// Chat runs one turn of the agent loop.
+func (d *Daemon) Chat(ctx context.Context, req chat.Request, emit func(chat.Event)) (*chat.Response, error) {
+	return d.Agent.Chat(ctx, req, emit)
 }

@@ -7,152 +7,26 @@ import (
 	"io"
 	"log/slog"
 	"math/rand/v2"
-	"net/http"
-	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
 	"os"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/askwp/askwpd/api"
+	"github.com/askwp/askwpd/config"
+	"github.com/askwp/askwpd/crawl"
 	"github.com/askwp/askwpd/internal/fakeembed"
 	"github.com/askwp/askwpd/internal/wptest"
 	"github.com/askwp/askwpd/search"
 	"github.com/askwp/askwpd/store"
+	"github.com/askwp/askwpd/tool"
 )
 
-// embedServer speaks the OpenAI embeddings wire format. It answers with
-// fakeembed.Vector, or, when ASKWPD_TEST_EMBED_URL is set, forwards to that
-// endpoint; either way it records what it was asked and can be told to
-// fail (500), hang up, or be slow.
-type embedServer struct {
-	*httptest.Server
-	model, key string
-
-	mu       sync.Mutex
-	mode     string // "", "500", "hangup", "slow"
-	requests []embedRequest
-}
-
-func newEmbedServer(t *testing.T) *embedServer {
-	t.Helper()
-	s := &embedServer{model: "concepts-64", key: "sk-test-" + strconv.FormatUint(rand.Uint64(), 36)}
-	var proxy *httputil.ReverseProxy
-	if real := os.Getenv("ASKWPD_TEST_EMBED_URL"); real != "" {
-		s.model, s.key = os.Getenv("ASKWPD_TEST_EMBED_MODEL"), os.Getenv("ASKWPD_TEST_EMBED_KEY")
-		if s.model == "" {
-			t.Fatal("ASKWPD_TEST_EMBED_URL is set without ASKWPD_TEST_EMBED_MODEL")
-		}
-		target := NewEmbedder(EmbeddingsConfig{BaseURL: real}, nil).url
-		u, err := url.Parse(target)
-		if err != nil {
-			t.Fatal(err)
-		}
-		proxy = &httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) {
-			r.Out.URL = u
-			r.Out.Host = u.Host
-		}}
-	}
-	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		var req embedRequest
-		if r.Method != http.MethodPost || r.URL.Path != "/v1/embeddings" || json.Unmarshal(body, &req) != nil {
-			http.Error(w, `{"error":{"message":"bad request"}}`, http.StatusBadRequest)
-			return
-		}
-		if s.key != "" && r.Header.Get("Authorization") != "Bearer "+s.key {
-			http.Error(w, `{"error":{"message":"bad key"}}`, http.StatusUnauthorized)
-			return
-		}
-		s.mu.Lock()
-		s.requests = append(s.requests, req)
-		mode := s.mode
-		s.mu.Unlock()
-		switch mode {
-		case "500":
-			http.Error(w, `{"error":{"message":"overloaded"}}`, http.StatusInternalServerError)
-			return
-		case "hangup":
-			conn, _, err := w.(http.Hijacker).Hijack()
-			if err == nil {
-				conn.Close()
-			}
-			return
-		case "slow":
-			select {
-			case <-time.After(5 * time.Second):
-			case <-r.Context().Done():
-			}
-			return
-		}
-		if proxy != nil {
-			r.Body = io.NopCloser(strings.NewReader(string(body)))
-			r.ContentLength = int64(len(body))
-			proxy.ServeHTTP(w, r)
-			return
-		}
-		type datum struct {
-			Object    string    `json:"object"`
-			Index     int       `json:"index"`
-			Embedding []float32 `json:"embedding"`
-		}
-		out := struct {
-			Object string         `json:"object"`
-			Data   []datum        `json:"data"`
-			Model  string         `json:"model"`
-			Usage  map[string]int `json:"usage"`
-		}{Object: "list", Model: req.Model, Usage: map[string]int{"prompt_tokens": 0, "total_tokens": 0}}
-		// Answer in reverse order: clients must place vectors by index.
-		for i := len(req.Input) - 1; i >= 0; i-- {
-			out.Data = append(out.Data, datum{Object: "embedding", Index: i, Embedding: fakeembed.Vector(req.Input[i])})
-		}
-		w.Header().Set("Content-Type", "application/json")
-		json.NewEncoder(w).Encode(out)
-	}))
-	t.Cleanup(s.Close)
-	return s
-}
-
-func (s *embedServer) setMode(m string) {
-	s.mu.Lock()
-	s.mode = m
-	s.mu.Unlock()
-}
-
-// inputs returns the inputs asked for with model, and clears the record.
-func (s *embedServer) take(model string) []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var out []string
-	for _, r := range s.requests {
-		if r.Model == model {
-			out = append(out, r.Input...)
-		}
-	}
-	s.requests = nil
-	return out
-}
-
-func (s *embedServer) config(model string) EmbeddingsConfig {
-	c := DefaultConfig().Embeddings
-	c.BaseURL, c.Model, c.APIKey = s.URL+"/v1", model, s.key
-	c.BatchSize = 3 // several requests for a few pages: batching is exercised
-	c.QueryTimeout = Duration{500 * time.Millisecond}
-	if os.Getenv("ASKWPD_TEST_EMBED_URL") != "" {
-		c.QueryTimeout = Duration{10 * time.Second}
-	}
-	return c
-}
-
 // openHybridDaemon opens a daemon on the test site with embeddings on.
-func openHybridDaemon(t *testing.T, site *wptest.Site, stateDir string, ec EmbeddingsConfig, logs io.Writer) *Daemon {
+func openHybridDaemon(t *testing.T, site *wptest.Site, stateDir string, ec config.EmbeddingsConfig, logs io.Writer) *Daemon {
 	t.Helper()
-	cfg := DefaultConfig()
+	cfg := config.Default()
 	cfg.WPRoot = site.Root()
 	cfg.StateDir = stateDir
 	cfg.Listen = "127.0.0.1:0"
@@ -178,10 +52,10 @@ func TestHybrid_RealWordPress(t *testing.T) {
 	site := wptest.Get(t)
 	site.Lock(t)
 	ctx := context.Background()
-	srv := newEmbedServer(t)
+	srv := fakeembed.NewServer(t)
 	logs := &syncBuffer{}
 	stateDir := t.TempDir()
-	d := openHybridDaemon(t, site, stateDir, srv.config(srv.model), logs)
+	d := openHybridDaemon(t, site, stateDir, srv.Config(srv.Model), logs)
 
 	w := "zq" + strconv.FormatUint(rand.Uint64()%1e9, 36)
 	pages := []struct{ typ, title, body string }{
@@ -200,18 +74,18 @@ func TestHybrid_RealWordPress(t *testing.T) {
 			t.Fatalf("php: %v: %s", err, out)
 		}
 		t.Cleanup(func() { site.PHP(t, fmt.Sprintf(`wp_delete_post(%d, true);`, pp.ID)) })
-		urls = append(urls, Canonical(pp.URL))
+		urls = append(urls, crawl.Canonical(pp.URL))
 	}
 	for _, u := range urls {
-		page, err := d.Fetcher.Get(ctx, u, Conditional{})
+		page, err := d.Crawler.Fetcher.Get(ctx, u, crawl.Conditional{})
 		if err != nil {
 			t.Fatalf("fetch %s: %v", u, err)
 		}
-		if st, err := d.IndexPage(ctx, page, nil); err != nil || st != "indexed" {
+		if st, err := d.Crawler.IndexPage(ctx, page, nil); err != nil || st != "indexed" {
 			t.Fatalf("index %s: %s %v", u, st, err)
 		}
 	}
-	if _, err := d.EmbedPending(ctx); err != nil {
+	if _, err := d.Embed.EmbedPending(ctx); err != nil {
 		t.Fatalf("EmbedPending: %v", err)
 	}
 
@@ -220,10 +94,10 @@ func TestHybrid_RealWordPress(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if st.Vectors != st.Chunks || st.Chunks == 0 || st.Model != srv.model {
-			t.Fatalf("vector stats %+v, want a vector for every chunk, model %s", st, srv.model)
+		if st.Vectors != st.Chunks || st.Chunks == 0 || st.Model != srv.Model {
+			t.Fatalf("vector stats %+v, want a vector for every chunk, model %s", st, srv.Model)
 		}
-		sent := srv.take(srv.model)
+		sent := srv.Take(srv.Model)
 		for _, u := range urls {
 			doc, err := d.Store.FindDocument(ctx, u, true)
 			if err != nil {
@@ -255,11 +129,11 @@ func TestHybrid_RealWordPress(t *testing.T) {
 			t.Fatalf("keyword search must find the parking page only: %v", kwURLs)
 		}
 		raw, _ := json.Marshal(map[string]any{"query": q, "limit": 10})
-		out, err := d.CallTool(ctx, "search_site", raw)
+		out, err := d.Call(ctx, "search_site", raw)
 		if err != nil {
 			t.Fatal(err)
 		}
-		resp := out.(*api.SearchResponse)
+		resp := out.(*tool.SearchResponse)
 		rank := map[string]int{}
 		for i, e := range resp.Results {
 			rank[e.URL] = i + 1
@@ -285,7 +159,7 @@ func TestHybrid_RealWordPress(t *testing.T) {
 
 	t.Run("filters stay strict", func(t *testing.T) {
 		for _, typ := range []string{"page", "post"} {
-			res, err := d.search(ctx, search.Query{Text: q, Filters: search.Filters{PostType: []string{typ}}})
+			res, err := hybridSearch(ctx, d, search.Query{Text: q, Filters: search.Filters{PostType: []string{typ}}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -304,15 +178,15 @@ func TestHybrid_RealWordPress(t *testing.T) {
 	})
 
 	t.Run("alpha 0 is keyword search", func(t *testing.T) {
-		d.Config.Embeddings.Alpha = 0
-		defer func() { d.Config.Embeddings.Alpha = 0.5 }()
-		srv.take(srv.model)
+		d.Embed.Alpha = 0
+		defer func() { d.Embed.Alpha = 0.5 }()
+		srv.Take(srv.Model)
 		for _, text := range []string{q, "automobile lubricant", "parking gate"} {
 			kw, err := d.Search.Search(ctx, search.Query{Text: text})
 			if err != nil {
 				t.Fatal(err)
 			}
-			hy, err := d.search(ctx, search.Query{Text: text})
+			hy, err := hybridSearch(ctx, d, search.Query{Text: text})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -320,7 +194,7 @@ func TestHybrid_RealWordPress(t *testing.T) {
 				t.Errorf("%q: alpha 0 %v, keyword %v", text, hitURLs(hy.Hits), hitURLs(kw.Hits))
 			}
 		}
-		if n := len(srv.take(srv.model)); n != 0 {
+		if n := len(srv.Take(srv.Model)); n != 0 {
 			t.Errorf("alpha 0 still embedded %d queries", n)
 		}
 	})
@@ -334,7 +208,7 @@ func TestHybrid_RealWordPress(t *testing.T) {
 			if mode == "down" {
 				srv.Close()
 			} else {
-				srv.setMode(mode)
+				srv.SetMode(mode)
 			}
 			before := fallbacks(t, d, reason)
 			// A new text each time: a cached vector would not ask the endpoint.
@@ -344,7 +218,7 @@ func TestHybrid_RealWordPress(t *testing.T) {
 				t.Fatal(err)
 			}
 			start := time.Now()
-			hy, err := d.search(ctx, search.Query{Text: text})
+			hy, err := hybridSearch(ctx, d, search.Query{Text: text})
 			took := time.Since(start)
 			if err != nil {
 				t.Fatalf("%s: search failed: %v", mode, err)
@@ -359,7 +233,7 @@ func TestHybrid_RealWordPress(t *testing.T) {
 				t.Errorf("%s: search took %v, the query timeout is %v", mode, took, d.Config.Embeddings.QueryTimeout)
 			}
 			raw, _ := json.Marshal(map[string]any{"query": text + " tool"})
-			if _, err := d.CallTool(ctx, "search_site", raw); err != nil {
+			if _, err := d.Call(ctx, "search_site", raw); err != nil {
 				t.Errorf("%s: search_site failed: %v", mode, err)
 			}
 		}
@@ -367,21 +241,21 @@ func TestHybrid_RealWordPress(t *testing.T) {
 		if n := strings.Count(logs.String(), "Query embedding failed"); n != 1 {
 			t.Errorf("%d fallback warnings logged, want 1", n)
 		}
-		if srv.key != "" && strings.Contains(logs.String(), srv.key) {
+		if srv.Key != "" && strings.Contains(logs.String(), srv.Key) {
 			t.Error("the API key appears in the logs")
 		}
 	})
 
 	t.Run("a new model re-embeds", func(t *testing.T) {
-		model2 := srv.model + "-v2"
+		model2 := srv.Model + "-v2"
 		if os.Getenv("ASKWPD_TEST_EMBED_URL") != "" {
 			if model2 = os.Getenv("ASKWPD_TEST_EMBED_MODEL2"); model2 == "" {
 				t.Skip("set ASKWPD_TEST_EMBED_MODEL2 to test a model change on a real endpoint")
 			}
 		}
-		srv2 := newEmbedServer(t)
+		srv2 := fakeembed.NewServer(t)
 		d.Close()
-		d2 := openHybridDaemon(t, site, stateDir, srv2.config(model2), logs)
+		d2 := openHybridDaemon(t, site, stateDir, srv2.Config(model2), logs)
 		st, err := d2.Store.VectorStats(ctx)
 		if err != nil {
 			t.Fatal(err)
@@ -392,7 +266,7 @@ func TestHybrid_RealWordPress(t *testing.T) {
 		if !strings.Contains(logs.String(), "Embedding model changed") {
 			t.Error("the model change is not logged")
 		}
-		n, err := d2.EmbedPending(ctx)
+		n, err := d2.Embed.EmbedPending(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -400,10 +274,10 @@ func TestHybrid_RealWordPress(t *testing.T) {
 		if st.Vectors != st.Chunks || n != st.Chunks {
 			t.Fatalf("re-embedded %d, stats %+v", n, st)
 		}
-		if sent := srv2.take(model2); len(sent) < st.Chunks {
+		if sent := srv2.Take(model2); len(sent) < st.Chunks {
 			t.Fatalf("the endpoint saw %d inputs for model %s, want %d", len(sent), model2, st.Chunks)
 		}
-		res, err := d2.search(ctx, search.Query{Text: q})
+		res, err := hybridSearch(ctx, d2, search.Query{Text: q})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -456,181 +330,8 @@ func sameHits(a, b []search.Hit) bool {
 	return true
 }
 
-func TestEmbedder_WireFormat(t *testing.T) {
-	srv := newEmbedServer(t)
-	cfg := srv.config(srv.model)
-	e := NewEmbedder(cfg, nil)
-	inputs := []string{"alpha automobile", "beta lubricant", "gamma", "delta maintenance", "epsilon", "zeta car", "eta"}
-	vs, err := e.Embed(context.Background(), inputs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(vs) != len(inputs) {
-		t.Fatalf("%d vectors for %d inputs", len(vs), len(inputs))
-	}
-	if os.Getenv("ASKWPD_TEST_EMBED_URL") == "" {
-		for i, in := range inputs {
-			if !slices.Equal(vs[i], fakeembed.Vector(in)) {
-				t.Fatalf("vector %d is not the one for %q: placed by position, not index?", i, in)
-			}
-		}
-	}
-	srv.mu.Lock()
-	nreq := len(srv.requests)
-	srv.mu.Unlock()
-	if want := (len(inputs) + cfg.BatchSize - 1) / cfg.BatchSize; nreq != want {
-		t.Errorf("%d requests for %d inputs in batches of %d, want %d", nreq, len(inputs), cfg.BatchSize, want)
-	}
-	// Base URLs with and without the API path reach the same endpoint.
-	for base, want := range map[string]string{
-		"http://h:1":                "http://h:1/v1/embeddings",
-		"http://h:1/v1":             "http://h:1/v1/embeddings",
-		"http://h:1/v1/":            "http://h:1/v1/embeddings",
-		"http://h:1/api/v1":         "http://h:1/api/v1/embeddings",
-		"http://h:1/v1/embeddings/": "http://h:1/v1/embeddings",
-	} {
-		if got := NewEmbedder(EmbeddingsConfig{BaseURL: base}, nil).url; got != want {
-			t.Errorf("base %s: %s, want %s", base, got, want)
-		}
-	}
-	// A wrong key is an error that does not carry the key.
-	bad := cfg
-	bad.APIKey = "sk-wrong-0123456789"
-	if _, err := NewEmbedder(bad, nil).Embed(context.Background(), []string{"x"}); err == nil || strings.Contains(err.Error(), bad.APIKey) {
-		t.Errorf("wrong key: %v", err)
-	}
-}
-
-func TestConfig_Embeddings(t *testing.T) {
-	base := func() Config {
-		c := DefaultConfig()
-		c.WPRoot = "/srv/wp"
-		return c
-	}
-	c := base()
-	if err := c.Validate(); err != nil || c.Embeddings.BaseURL != "" {
-		t.Fatalf("embeddings must be off and valid by default: %v", err)
-	}
-	c, err := LoadConfig("", []string{
-		"ASKWPD_WP_ROOT=/srv/wp", "ASKWPD_EMBEDDINGS_BASE_URL=http://127.0.0.1:11434/v1",
-		"ASKWPD_EMBEDDINGS_MODEL=nomic-embed-text", "ASKWPD_EMBEDDINGS_API_KEY=k", "ASKWPD_EMBEDDINGS_ALPHA=0.7",
-		"ASKWPD_EMBEDDINGS_FUSION=rrf", "ASKWPD_EMBEDDINGS_DIMENSIONS=256", "ASKWPD_EMBEDDINGS_QUERY_TIMEOUT=1500ms",
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := c.Embeddings
-	if e.BaseURL != "http://127.0.0.1:11434/v1" || e.Model != "nomic-embed-text" || e.APIKey != "k" || e.Alpha != 0.7 ||
-		e.Fusion != "rrf" || e.Dimensions != 256 || e.QueryTimeout.Duration != 1500*time.Millisecond {
-		t.Fatalf("env mapping: %+v", e)
-	}
-	if err := c.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Set("embeddings.alpha", "0"); err != nil || c.Embeddings.Alpha != 0 || c.Validate() != nil {
-		t.Fatalf("alpha 0 must be settable and valid: %v", err)
-	}
-	for name, mut := range map[string]func(*EmbeddingsConfig){
-		"no model":    func(e *EmbeddingsConfig) { e.Model = "" },
-		"alpha > 1":   func(e *EmbeddingsConfig) { e.Alpha = 1.5 },
-		"alpha < 0":   func(e *EmbeddingsConfig) { e.Alpha = -0.1 },
-		"fusion":      func(e *EmbeddingsConfig) { e.Fusion = "max" },
-		"url":         func(e *EmbeddingsConfig) { e.BaseURL = "127.0.0.1:11434" },
-		"batch":       func(e *EmbeddingsConfig) { e.BatchSize = 0 },
-		"concurrency": func(e *EmbeddingsConfig) { e.Concurrency = 0 },
-		"dimensions":  func(e *EmbeddingsConfig) { e.Dimensions = -1 },
-	} {
-		c2 := c
-		mut(&c2.Embeddings)
-		if err := c2.Validate(); err == nil {
-			t.Errorf("%s: accepted", name)
-		}
-	}
-	// A log line that prints the section shows that a key is set, not the key.
-	var buf strings.Builder
-	c.Embeddings.APIKey = "sk-secret-0123456789"
-	slog.New(slog.NewJSONHandler(&buf, nil)).Info("config", "embeddings", c.Embeddings)
-	if strings.Contains(buf.String(), c.Embeddings.APIKey) || !strings.Contains(buf.String(), `"api_key":"(set)"`) {
-		t.Errorf("log line: %s", buf.String())
-	}
-}
-
-// TestHybrid_Latency measures what fusion adds to a search, on SciFact
-// (5,183 abstracts) from ../shared: `askwpd eval` keyword and hybrid, then
-// the store's search with and without a precomputed query vector, so the
-// endpoint's round trip is not counted. With the fake model its nDCG says
-// nothing about quality. Set ASKWPD_BENCH_HYBRID=1 to run it (~2 min).
-func TestHybrid_Latency(t *testing.T) {
-	if os.Getenv("ASKWPD_BENCH_HYBRID") == "" {
-		t.Skip("set ASKWPD_BENCH_HYBRID=1 to measure hybrid search latency on SciFact")
-	}
-	dir := wptest.RepoRoot() + "/../shared/evaldata/beir-scifact"
-	if _, err := os.Stat(dir + "/corpus.jsonl"); err != nil {
-		t.Skipf("SciFact is not in ../shared: %v", err)
-	}
-	ctx := context.Background()
-	srv := newEmbedServer(t)
-	ec := srv.config(srv.model)
-	ec.BatchSize, ec.Concurrency = 64, 2
-	tmp := t.TempDir()
-	opt := EvalOptions{Corpus: dir + "/corpus.jsonl", Queries: dir + "/queries.jsonl", Qrels: dir + "/qrels/train.tsv",
-		Limit: 300, Depth: 10}
-	for _, run := range []struct {
-		name string
-		ec   EmbeddingsConfig
-	}{{"keyword", EmbeddingsConfig{}}, {"hybrid-alpha", ec}} {
-		o := opt
-		o.StateDir, o.Embeddings = tmp+"/"+run.name, run.ec
-		os.MkdirAll(o.StateDir, 0o700)
-		var out strings.Builder
-		if _, err := Evaluate(ctx, o, &out); err != nil {
-			t.Fatal(err)
-		}
-		fmt.Printf("== askwpd eval, %s, model %s\n%s", run.name, srv.model, out.String())
-	}
-
-	db, err := store.Open(ctx, tmp+"/hybrid-alpha/eval.db")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	qs, err := readBEIRQueries(opt.Queries)
-	if err != nil {
-		t.Fatal(err)
-	}
-	qs = qs[:min(len(qs), 300)]
-	e := NewEmbedder(ec, nil)
-	vecs := make([][]float32, len(qs))
-	for i, q := range qs {
-		if vecs[i], err = e.Query(ctx, q.text); err != nil {
-			t.Fatal(err)
-		}
-	}
-	st, _ := db.VectorStats(ctx)
-	ix := search.New(db)
-	defer ix.Close()
-	for _, mode := range []string{"keyword", "alpha", "rrf"} {
-		var lat []time.Duration
-		for round := 0; round < 2; round++ {
-			for i, q := range qs {
-				sq := search.Query{Text: q.text, Limit: 10}
-				if mode != "keyword" {
-					sq.Hybrid = &search.HybridQuery{Vector: vecs[i], Alpha: 0.5, Fusion: mode}
-				}
-				t0 := time.Now()
-				if _, err := ix.Search(ctx, sq); err != nil {
-					t.Fatal(err)
-				}
-				if round == 1 {
-					lat = append(lat, time.Since(t0))
-				}
-			}
-		}
-		var sum time.Duration
-		for _, l := range lat {
-			sum += l
-		}
-		fmt.Printf("store search %-7s over %d chunks (%d vectors × %d dims), %d queries, limit 10: mean %s, p50 %s, p95 %s\n",
-			mode, st.Chunks, st.Vectors, st.Dims, len(lat), fmtMS(sum/time.Duration(len(lat))), fmtMS(percentile(lat, 0.5)), fmtMS(percentile(lat, 0.95)))
-	}
+// hybridSearch searches as search_site does: hybrid when embeddings are on.
+func hybridSearch(ctx context.Context, d *Daemon, q search.Query) (*search.Result, error) {
+	q.Hybrid = d.Embed.Query(ctx, q.Text)
+	return d.Search.Search(ctx, q)
 }

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/askwp/askwpd/api"
+	"github.com/askwp/askwpd/config"
+	"github.com/askwp/askwpd/crawl"
 	"github.com/askwp/askwpd/internal/wptest"
 	"github.com/askwp/askwpd/search"
 	"github.com/askwp/askwpd/store"
@@ -80,7 +82,7 @@ func waitSearch(t *testing.T, d *Daemon, start time.Time, q, url string, want bo
 		}
 		if time.Since(start) > limit+5*time.Second {
 			ctx := context.Background()
-			es, _ := d.Store.EventStats(ctx, maxEventAttempts)
+			es, _ := d.Store.EventStats(ctx, crawl.MaxEventAttempts)
 			st, err := d.Store.FindURL(ctx, url)
 			t.Fatalf("search %q: found=%v not reached after %v; events %+v; url row %+v (%v)", q, want, time.Since(start), es, st, err)
 		}
@@ -103,8 +105,7 @@ func TestEvents_RealWordPress(t *testing.T) {
 	site.Lock(t)
 	ctx := context.Background()
 	d := openTestDaemon(t, site, nil)
-	d.crawlInit()
-	stop := d.StartEvents(ctx)
+	stop := d.Crawler.StartEvents(ctx)
 	defer stop()
 	srv := httptest.NewServer(api.New(d, api.Options{Token: "test-token-0123456789", Log: d.Log}).Handler())
 	defer srv.Close()
@@ -124,7 +125,7 @@ func TestEvents_RealWordPress(t *testing.T) {
 		t.Fatalf("php: %v: %s", err, out)
 	}
 	t.Cleanup(func() { site.PHP(t, fmt.Sprintf(`wp_delete_post(%d, true);`, p.ID)) })
-	u := Canonical(p.URL)
+	u := crawl.Canonical(p.URL)
 	setPost := func(php string) {
 		site.PHP(t, fmt.Sprintf(`$id = %d; `, p.ID)+php)
 	}
@@ -211,7 +212,7 @@ func waitApplied(t *testing.T, d *Daemon) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
-		st, err := d.Store.EventStats(context.Background(), maxEventAttempts)
+		st, err := d.Store.EventStats(context.Background(), crawl.MaxEventAttempts)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -229,7 +230,7 @@ func TestEvents_SurviveRestart(t *testing.T) {
 	site := wptest.Get(t)
 	site.Lock(t)
 	ctx := context.Background()
-	cfg := DefaultConfig()
+	cfg := config.Default()
 	cfg.WPRoot = site.Root()
 	cfg.StateDir = t.TempDir()
 	cfg.Crawl.RatePerSec = 200
@@ -262,9 +263,9 @@ func TestEvents_SurviveRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer d2.Close()
-	stop := d2.StartEvents(ctx)
+	stop := d2.Crawler.StartEvents(ctx)
 	defer stop()
-	waitSearch(t, d2, time.Now(), w, Canonical(p.URL), true, 5*time.Second)
+	waitSearch(t, d2, time.Now(), w, crawl.Canonical(p.URL), true, 5*time.Second)
 	// The page is searchable as soon as it is stored; the event is marked
 	// applied right after.
 	var e *store.Event
@@ -277,7 +278,7 @@ func TestEvents_SurviveRestart(t *testing.T) {
 	if err != nil || e.AppliedAt.IsZero() {
 		t.Fatalf("event after restart: %+v, %v", e, err)
 	}
-	if n, err := d2.ApplyEvents(ctx); err != nil || n != 0 {
+	if n, err := d2.Crawler.ApplyEvents(ctx); err != nil || n != 0 {
 		t.Fatalf("a second ApplyEvents applied %d (%v), want 0: events apply once", n, err)
 	}
 }

@@ -26,36 +26,33 @@ import (
 	"time"
 
 	"github.com/askwp/askwpd/api"
+	"github.com/askwp/askwpd/config"
+	"github.com/askwp/askwpd/crawl"
 	"github.com/askwp/askwpd/internal/wptest"
 	"github.com/askwp/askwpd/store"
+	"github.com/askwp/askwpd/tool"
 	"github.com/askwp/askwpd/wp"
 )
 
-// Issue #9, crash and fault safety: the database going away, WordPress
+// Crash and fault safety: the database going away, WordPress
 // failing or hanging, and a full disk under the state dir. The faults are
 // injected by proxies in front of the real MariaDB and WordPress (never by
 // stopping them: other tests use them) and by a tiny tmpfs.
 
-// faultLog keeps the latest log lines and a count per message: a long
-// fault run must not grow the heap through its own log.
+// faultLog keeps the latest log lines: a long fault run must not grow the
+// heap through its own log.
 type faultLog struct {
 	mu    sync.Mutex
 	lines []string
 	next  int
-	count map[string]int
 }
 
-func newFaultLog() *faultLog { return &faultLog{count: map[string]int{}} }
+func newFaultLog() *faultLog { return &faultLog{} }
 
 func (l *faultLog) Write(p []byte) (int, error) {
-	var rec struct {
-		Msg string `json:"msg"`
-	}
-	_ = json.Unmarshal(p, &rec)
 	line := string(p)
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.count[rec.Msg]++
 	if len(l.lines) < 300 {
 		l.lines = append(l.lines, line)
 	} else {
@@ -63,13 +60,6 @@ func (l *faultLog) Write(p []byte) (int, error) {
 		l.next = (l.next + 1) % len(l.lines)
 	}
 	return len(p), nil
-}
-
-// n counts the records with this message.
-func (l *faultLog) n(msg string) int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.count[msg]
 }
 
 // grep returns the kept lines containing every one of subs.
@@ -338,10 +328,10 @@ func (c *apiClient) do(method, path string, body any) (int, []byte) {
 }
 
 // search calls search_site and returns the HTTP status and the results.
-func (c *apiClient) search(q string) (int, *api.SearchResponse) {
+func (c *apiClient) search(q string) (int, *tool.SearchResponse) {
 	c.t.Helper()
 	code, b := c.do("POST", "/v1/tools/search_site", map[string]any{"query": q, "limit": 5})
-	var r api.SearchResponse
+	var r tool.SearchResponse
 	if code == 200 {
 		if err := json.Unmarshal(b, &r); err != nil {
 			c.t.Fatalf("search_site: %v: %.200s", err, b)
@@ -387,7 +377,7 @@ func serveAPI(t *testing.T, d *Daemon) (c *apiClient, stop func()) {
 	t.Helper()
 	token := "fault-test-token-0123456789"
 	srv := httptest.NewServer(api.New(d, api.Options{Token: token, Log: d.Log}).Handler())
-	stopEvents := d.StartEvents(context.Background())
+	stopEvents := d.Crawler.StartEvents(context.Background())
 	var once sync.Once
 	stop = func() {
 		once.Do(func() {
@@ -475,14 +465,14 @@ func TestFaults_DatabaseDown(t *testing.T) {
 	ctx := context.Background()
 	dbp := newTCPProxy(t, net.JoinHostPort(site.Env["WP_DB_HOST"], site.Env["WP_DB_PORT"]))
 	logs := newFaultLog()
-	cfg := DefaultConfig()
+	cfg := config.Default()
 	cfg.SiteURL = site.URL()
 	cfg.DBDSN = dbDSN(site, dbp.addr())
 	cfg.TablePrefix = site.Env["WP_TABLE_PREFIX"]
 	cfg.StateDir = t.TempDir()
 	cfg.Listen = "127.0.0.1:0"
 	cfg.Crawl.RatePerSec = 200
-	cfg.Crawl.Timeout = Duration{5 * time.Second}
+	cfg.Crawl.Timeout = config.Duration{Duration: 5 * time.Second}
 	cfg.Schedule.Disabled = true
 	d, err := Open(ctx, cfg, logs.logger())
 	if err != nil {
@@ -490,7 +480,7 @@ func TestFaults_DatabaseDown(t *testing.T) {
 	}
 	t.Cleanup(func() { d.Close() })
 	start := time.Now()
-	if _, err := d.Index(ctx, IndexOptions{Full: true}); err != nil {
+	if _, err := d.Index(ctx, crawl.IndexOptions{Full: true}); err != nil {
 		t.Fatalf("first index: %v", err)
 	}
 	docs := docURLs(t, d)
@@ -540,7 +530,7 @@ func TestFaults_DatabaseDown(t *testing.T) {
 	}
 
 	// A crawl fails, quickly, with a database error, and removes nothing.
-	for _, opt := range []IndexOptions{{Incremental: true}, {Full: true}} {
+	for _, opt := range []crawl.IndexOptions{{Incremental: true}, {Full: true}} {
 		before := dbp.accepts.Load()
 		t0 := time.Now()
 		run, err := d.Index(ctx, opt)
@@ -599,7 +589,7 @@ func TestFaults_DatabaseDown(t *testing.T) {
 
 	// Left alone, the daemon does not hammer the dead database: count the
 	// connection attempts over a window longer than the event worker's tick.
-	window := eventTick + 2*time.Second
+	window := crawl.EventTick + 2*time.Second
 	w0 := dbp.accepts.Load()
 	time.Sleep(window)
 	idle := dbp.accepts.Load() - w0
@@ -622,7 +612,7 @@ func TestFaults_DatabaseDown(t *testing.T) {
 	}
 	back := time.Now()
 	for {
-		es, err := d.Store.EventStats(ctx, maxEventAttempts)
+		es, err := d.Store.EventStats(ctx, crawl.MaxEventAttempts)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -640,11 +630,11 @@ func TestFaults_DatabaseDown(t *testing.T) {
 			t.Errorf("event %s after recovery: %+v, %v", id, e, err)
 		}
 	}
-	run, err := d.Index(ctx, IndexOptions{Incremental: true})
+	run, err := d.Index(ctx, crawl.IndexOptions{Incremental: true})
 	if err != nil || run.Error != "" {
 		t.Fatalf("incremental pass after recovery: %v (%+v)", err, run)
 	}
-	run, err = d.Index(ctx, IndexOptions{Full: true})
+	run, err = d.Index(ctx, crawl.IndexOptions{Full: true})
 	if err != nil || run.Error != "" || run.Errors > 0 {
 		t.Fatalf("full pass after recovery: %v (%+v)", err, run)
 	}
@@ -679,14 +669,14 @@ func TestFaults_SiteErrorsAndHangs(t *testing.T) {
 	ctx := context.Background()
 	sp := newSiteProxy(t, site.URL())
 	logs := newFaultLog()
-	cfg := DefaultConfig()
+	cfg := config.Default()
 	cfg.WPRoot = site.Root()
 	cfg.SiteURL = sp.URL()
 	cfg.StateDir = t.TempDir()
 	cfg.Listen = "127.0.0.1:0"
 	cfg.Crawl.Concurrency = 2
 	cfg.Crawl.RatePerSec = 20
-	cfg.Crawl.Timeout = Duration{500 * time.Millisecond}
+	cfg.Crawl.Timeout = config.Duration{Duration: 500 * time.Millisecond}
 	cfg.Schedule.Disabled = true
 	d, err := Open(ctx, cfg, logs.logger())
 	if err != nil {
@@ -695,9 +685,9 @@ func TestFaults_SiteErrorsAndHangs(t *testing.T) {
 	t.Cleanup(func() { d.Close() })
 	// WordPress answers slowly under the other tests' load: the first
 	// pass gets a timeout it can meet; the fault cycles keep the short one.
-	d.Fetcher = NewFetcher(d.Site.Origin, 20*time.Second, cfg.Crawl.MaxBytes, cfg.Crawl.UserAgent, d.Log)
+	d.Crawler.Fetcher = crawl.NewFetcher(d.Crawler.Site.Origin, 20*time.Second, cfg.Crawl.MaxBytes, cfg.Crawl.UserAgent, d.Log)
 	start := time.Now()
-	run, err := d.Index(ctx, IndexOptions{Full: true})
+	run, err := d.Index(ctx, crawl.IndexOptions{Full: true})
 	if err != nil {
 		t.Fatalf("first index through the proxy: %v", err)
 	}
@@ -712,7 +702,7 @@ func TestFaults_SiteErrorsAndHangs(t *testing.T) {
 		}
 	}
 	post := pickPost(t, d)
-	d.Fetcher = NewFetcher(d.Site.Origin, cfg.Crawl.Timeout.Duration, cfg.Crawl.MaxBytes, cfg.Crawl.UserAgent, d.Log)
+	d.Crawler.Fetcher = crawl.NewFetcher(d.Crawler.Site.Origin, cfg.Crawl.Timeout.Duration, cfg.Crawl.MaxBytes, cfg.Crawl.UserAgent, d.Log)
 
 	measure := func(mode string, reqs int64, took time.Duration) faultSample {
 		// Hung requests end when the client gives up; wait for that, then
@@ -757,14 +747,14 @@ func TestFaults_SiteErrorsAndHangs(t *testing.T) {
 		r0 := sp.requests.Load()
 		t0 := time.Now()
 		var passes []string
-		for _, opt := range []IndexOptions{{Full: true}, {Incremental: true}} {
+		for _, opt := range []crawl.IndexOptions{{Full: true}, {Incremental: true}} {
 			p0 := sp.requests.Load()
 			run, err := d.Index(ctx, opt)
 			if err == nil && run.Errors == 0 && run.Fetched > 0 {
 				t.Errorf("%s: a pass against a failing site reports success: %+v", name, run)
 			}
 			stopped := ""
-			if errors.Is(err, ErrSiteFailing) {
+			if errors.Is(err, crawl.ErrSiteFailing) {
 				stopped = ", stopped"
 			}
 			if run != nil {
@@ -774,7 +764,7 @@ func TestFaults_SiteErrorsAndHangs(t *testing.T) {
 		// Reads keep answering from the index.
 		args, _ := json.Marshal(map[string]any{"query": post.title})
 		s0 := time.Now()
-		if _, err := d.CallTool(ctx, "search_site", args); err != nil {
+		if _, err := d.Call(ctx, "search_site", args); err != nil {
 			t.Errorf("%s: search_site: %v", name, err)
 		}
 		passes = append(passes, fmt.Sprintf("search %v", time.Since(s0).Round(time.Millisecond)))
@@ -827,9 +817,9 @@ func TestFaults_SiteErrorsAndHangs(t *testing.T) {
 
 	// Back up: the next pass succeeds and the index is whole.
 	sp.mode.Store(sitePass)
-	d.Fetcher = NewFetcher(d.Site.Origin, 20*time.Second, cfg.Crawl.MaxBytes, cfg.Crawl.UserAgent, d.Log)
+	d.Crawler.Fetcher = crawl.NewFetcher(d.Crawler.Site.Origin, 20*time.Second, cfg.Crawl.MaxBytes, cfg.Crawl.UserAgent, d.Log)
 	var after *store.Run
-	for _, opt := range []IndexOptions{{Full: true}, {Full: true}} {
+	for _, opt := range []crawl.IndexOptions{{Full: true}, {Full: true}} {
 		// The first pass may be the resumption of one the faults stopped.
 		if after, err = d.Index(ctx, opt); err != nil {
 			t.Fatalf("pass after the site came back: %v", err)
@@ -917,7 +907,7 @@ func TestFaults_DiskFull(t *testing.T) {
 		t.Skip("cannot mount a small filesystem here (no tmpfs, no loop device)")
 	}
 	logs := newFaultLog()
-	cfg := DefaultConfig()
+	cfg := config.Default()
 	cfg.WPRoot = site.Root()
 	cfg.StateDir = dir
 	cfg.Listen = "127.0.0.1:0"
@@ -933,7 +923,7 @@ func TestFaults_DiskFull(t *testing.T) {
 			d.Close()
 		}
 	})
-	if _, err := d.Index(ctx, IndexOptions{Full: true}); err != nil {
+	if _, err := d.Index(ctx, crawl.IndexOptions{Full: true}); err != nil {
 		t.Fatalf("first index: %v", err)
 	}
 	docs := docURLs(t, d)
@@ -952,7 +942,7 @@ func TestFaults_DiskFull(t *testing.T) {
 	filler := filepath.Join(dir, "filler")
 	var once sync.Once
 	var filled int64
-	run, err := d.Index(ctx, IndexOptions{Full: true, Progress: func(done, total int) {
+	run, err := d.Index(ctx, crawl.IndexOptions{Full: true, Progress: func(done, total int) {
 		once.Do(func() { filled = fill(t, filler) })
 	}})
 	t.Logf("full pass, disk filled (%d bytes) after its first page: err=%v", filled, err)
@@ -962,14 +952,14 @@ func TestFaults_DiskFull(t *testing.T) {
 			t.Errorf("the pass fetched %d of %d pages after the disk was full", run.Fetched, run.Discovered)
 		}
 	}
-	if !errors.Is(err, ErrDiskFull) || !strings.Contains(err.Error(), dir) {
-		t.Errorf("pass on a full disk: %v, want ErrDiskFull naming %s", err, dir)
+	if !errors.Is(err, crawl.ErrDiskFull) || !strings.Contains(err.Error(), dir) {
+		t.Errorf("pass on a full disk: %v, want crawl.ErrDiskFull naming %s", err, dir)
 	}
 
 	// The next pass fails at once, with the same clear error.
 	t0 := time.Now()
-	if _, err = d.Index(ctx, IndexOptions{Incremental: true}); !errors.Is(err, ErrDiskFull) {
-		t.Errorf("second pass on a full disk: %v, want ErrDiskFull", err)
+	if _, err = d.Index(ctx, crawl.IndexOptions{Incremental: true}); !errors.Is(err, crawl.ErrDiskFull) {
+		t.Errorf("second pass on a full disk: %v, want crawl.ErrDiskFull", err)
 	}
 	t.Logf("second pass on a full disk: %v after %v", err, time.Since(t0).Round(time.Millisecond))
 	if lines := logs.grep("Unable to record fetch", "disk is full"); len(lines) == 0 {
@@ -1022,7 +1012,7 @@ func TestFaults_DiskFull(t *testing.T) {
 	if err := d.Store.IntegrityCheck(ctx); err != nil {
 		t.Errorf("after the disk was full: %v", err)
 	}
-	run, err = d.Index(ctx, IndexOptions{Full: true})
+	run, err = d.Index(ctx, crawl.IndexOptions{Full: true})
 	if err != nil || run.Error != "" {
 		t.Errorf("pass after space was freed: %v (%+v)", err, run)
 	} else {
@@ -1064,24 +1054,24 @@ func TestFaults_DiskFull(t *testing.T) {
 // feed) alike, and only those failures count towards stopping a pass.
 func TestFaults_FetchErrorClasses(t *testing.T) {
 	sp := newSiteProxy(t, "http://127.0.0.1:9") // never asked: no mode here passes
-	o, err := ParseOrigin(sp.URL())
+	o, err := crawl.ParseOrigin(sp.URL())
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := NewFetcher(o, 300*time.Millisecond, 1<<20, "askwpd-test", slog.New(slog.NewTextHandler(io.Discard, nil)))
+	f := crawl.NewFetcher(o, 300*time.Millisecond, 1<<20, "askwpd-test", slog.New(slog.NewTextHandler(io.Discard, nil)))
 	ctx := context.Background()
 	for _, tc := range []struct {
 		mode int32
 		want string
 	}{{site500, "server_error"}, {siteHang, "timeout"}, {siteRefuse, "unreachable"}} {
 		sp.mode.Store(tc.mode)
-		_, gerr := f.Get(ctx, sp.URL()+"/a-page/", Conditional{})
+		_, gerr := f.Get(ctx, sp.URL()+"/a-page/", crawl.Conditional{})
 		rc, oerr := f.Open(ctx, sp.URL()+"/wp-sitemap.xml")
 		if rc != nil {
 			rc.Close()
 		}
 		for what, err := range map[string]error{"Get": gerr, "Open": oerr} {
-			if got := ErrorClass(err); got != tc.want || !siteFault(err) {
+			if got := crawl.ErrorClass(err); got != tc.want || !crawl.SiteFault(err) {
 				t.Errorf("%s with the site in mode %d: class %q (%v), want %q and a site fault", what, tc.mode, got, err, tc.want)
 			}
 		}
@@ -1094,27 +1084,10 @@ func TestFaults_FetchErrorClasses(t *testing.T) {
 	}
 	closed := "http://" + ln.Addr().String()
 	ln.Close()
-	co, _ := ParseOrigin(closed)
-	cf := NewFetcher(co, time.Second, 1<<20, "askwpd-test", slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if _, err := cf.Get(ctx, closed+"/", Conditional{}); ErrorClass(err) != "unreachable" {
-		t.Errorf("closed port: class %q (%v), want unreachable", ErrorClass(err), err)
+	co, _ := crawl.ParseOrigin(closed)
+	cf := crawl.NewFetcher(co, time.Second, 1<<20, "askwpd-test", slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if _, err := cf.Get(ctx, closed+"/", crawl.Conditional{}); crawl.ErrorClass(err) != "unreachable" {
+		t.Errorf("closed port: class %q (%v), want unreachable", crawl.ErrorClass(err), err)
 	}
 
-	// The breaker trips once, after limit failures in a row; a page that
-	// answers, or is merely missing, starts the count again.
-	b := &breaker{limit: 3}
-	fault := fmt.Errorf("%w: x", ErrServer)
-	gone := fmt.Errorf("%w: x", ErrGone)
-	seq := []struct {
-		err  error
-		trip bool
-	}{{fault, false}, {fault, false}, {nil, false}, {fault, false}, {gone, false}, {fault, false}, {fault, false}, {fault, true}, {fault, false}}
-	for i, s := range seq {
-		if got := b.observe(s.err); got != s.trip {
-			t.Errorf("step %d (%v): trip=%v, want %v", i, s.err, got, s.trip)
-		}
-	}
-	if n, last := b.tripped(); last == nil || n != 4 || b.faults() != 7 {
-		t.Errorf("breaker after the sequence: run %d, last %v, faults %d; want 4, set, 7", n, last, b.faults())
-	}
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/askwp/askwpd/crawl"
 	"github.com/askwp/askwpd/internal/wptest"
 	"github.com/askwp/askwpd/search"
 	"github.com/askwp/askwpd/sitemap"
@@ -21,13 +22,13 @@ func TestIndex_RealWordPress(t *testing.T) {
 	ctx := context.Background()
 	logs := &syncBuffer{}
 	d := openTestDaemon(t, site, logs)
-	if d.Site.URL != strings.TrimRight(site.URL(), "/") {
-		t.Fatalf("site URL read from WordPress = %q, want %q", d.Site.URL, site.URL())
+	if d.Crawler.Site.URL != strings.TrimRight(site.URL(), "/") {
+		t.Fatalf("site URL read from WordPress = %q, want %q", d.Crawler.Site.URL, site.URL())
 	}
 	if err := d.CheckSite(ctx); err != nil {
 		t.Fatal(err)
 	}
-	run, err := d.Index(ctx, IndexOptions{Full: true})
+	run, err := d.Index(ctx, crawl.IndexOptions{Full: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,22 +39,22 @@ func TestIndex_RealWordPress(t *testing.T) {
 	truth := site.Truth(t)
 	want := map[string]bool{}
 	for _, p := range truth.Public {
-		want[Canonical(p.URL)] = true
+		want[crawl.Canonical(p.URL)] = true
 	}
 	// Every URL the content sitemaps list (not taxonomies or users) is a
 	// public post or page, the blog listing at home, or a post WordPress
 	// lists although it is password-protected.
 	private := map[string]bool{}
 	for _, p := range truth.Private {
-		private[Canonical(p.URL)] = true
+		private[crawl.Canonical(p.URL)] = true
 	}
-	sm, err := sitemap.Walk(ctx, d.Fetcher.Open, []string{d.Site.URL + "/wp-sitemap.xml"}, sitemap.Options{Skip: archiveSitemap})
+	sm, err := sitemap.Walk(ctx, d.Crawler.Fetcher.Open, []string{d.Crawler.Site.URL + "/wp-sitemap.xml"}, sitemap.Options{Skip: crawl.ArchiveSitemap})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, e := range sm.Entries {
-		u := Canonical(e.URL)
-		if !want[u] && !private[u] && u != Canonical(truth.Home) {
+		u := crawl.Canonical(e.URL)
+		if !want[u] && !private[u] && u != crawl.Canonical(truth.Home) {
 			t.Errorf("sitemap lists %s, which WordPress does not call public", u)
 		}
 	}
@@ -126,7 +127,7 @@ func TestIndex_RealWordPress(t *testing.T) {
 			continue
 		}
 		h := res.Hits[0]
-		if h.URL != Canonical(p.URL) {
+		if h.URL != crawl.Canonical(p.URL) {
 			t.Errorf("search %q: first hit %s, want %s", p.Title, h.URL, p.URL)
 			continue
 		}
@@ -139,7 +140,7 @@ func TestIndex_RealWordPress(t *testing.T) {
 	}
 
 	// A second pass changes nothing.
-	run2, err := d.Index(ctx, IndexOptions{})
+	run2, err := d.Index(ctx, crawl.IndexOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,13 +155,13 @@ func TestIndex_RealWordPress(t *testing.T) {
 			t.Errorf("%s has no frontier row: %v", u, err)
 			continue
 		}
-		if len(st.Sources) == 0 || st.PostID == 0 && u != Canonical(truth.Home) {
+		if len(st.Sources) == 0 || st.PostID == 0 && u != crawl.Canonical(truth.Home) {
 			t.Errorf("%s: sources %v, post %d; want sources and a post ID", u, st.Sources, st.PostID)
 		}
 	}
 	// An incremental pass with nothing modified fetches nothing, and no
 	// pass leaves a frontier behind.
-	run3, err := d.Index(ctx, IndexOptions{Incremental: true})
+	run3, err := d.Index(ctx, crawl.IndexOptions{Incremental: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,17 +15,9 @@ import (
 	"github.com/askwp/askwpd/store"
 )
 
-// toolRuntime is the tools' share of the daemon: their metrics. The zero
-// value is ready; the metrics are made on first use, so a Daemon built by
-// Open needs nothing more.
-type toolRuntime struct {
-	once sync.Once
-	m    *metrics
-}
-
 func (d *Daemon) obs() *metrics {
-	d.tools.once.Do(func() { d.tools.m = newMetrics(d) })
-	return d.tools.m
+	d.metricsOnce.Do(func() { d.metrics = newMetrics(d) })
+	return d.metrics
 }
 
 // metrics holds the Prometheus registry and, for /v1/status and the admin
@@ -43,7 +35,7 @@ type metrics struct {
 	chatResp    *prometheus.CounterVec
 	chatCalls   prometheus.Histogram
 	// embedFallbacks counts searches that went keyword-only because the
-	// query embedding failed (embed.go), by reason (error, timeout).
+	// query embedding failed, by reason (error, timeout).
 	embedFallbacks *prometheus.CounterVec
 
 	mu         sync.Mutex
@@ -156,8 +148,8 @@ func (d *Daemon) MetricsHandler() http.Handler {
 
 var _ api.MetricsProvider = (*Daemon)(nil)
 
-// observeCall counts one tool call.
-func (m *metrics) observeCall(tool, outcome, errCode string, took time.Duration, at time.Time) {
+// ObserveCall counts one tool call.
+func (m *metrics) ObserveCall(tool, outcome, errCode string, took time.Duration, at time.Time) {
 	m.toolCalls.WithLabelValues(tool, outcome).Inc()
 	m.toolLatency.WithLabelValues(tool).Observe(took.Seconds())
 	m.mu.Lock()
@@ -177,8 +169,8 @@ func (m *metrics) observeCall(tool, outcome, errCode string, took time.Duration,
 	m.recent.add(p)
 }
 
-// observeSearch counts one search_site result.
-func (m *metrics) observeSearch(evidence string, thin, expanded bool, livePages int) {
+// ObserveSearch counts one search_site result.
+func (m *metrics) ObserveSearch(evidence string, thin, expanded bool, livePages int) {
 	m.retrievals.WithLabelValues(evidence).Inc()
 	if thin {
 		m.thinHits.Inc()
@@ -199,7 +191,7 @@ func (m *metrics) observeSearch(evidence string, thin, expanded bool, livePages 
 	m.livePages += livePages
 }
 
-func (m *metrics) observeDocRead(thin bool) {
+func (m *metrics) ObserveDocRead(thin bool) {
 	if thin {
 		m.thinHits.Inc()
 	}
@@ -211,7 +203,7 @@ func (m *metrics) observeDocRead(thin bool) {
 	}
 }
 
-func (m *metrics) observeLiveFetch(via, outcome string) {
+func (m *metrics) ObserveLiveFetch(via, outcome string) {
 	m.liveFetches.WithLabelValues(via, outcome).Inc()
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -308,7 +300,7 @@ func (d *Daemon) fillStatus(ctx context.Context, st *api.Status) error {
 		return err
 	}
 	st.Observability = o
-	if since, e := d.diskFullSince(); e != "" {
+	if since, e := d.Crawler.DiskFullSince(); e != "" {
 		if st.Extra == nil {
 			st.Extra = map[string]any{}
 		}
@@ -403,7 +395,7 @@ func (c *indexCollector) Collect(ch chan<- prometheus.Metric) {
 		gauge(descFree, float64(fs.Bavail)*float64(fs.Bsize))
 	}
 	full := 0.0
-	if _, e := d.diskFullSince(); e != "" {
+	if _, e := d.Crawler.DiskFullSince(); e != "" {
 		full = 1
 	}
 	gauge(descFull, full)
@@ -419,9 +411,7 @@ func (c *indexCollector) Collect(ch chan<- prometheus.Metric) {
 		gauge(descDBUp, up)
 	}
 	crawling := 0.0
-	if d.crawlMu.TryLock() {
-		d.crawlMu.Unlock()
-	} else {
+	if d.Crawler.Running() {
 		crawling = 1
 	}
 	gauge(descCrawling, crawling)

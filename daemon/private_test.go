@@ -20,8 +20,10 @@ import (
 	"time"
 
 	"github.com/askwp/askwpd/api"
+	"github.com/askwp/askwpd/crawl"
 	"github.com/askwp/askwpd/internal/wptest"
 	"github.com/askwp/askwpd/store"
+	"github.com/askwp/askwpd/tool"
 )
 
 // privateKinds are the seeded non-public items (scripts/wp/seed.php), one
@@ -140,8 +142,8 @@ func (lc *leakCheck) scanJSON(raw []byte, urls bool, inputs []string) []string {
 			for _, m := range lc.inText(s) {
 				found = append(found, key+": "+m)
 			}
-			if urls && key == "url" && !slices.ContainsFunc(inputs, func(in string) bool { return Canonical(in) == Canonical(x) }) {
-				if k, ok := lc.private[Canonical(x)]; ok {
+			if urls && key == "url" && !slices.ContainsFunc(inputs, func(in string) bool { return crawl.Canonical(in) == crawl.Canonical(x) }) {
+				if k, ok := lc.private[crawl.Canonical(x)]; ok {
 					found = append(found, "url of "+k+": "+x)
 				}
 			}
@@ -285,7 +287,7 @@ func (c *privClient) settleFor(all bool, kinds []string) {
 
 var adminDocsRe = regexp.MustCompile(`id="documents" data-value="(\d+)"`)
 
-// TestPrivate_NothingLeaks is issue #9's acceptance on the real WordPress:
+// TestPrivate_NothingLeaks is the privacy acceptance on the real WordPress:
 // with one item of every non-public kind seeded (draft, pending, private,
 // scheduled, trashed, auto-draft, password-protected post and page, a page
 // behind a login redirect, an image attached to a private post), discovery,
@@ -355,7 +357,7 @@ func TestPrivate_NothingLeaks(t *testing.T) {
 		for _, u := range us {
 			if u != "" && !slices.Contains(addrs[it.Key], u) {
 				addrs[it.Key] = append(addrs[it.Key], u)
-				lc.private[Canonical(u)] = it.Key
+				lc.private[crawl.Canonical(u)] = it.Key
 			}
 		}
 	}
@@ -388,7 +390,7 @@ func TestPrivate_NothingLeaks(t *testing.T) {
 		t.Fatalf("php: %v: %s", err, out)
 	}
 	t.Cleanup(func() { site.PHP(t, fmt.Sprintf(`wp_delete_post(%d, true);`, flip.ID)) })
-	flipURL := Canonical(flip.URL)
+	flipURL := crawl.Canonical(flip.URL)
 
 	// The daemon as systemd runs it: Serve, with its initial pass.
 	logs := &syncBuffer{}
@@ -495,7 +497,7 @@ func TestPrivate_NothingLeaks(t *testing.T) {
 	for _, it := range items {
 		for _, u := range addrs[it.Key] {
 			code, b := c.tool("fetch_live_url", map[string]any{"url": u})
-			var r api.LiveResponse
+			var r tool.LiveResponse
 			if err := json.Unmarshal(b, &r); err != nil || code != 200 {
 				t.Fatalf("fetch_live_url %s: %d %s", u, code, b)
 			}
@@ -650,9 +652,9 @@ func TestPrivate_NothingLeaks(t *testing.T) {
 	views := []view{
 		{"search_site", func(int) bool {
 			_, b := c.tool("search_site", map[string]any{"query": w1, "limit": 5})
-			var sr api.SearchResponse
+			var sr tool.SearchResponse
 			_ = json.Unmarshal(b, &sr)
-			return !slices.ContainsFunc(sr.Results, func(e api.Evidence) bool { return e.URL == flipURL })
+			return !slices.ContainsFunc(sr.Results, func(e tool.Evidence) bool { return e.URL == flipURL })
 		}},
 		{"get_document", func(int) bool {
 			code, _ := c.tool("get_document", map[string]any{"id_or_url": flipURL})
@@ -660,9 +662,9 @@ func TestPrivate_NothingLeaks(t *testing.T) {
 		}},
 		{"get_recent", func(int) bool {
 			_, b := c.tool("get_recent", map[string]any{"type": "post", "limit": 10})
-			var rr api.RecentResponse
+			var rr tool.RecentResponse
 			_ = json.Unmarshal(b, &rr)
-			return !slices.ContainsFunc(rr.Results, func(r api.RecentItem) bool { return r.URL == flipURL })
+			return !slices.ContainsFunc(rr.Results, func(r tool.RecentItem) bool { return r.URL == flipURL })
 		}},
 		{"admin", func(before int) bool { return adminDocs() == before-1 }},
 	}
@@ -791,7 +793,7 @@ func checkStore(t *testing.T, d *Daemon, lc *leakCheck, phase string, ids []int6
 // in an echo of the caller's own input, and a private page offered as a
 // result.
 func TestPrivate_LeakCheck(t *testing.T) {
-	lc := &leakCheck{markers: []string{"SECRETXBODY", "SECRETX"}, private: map[string]string{Canonical("http://h/?p=7"): "x"}}
+	lc := &leakCheck{markers: []string{"SECRETXBODY", "SECRETX"}, private: map[string]string{crawl.Canonical("http://h/?p=7"): "x"}}
 	cases := []struct {
 		name   string
 		raw    string

@@ -6,16 +6,18 @@ import (
 	"time"
 
 	"github.com/robfig/cron/v3"
+
+	"github.com/askwp/askwpd/crawl"
 )
 
 // schedule starts the cron jobs: an incremental pass every few minutes
 // and a nightly full reconciliation. Recover sits inside
 // SkipIfStillRunning: the other order leaves a job that once panicked
-// locked forever. Passes never overlap in any case (crawlMu), and an
+// locked forever. Passes never overlap in any case (the crawler refuses a second), and an
 // interrupted pass is resumed at once.
 func (d *Daemon) schedule(ctx context.Context) *cron.Cron {
 	if n, err := d.Store.FrontierPending(ctx); err == nil && n > 0 {
-		go d.runPass(ctx, IndexOptions{Kind: "resume"})
+		go d.runPass(ctx, crawl.IndexOptions{Kind: "resume"})
 	}
 	if d.Config.Schedule.Disabled {
 		return nil
@@ -23,7 +25,7 @@ func (d *Daemon) schedule(ctx context.Context) *cron.Cron {
 	logger := cron.PrintfLogger(slogPrintf{d})
 	c := cron.New(cron.WithChain(cron.SkipIfStillRunning(logger), cron.Recover(logger)))
 	entries := map[string]cron.EntryID{}
-	add := func(spec, kind string, opt IndexOptions) {
+	add := func(spec, kind string, opt crawl.IndexOptions) {
 		if spec == "" {
 			return
 		}
@@ -34,38 +36,24 @@ func (d *Daemon) schedule(ctx context.Context) *cron.Cron {
 		}
 		entries[kind] = id
 	}
-	add(d.Config.Schedule.Incremental, "incremental", IndexOptions{Kind: "incremental", Incremental: true})
-	add(d.Config.Schedule.Nightly, "nightly", IndexOptions{Kind: "nightly", Full: true})
-	d.crawl.mu.Lock()
-	d.crawl.cron, d.crawl.entries = c, entries
-	d.crawl.mu.Unlock()
+	add(d.Config.Schedule.Incremental, "incremental", crawl.IndexOptions{Kind: "incremental", Incremental: true})
+	add(d.Config.Schedule.Nightly, "nightly", crawl.IndexOptions{Kind: "nightly", Full: true})
+	d.cronMu.Lock()
+	d.cron, d.entries = c, entries
+	d.cronMu.Unlock()
 	c.Start()
 	return c
-}
-
-// ValidateSchedule checks the cron specs, naming the bad one.
-func ValidateSchedule(s ScheduleConfig) error {
-	p := cron.NewParser(cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow | cron.Descriptor)
-	for name, spec := range map[string]string{"schedule.incremental": s.Incremental, "schedule.nightly": s.Nightly} {
-		if spec == "" {
-			continue
-		}
-		if _, err := p.Parse(spec); err != nil {
-			return fmt.Errorf("config: %s: invalid spec %q: %w", name, spec, err)
-		}
-	}
-	return nil
 }
 
 // nextRuns says when the scheduled passes run next (zero when not
 // scheduled).
 func (d *Daemon) nextRuns() (incremental, nightly time.Time) {
-	d.crawl.mu.Lock()
-	defer d.crawl.mu.Unlock()
-	if d.crawl.cron == nil {
+	d.cronMu.Lock()
+	defer d.cronMu.Unlock()
+	if d.cron == nil {
 		return
 	}
-	return d.crawl.cron.Entry(d.crawl.entries["incremental"]).Next, d.crawl.cron.Entry(d.crawl.entries["nightly"]).Next
+	return d.cron.Entry(d.entries["incremental"]).Next, d.cron.Entry(d.entries["nightly"]).Next
 }
 
 type slogPrintf struct{ d *Daemon }

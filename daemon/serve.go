@@ -11,6 +11,7 @@ import (
 	sddaemon "github.com/coreos/go-systemd/v22/daemon"
 
 	"github.com/askwp/askwpd/api"
+	"github.com/askwp/askwpd/crawl"
 	"github.com/askwp/askwpd/store"
 )
 
@@ -32,7 +33,7 @@ func (d *Daemon) Status(ctx context.Context) (*api.Status, error) {
 		return nil, err
 	}
 	st := &api.Status{
-		Site: d.Site, Version: Version, StartedAt: d.startedAt, Index: stats, Runs: runs,
+		Site: d.Crawler.Site, Version: Version, StartedAt: d.startedAt, Index: stats, Runs: runs,
 		Errors: errs, Database: "none", SearchIndex: d.Search.Stats(),
 	}
 	if st.Errors == nil {
@@ -41,11 +42,7 @@ func (d *Daemon) Status(ctx context.Context) (*api.Status, error) {
 	if len(runs) > 0 {
 		st.LastRun = &runs[0]
 	}
-	if d.crawlMu.TryLock() {
-		d.crawlMu.Unlock()
-	} else {
-		st.Crawling = true
-	}
+	st.Crawling = d.Crawler.Running()
 	if d.WP != nil {
 		pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 		defer cancel()
@@ -66,8 +63,7 @@ func (d *Daemon) Status(ctx context.Context) (*api.Status, error) {
 var _ api.Backend = (*Daemon)(nil)
 
 // Serve runs the HTTP API and the schedule until ctx is done, then shuts
-// down gracefully. ready, when not nil, is called once the store is open
-// and the listener is up (systemd's READY=1).
+// down gracefully. It tells systemd READY=1 once the listener is up.
 func (d *Daemon) Serve(ctx context.Context) error {
 	token, err := EnsureSecret(d.Config.StateDir, "token")
 	if err != nil {
@@ -90,18 +86,19 @@ func (d *Daemon) Serve(ctx context.Context) error {
 	}
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- hs.Serve(ln) }()
-	d.Log.Info("Serving", "listen", ln.Addr().String(), "site", d.Site.URL, "state_dir", d.Config.StateDir)
+	d.Log.Info("Serving", "listen", ln.Addr().String(), "site", d.Crawler.Site.URL, "state_dir", d.Config.StateDir)
 
 	bg, cancelBG := context.WithCancel(ctx)
 	defer cancelBG()
 	d.lifeMu.Lock()
 	d.life = bg
 	d.lifeMu.Unlock()
-	if d.Config.Search.MemoryIndex {
-		go d.loadSearchIndex(bg)
+	if !d.Config.Search.MemoryIndex {
+		d.Log.Warn("search.memory_index is deprecated and ignored: the search index is always in memory")
 	}
+	go d.loadSearchIndex(bg)
 	sched := d.schedule(bg)
-	stopEvents := d.StartEvents(bg)
+	stopEvents := d.Crawler.StartEvents(bg)
 
 	if _, err := sddaemon.SdNotify(false, sddaemon.SdNotifyReady); err != nil {
 		d.Log.Warn("Unable to notify systemd", "error", err)
@@ -110,7 +107,7 @@ func (d *Daemon) Serve(ctx context.Context) error {
 
 	// A fresh store is filled at once rather than at the next tick.
 	if stats, err := d.Store.Stats(ctx); err == nil && stats.Documents == 0 {
-		go d.runPass(bg, IndexOptions{Kind: "initial"})
+		go d.runPass(bg, crawl.IndexOptions{Kind: "initial"})
 	}
 
 	select {
@@ -138,8 +135,7 @@ func (d *Daemon) Serve(ctx context.Context) error {
 		return fmt.Errorf("http shutdown: %w", err)
 	}
 	// Wait for a running pass to see the cancellation and finish its write.
-	d.crawlMu.Lock()
-	d.crawlMu.Unlock()
+	d.Crawler.Wait()
 	return nil
 }
 
@@ -157,8 +153,8 @@ func (d *Daemon) loadSearchIndex(ctx context.Context) {
 	d.Log.Info("Search index loaded into memory", "chunks", si.Chunks, "took_ms", time.Since(start).Milliseconds())
 }
 
-func (d *Daemon) runPass(ctx context.Context, opt IndexOptions) {
-	if _, err := d.Index(ctx, opt); err != nil && !errors.Is(err, ErrCrawlRunning) && ctx.Err() == nil {
+func (d *Daemon) runPass(ctx context.Context, opt crawl.IndexOptions) {
+	if _, err := d.Crawler.Index(ctx, opt); err != nil && !errors.Is(err, crawl.ErrCrawlRunning) && ctx.Err() == nil {
 		d.Log.Error("Index pass failed", "kind", opt.Kind, "error", err)
 	}
 }

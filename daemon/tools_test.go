@@ -5,14 +5,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/askwp/askwpd/analysis"
-	"github.com/askwp/askwpd/api"
+	"github.com/askwp/askwpd/crawl"
 	"github.com/askwp/askwpd/internal/wptest"
+	"github.com/askwp/askwpd/tool"
 )
 
 // toolsDaemon is the shared daemon over the indexed test site.
@@ -22,7 +24,7 @@ func toolsDaemon(t *testing.T) (*Daemon, *wptest.Site) { return indexedDaemon(t)
 func call(t *testing.T, d *Daemon, name string, args any, out any) {
 	t.Helper()
 	raw, _ := json.Marshal(args)
-	res, err := d.CallTool(context.Background(), name, raw)
+	res, err := d.Call(context.Background(), name, raw)
 	if err != nil {
 		t.Fatalf("%s %s: %v", name, raw, err)
 	}
@@ -44,19 +46,19 @@ func TestTools_GetRecentMatchesWordPress(t *testing.T) {
 	}
 	for _, p := range truth.Public {
 		if p.Type == "post" && p.Published == newest {
-			posts = append(posts, Canonical(p.URL))
+			posts = append(posts, crawl.Canonical(p.URL))
 		}
 	}
 	if len(posts) == 0 {
 		t.Fatal("WordPress has no public post")
 	}
-	var r api.RecentResponse
+	var r tool.RecentResponse
 	call(t, d, "get_recent", map[string]any{"type": "post", "limit": 1}, &r)
 	if len(r.Results) != 1 || r.Evidence != "grounded" {
 		t.Fatalf("get_recent(post, 1) = %+v", r)
 	}
 	got := r.Results[0]
-	if !contains(posts, got.URL) {
+	if !slices.Contains(posts, got.URL) {
 		t.Errorf("get_recent(post, 1) URL = %s, WordPress's newest post is %v", got.URL, posts)
 	}
 	if !strings.HasPrefix(newest, strings.TrimSuffix(got.Published, "Z")) || got.Excerpt == "" || got.Modified == "" {
@@ -65,7 +67,7 @@ func TestTools_GetRecentMatchesWordPress(t *testing.T) {
 
 	call(t, d, "get_recent", map[string]any{"type": "any", "limit": 50}, &r)
 	for i, it := range r.Results {
-		if it.URL == "" || !strings.HasPrefix(it.URL, d.Site.URL) {
+		if it.URL == "" || !strings.HasPrefix(it.URL, d.Crawler.Site.URL) {
 			t.Errorf("result %d has no source URL on the site: %+v", i, it)
 		}
 		if i > 0 && it.Published > r.Results[i-1].Published {
@@ -83,13 +85,13 @@ func TestTools_SearchSiteFindsEachPost(t *testing.T) {
 			continue
 		}
 		n++
-		var r api.SearchResponse
+		var r tool.SearchResponse
 		call(t, d, "search_site", map[string]any{"query": p.Title}, &r)
 		if len(r.Results) == 0 {
 			t.Errorf("search_site %q: no results (evidence %s)", p.Title, r.Evidence)
 			continue
 		}
-		if r.Results[0].URL != Canonical(p.URL) {
+		if r.Results[0].URL != crawl.Canonical(p.URL) {
 			t.Errorf("search_site %q: first result %s, want %s", p.Title, r.Results[0].URL, p.URL)
 		}
 		if r.Evidence == "none" || r.Results[0].Passage == "" || r.Results[0].End <= r.Results[0].Start {
@@ -122,7 +124,7 @@ func TestTools_SearchSiteFindsEachPost(t *testing.T) {
 			continue
 		}
 		typo := word[:3] + word[4:]
-		var r api.SearchResponse
+		var r tool.SearchResponse
 		call(t, d, "search_site", map[string]any{"query": typo}, &r)
 		if r.Corrections[typo] == "" || len(r.Results) == 0 || r.Reason == "" && r.Action != "answer" {
 			t.Errorf("search_site %q (%q misspelt): corrections %v, action %s (%s), %d results",
@@ -135,8 +137,8 @@ func TestTools_SearchSiteFindsEachPost(t *testing.T) {
 
 func TestTools_ThinPageHasLabeledSupport(t *testing.T) {
 	d, _ := toolsDaemon(t)
-	var r api.DocumentResponse
-	call(t, d, "get_document", map[string]any{"id_or_url": d.Site.URL + "/workshops/"}, &r)
+	var r tool.DocumentResponse
+	call(t, d, "get_document", map[string]any{"id_or_url": d.Crawler.Site.URL + "/workshops/"}, &r)
 	if !r.Quality.Thin || r.Evidence != "thin" {
 		t.Fatalf("/workshops/: thin=%v evidence=%s, want a thin page (%q)", r.Quality.Thin, r.Evidence, r.Content)
 	}
@@ -150,6 +152,18 @@ func TestTools_ThinPageHasLabeledSupport(t *testing.T) {
 	}
 	if r.Quality.Source == "" || r.Quality.FetchedAt == "" {
 		t.Errorf("quality flags missing: %+v", r.Quality)
+	}
+	// A lean read (the chat agent reading for itself) is the same page
+	// without the supporting searches.
+	raw, _ := json.Marshal(map[string]any{"id_or_url": d.Crawler.Site.URL + "/workshops/"})
+	res, err := d.Tools.Call(tool.Lean(context.Background()), "get_document", raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lean := res.(*tool.DocumentResponse)
+	if lean.Content != r.Content || lean.Evidence != "thin" || !lean.Quality.Thin || len(lean.Supporting) != 0 {
+		t.Errorf("lean read: evidence %s, %d supporting, same content %v; want thin, none, true",
+			lean.Evidence, len(lean.Supporting), lean.Content == r.Content)
 	}
 	t.Logf("thin page support: %s", func() string {
 		var s []string
@@ -196,21 +210,21 @@ func TestTools_VerifyQuoteFindsEveryPassage(t *testing.T) {
 
 	var ps []passage
 	for _, q := range queries {
-		var r api.SearchResponse
+		var r tool.SearchResponse
 		call(t, d, "search_site", map[string]any{"query": q, "passages": true, "limit": 10}, &r)
 		for _, e := range r.Results {
 			ps = append(ps, passage{"search_site", e.URL, e.Passage, e.Start, e.End})
 		}
 	}
 	for _, u := range docs {
-		var r api.InDocumentResponse
+		var r tool.InDocumentResponse
 		doc, _ := d.Store.FindDocument(ctx, u, false)
 		call(t, d, "search_in_document", map[string]any{"id_or_url": u, "query": doc.Title + " " + strings.Join(strings.Fields(doc.Text)[:min(6, len(strings.Fields(doc.Text)))], " ")}, &r)
 		for _, e := range r.Results {
 			ps = append(ps, passage{"search_in_document", r.URL, e.Passage, e.Start, e.End})
 		}
 		for start := 0; ; {
-			var g api.DocumentResponse
+			var g tool.DocumentResponse
 			call(t, d, "get_document", map[string]any{"id_or_url": u, "mode": "chunks", "start": start, "max_chars": 1500}, &g)
 			for _, s := range g.Segments {
 				if s.Kind == "chunk" {
@@ -234,7 +248,7 @@ func TestTools_VerifyQuoteFindsEveryPassage(t *testing.T) {
 		if strings.TrimSpace(p.text) == "" {
 			continue
 		}
-		var q api.QuoteResponse
+		var q tool.QuoteResponse
 		call(t, d, "verify_quote", map[string]any{"url": p.url, "quote": p.text}, &q)
 		ok := q.Found && q.Match == "exact" && (q.Start == p.start || containsInt(q.Starts, p.start)) &&
 			(q.Start != p.start || q.End == p.end)
@@ -249,19 +263,19 @@ func TestTools_VerifyQuoteFindsEveryPassage(t *testing.T) {
 
 	// A passage quoted with its whitespace and Markdown emphasis flattened
 	// is still found, at the original offsets.
-	var r api.SearchResponse
+	var r tool.SearchResponse
 	call(t, d, "search_site", map[string]any{"query": "coffee"}, &r)
 	if len(r.Results) > 0 {
 		e := r.Results[0]
 		flat := strings.NewReplacer("*", "", "`", "").Replace(strings.Join(strings.Fields(e.Passage), " "))
-		var q api.QuoteResponse
+		var q tool.QuoteResponse
 		call(t, d, "verify_quote", map[string]any{"url": e.URL, "quote": flat}, &q)
 		if !q.Found || q.Start != e.Start || q.End != e.End {
 			t.Errorf("flattened passage: verify_quote = %+v, want [%d,%d]", q, e.Start, e.End)
 		}
 	}
-	var q api.QuoteResponse
-	call(t, d, "verify_quote", map[string]any{"url": d.Site.URL + "/workshops/", "quote": "We offer free espresso classes every day"}, &q)
+	var q tool.QuoteResponse
+	call(t, d, "verify_quote", map[string]any{"url": d.Crawler.Site.URL + "/workshops/", "quote": "We offer free espresso classes every day"}, &q)
 	if q.Found || q.Status != "not_found" {
 		t.Errorf("invented quote: %+v, want not_found", q)
 	}
@@ -294,7 +308,7 @@ func TestTools_GetDocumentStitches(t *testing.T) {
 			var b strings.Builder
 			pos, pages := 0, 0
 			for {
-				var g api.DocumentResponse
+				var g tool.DocumentResponse
 				call(t, d, "get_document", map[string]any{"id_or_url": u, "mode": mode, "start": pos, "max_chars": 700}, &g)
 				if g.Start != pos {
 					t.Fatalf("%s %s: page starts at %d, asked %d", u, mode, g.Start, pos)
@@ -324,8 +338,8 @@ func TestTools_GetDocumentStitches(t *testing.T) {
 			}
 		}
 	}
-	var o api.DocumentResponse
-	call(t, d, "get_document", map[string]any{"id_or_url": d.Site.URL + "/pricing-faq/", "mode": "outline"}, &o)
+	var o tool.DocumentResponse
+	call(t, d, "get_document", map[string]any{"id_or_url": d.Crawler.Site.URL + "/pricing-faq/", "mode": "outline"}, &o)
 	t.Logf("outline of %s: %+v", o.URL, o.Outline)
 }
 
@@ -336,13 +350,13 @@ func TestTools_FetchLiveURL(t *testing.T) {
 	}{
 		{"https://example.org/", "off_origin"},
 		{"http://" + site.Host() + "@example.org/", "off_origin"},
-		{d.Site.URL + "/no-such-page-" + fmt.Sprint(time.Now().UnixNano()) + "/", "not_found"},
-		{d.Site.URL + "/wp-admin/", "login_wall"},
-		{d.Site.URL + "/wp-sitemap.xml", "not_html"},
+		{d.Crawler.Site.URL + "/no-such-page-" + fmt.Sprint(time.Now().UnixNano()) + "/", "not_found"},
+		{d.Crawler.Site.URL + "/wp-admin/", "login_wall"},
+		{d.Crawler.Site.URL + "/wp-sitemap.xml", "not_html"},
 		{"ftp://" + site.Host() + "/", "bad_url"},
 	}
 	for _, c := range cases {
-		var r api.LiveResponse
+		var r tool.LiveResponse
 		call(t, d, "fetch_live_url", map[string]any{"url": c.url}, &r)
 		if r.OK || r.Error == nil || r.Error.Code != c.code {
 			t.Errorf("fetch_live_url %s = ok %v status %s error %+v, want %s", c.url, r.OK, r.Status, r.Error, c.code)
@@ -353,15 +367,15 @@ func TestTools_FetchLiveURL(t *testing.T) {
 		if !p.Password || p.URL == "" {
 			continue
 		}
-		var r api.LiveResponse
+		var r tool.LiveResponse
 		call(t, d, "fetch_live_url", map[string]any{"url": p.URL}, &r)
 		if r.OK || r.Error == nil || r.Error.Code != "private" || r.Document != nil {
 			t.Errorf("fetch_live_url of password-protected %s = %+v, want private", p.URL, r)
 		}
 	}
-	var r api.LiveResponse
+	var r tool.LiveResponse
 	call(t, d, "fetch_live_url", map[string]any{"url": "/workshops/"}, &r)
-	if !r.OK || r.Document == nil || r.Document.URL != d.Site.URL+"/workshops/" || !r.Document.Quality.Thin {
+	if !r.OK || r.Document == nil || r.Document.URL != d.Crawler.Site.URL+"/workshops/" || !r.Document.Quality.Thin {
 		t.Fatalf("fetch_live_url /workshops/ = %+v", r)
 	}
 }
@@ -369,15 +383,28 @@ func TestTools_FetchLiveURL(t *testing.T) {
 func TestTools_ExpansionFetchesMissingPage(t *testing.T) {
 	d, _ := toolsDaemon(t)
 	ctx := context.Background()
-	target := d.Site.URL + "/pricing-faq/"
+	target := d.Crawler.Site.URL + "/pricing-faq/"
 	if _, err := d.Store.FindDocument(ctx, target, false); err != nil {
 		t.Skipf("%s is not indexed on this site: %v", target, err)
 	}
 	if _, err := d.Store.DeleteDocument(ctx, target); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { d.fetchAndIndex(context.Background(), target, "test") })
-	var r api.SearchResponse
+	t.Cleanup(func() { d.Crawler.FetchNow(context.Background(), target, "test") })
+	// A lean search (the chat's context builder) answers from the index
+	// alone: nothing is fetched.
+	raw, _ := json.Marshal(map[string]any{"query": "pricing frequently asked questions"})
+	res, err := d.Tools.Call(tool.Lean(ctx), "search_site", raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lr := res.(*tool.SearchResponse); len(lr.Expanded) != 0 || lr.ExpansionStop != "" {
+		t.Fatalf("lean search expanded %+v (stop %q)", lr.Expanded, lr.ExpansionStop)
+	}
+	if _, err := d.Store.FindDocument(ctx, target, false); err == nil {
+		t.Fatalf("lean search fetched %s", target)
+	}
+	var r tool.SearchResponse
 	call(t, d, "search_site", map[string]any{"query": "pricing frequently asked questions"}, &r)
 	t.Logf("expanded %+v stop %s confidence %.2f evidence %s", r.Expanded, r.ExpansionStop, r.Confidence, r.Evidence)
 	found := false
@@ -394,7 +421,7 @@ func TestTools_ExpansionFetchesMissingPage(t *testing.T) {
 	}
 }
 
-func firstURL(r api.SearchResponse) string {
+func firstURL(r tool.SearchResponse) string {
 	if len(r.Results) == 0 {
 		return "(none)"
 	}
@@ -416,13 +443,13 @@ func TestTools_CallerMistakes(t *testing.T) {
 		{"verify_quote", `{"url": "/workshops/"}`, "invalid"},
 		{"search_in_document", `{"id_or_url": "/workshops/"}`, "invalid"},
 	} {
-		_, err := d.CallTool(context.Background(), c.name, json.RawMessage(c.args))
-		var ae *api.Error
+		_, err := d.Call(context.Background(), c.name, json.RawMessage(c.args))
+		var ae *tool.Error
 		if !errors.As(err, &ae) || ae.Code != c.code {
 			t.Errorf("%s %s: err %v, want code %s", c.name, c.args, err, c.code)
 		}
 	}
-	var r api.SearchResponse
+	var r tool.SearchResponse
 	call(t, d, "search_site", map[string]any{"query": "coffee", "limit": 500}, &r)
 	if len(r.Results) > 50 {
 		t.Errorf("limit 500 gave %d results, want at most 50", len(r.Results))

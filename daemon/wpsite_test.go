@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/askwp/askwpd/config"
+	"github.com/askwp/askwpd/crawl"
 	"github.com/askwp/askwpd/internal/wptest"
 )
 
@@ -34,7 +36,7 @@ func (s *syncBuffer) String() string {
 // configured from wp_root alone, as a site owner would.
 func openTestDaemon(t testing.TB, site *wptest.Site, logs io.Writer) *Daemon {
 	t.Helper()
-	cfg := DefaultConfig()
+	cfg := config.Default()
 	cfg.WPRoot = site.Root()
 	cfg.StateDir = t.TempDir()
 	cfg.Listen = "127.0.0.1:0"
@@ -67,7 +69,7 @@ func indexedDaemon(t *testing.T) (*Daemon, *wptest.Site) {
 	site := wptest.Get(t)
 	site.Lock(t)
 	indexedOnce.Do(func() {
-		cfg := DefaultConfig()
+		cfg := config.Default()
 		cfg.WPRoot = site.Root()
 		// Not t.TempDir: the store outlives the first test that opens it.
 		dir, err := os.MkdirTemp("", "askwpd-indexed-test-")
@@ -84,7 +86,7 @@ func indexedDaemon(t *testing.T) (*Daemon, *wptest.Site) {
 			indexedErr = err
 			return
 		}
-		if _, err := d.Index(context.Background(), IndexOptions{Full: true}); err != nil {
+		if _, err := d.Index(context.Background(), crawl.IndexOptions{Full: true}); err != nil {
 			indexedErr = err
 			return
 		}

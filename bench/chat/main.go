@@ -29,6 +29,8 @@ import (
 	"time"
 
 	"github.com/askwp/askwpd/api"
+	"github.com/askwp/askwpd/chat"
+	"github.com/askwp/askwpd/config"
 	"github.com/askwp/askwpd/daemon"
 	"github.com/askwp/askwpd/store"
 )
@@ -119,7 +121,7 @@ type sample struct {
 	// postModel is the model's first chunk to the client's first delta.
 	preModel, postModel time.Duration
 	rounds              []time.Duration
-	timing              api.ChatTiming
+	timing              chat.Timing
 }
 
 func run() error {
@@ -155,12 +157,12 @@ func run() error {
 	prov := httptest.NewServer(fk)
 	defer prov.Close()
 
-	cfg := daemon.DefaultConfig()
+	cfg := config.Default()
 	cfg.WPRoot = *wpRoot
 	cfg.StateDir = *state
 	cfg.Schedule.Disabled = true
 	cfg.Crawl.RatePerSec = 200
-	cfg.Provider = daemon.ProviderConfig{Kind: "openai", BaseURL: prov.URL + "/v1", Model: "bench", APIKey: "bench"}
+	cfg.Provider = config.ProviderConfig{Kind: "openai", BaseURL: prov.URL + "/v1", Model: "bench", APIKey: "bench"}
 	d, err := daemon.Open(ctx, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		return err
@@ -189,7 +191,7 @@ func run() error {
 	defer hs.Close()
 	url := "http://" + ln.Addr().String() + "/v1/chat"
 
-	fmt.Printf("site %s, %d documents, model TTFT %v, %d turns per scenario\n\n", d.Site.URL, len(docs), *ttft, *n)
+	fmt.Printf("site %s, %d documents, model TTFT %v, %d turns per scenario\n\n", d.Crawler.Site.URL, len(docs), *ttft, *n)
 
 	question := func(i int) string {
 		return fmt.Sprintf("What do you say about %s?", strings.ToLower(docs[i%len(docs)].Title))
@@ -281,7 +283,7 @@ func msf(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 // turnOnce runs one chat turn over SSE and measures it against the
 // fake's own timestamps.
 func turnOnce(url, token, q string, fk *fake) (sample, error) {
-	body, _ := json.Marshal(api.ChatRequest{Messages: []api.ChatMessage{{Role: "user", Content: q}}})
+	body, _ := json.Marshal(chat.Request{Messages: []chat.Message{{Role: "user", Content: q}}})
 	req, _ := http.NewRequest("POST", url, strings.NewReader(string(body)))
 	req.Header.Set("Authorization", "Bearer "+token)
 	req.Header.Set("Accept", "text/event-stream")
@@ -311,7 +313,7 @@ func turnOnce(url, token, q string, fk *fake) (sample, error) {
 				s.ttft = time.Since(start)
 			}
 		case "done":
-			var resp api.ChatResponse
+			var resp chat.Response
 			if err := json.Unmarshal([]byte(data), &resp); err != nil {
 				return s, err
 			}

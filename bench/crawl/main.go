@@ -36,6 +36,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/askwp/askwpd/config"
+	"github.com/askwp/askwpd/crawl"
 	"github.com/askwp/askwpd/daemon"
 	"github.com/askwp/askwpd/internal/wptest"
 	"github.com/askwp/askwpd/wp"
@@ -328,7 +330,7 @@ func cpuPerPage(e map[string]string, pages []plainPage) error {
 		return err
 	}
 	defer os.RemoveAll(state)
-	cfg := daemon.DefaultConfig()
+	cfg := config.Default()
 	cfg.WPRoot = e["WP_ROOT"]
 	cfg.StateDir = state
 	cfg.Schedule.Disabled = true
@@ -350,9 +352,9 @@ func cpuPerPage(e map[string]string, pages []plainPage) error {
 	statuses := map[string]int{}
 	runtime.GC()
 	for _, p := range pages {
-		page := &daemon.Page{URL: p.final, Status: p.status, Body: p.body, ContentType: p.ctype}
+		page := &crawl.Page{URL: p.final, Status: p.status, Body: p.body, ContentType: p.ctype}
 		before := cpuTime()
-		st, err := d.IndexPage(ctx, page, public)
+		st, err := d.Crawler.IndexPage(ctx, page, public)
 		after := cpuTime()
 		if err != nil {
 			statuses["error"]++
@@ -385,7 +387,7 @@ func runChild(state string, conc int) error {
 	if err != nil {
 		return err
 	}
-	cfg := daemon.DefaultConfig()
+	cfg := config.Default()
 	cfg.WPRoot = e["WP_ROOT"]
 	cfg.StateDir = state
 	cfg.Schedule.Disabled = true
@@ -402,8 +404,8 @@ func runChild(state string, conc int) error {
 		mu   sync.Mutex
 		urls []string
 	)
-	tr := d.Fetcher.Client.Transport
-	d.Fetcher.Client.Transport = rt(func(r *http.Request) (*http.Response, error) {
+	tr := d.Crawler.Fetcher.Client.Transport
+	d.Crawler.Fetcher.Client.Transport = rt(func(r *http.Request) (*http.Response, error) {
 		mu.Lock()
 		urls = append(urls, r.URL.String())
 		mu.Unlock()

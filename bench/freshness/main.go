@@ -34,6 +34,8 @@ import (
 	"time"
 
 	"github.com/askwp/askwpd/api"
+	"github.com/askwp/askwpd/config"
+	"github.com/askwp/askwpd/crawl"
 	"github.com/askwp/askwpd/daemon"
 	"github.com/askwp/askwpd/internal/wptest"
 )
@@ -102,7 +104,7 @@ func run(n int) error {
 		return err
 	}
 	defer os.RemoveAll(state)
-	cfg := daemon.DefaultConfig()
+	cfg := config.Default()
 	cfg.WPRoot = e["WP_ROOT"]
 	cfg.StateDir = state
 	cfg.Listen = addr
@@ -208,7 +210,7 @@ func run(n int) error {
 			return err
 		}
 		sent := time.Now()
-		want := daemon.Canonical(p.URL)
+		want := crawl.Canonical(p.URL)
 		for {
 			ok, err := search(w, want)
 			if err != nil {

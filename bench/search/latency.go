@@ -21,9 +21,11 @@ import (
 	"time"
 
 	"github.com/askwp/askwpd/api"
+	"github.com/askwp/askwpd/config"
 	"github.com/askwp/askwpd/daemon"
 	"github.com/askwp/askwpd/search"
 	"github.com/askwp/askwpd/store"
+	"github.com/askwp/askwpd/tool"
 )
 
 // runLatency builds a synthetic site (Zipf-distributed made-up words,
@@ -337,7 +339,7 @@ func makeVocab(rng *rand.Rand, n int) []string {
 // does, serves its API on a loopback port, and returns a search_site call
 // over HTTP with keep-alive, as the PHP plugin makes it.
 func serveHTTP(ctx context.Context, dir string) (func(search.Query) error, func(), error) {
-	cfg := daemon.DefaultConfig()
+	cfg := config.Default()
 	cfg.StateDir, cfg.SiteURL = dir, "https://site.test"
 	d, err := daemon.Open(ctx, cfg, slog.New(slog.DiscardHandler))
 	if err != nil {
@@ -360,8 +362,8 @@ func serveHTTP(ctx context.Context, dir string) (func(search.Query) error, func(
 	url := "http://" + ln.Addr().String() + "/v1/tools/search_site"
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
 	call := func(q search.Query) error {
-		args := api.SearchArgs{Query: q.Text, Limit: q.Limit, Passages: q.Passages,
-			Filters: api.SearchFilter{ChunkType: q.Filters.ChunkType, Language: q.Filters.CodeLang}}
+		args := tool.SearchArgs{Query: q.Text, Limit: q.Limit, Passages: q.Passages,
+			Filters: tool.SearchFilter{ChunkType: q.Filters.ChunkType, Language: q.Filters.CodeLang}}
 		body, _ := json.Marshal(args)
 		req, _ := http.NewRequestWithContext(ctx, "POST", url, bytes.NewReader(body))
 		req.Header.Set("Authorization", "Bearer "+token)

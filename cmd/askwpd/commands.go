@@ -11,11 +11,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/askwp/askwpd/api"
 	"github.com/askwp/askwpd/daemon"
+	"github.com/askwp/askwpd/eval"
 	"github.com/askwp/askwpd/extract"
 	"github.com/askwp/askwpd/search"
 	"github.com/askwp/askwpd/store"
+	"github.com/askwp/askwpd/tool"
 )
 
 func openDaemon(ctx context.Context, c *common, stderr io.Writer, defaultLevel string, jsonLogs bool) (*daemon.Daemon, error) {
@@ -79,11 +80,11 @@ func cmdIndex(ctx context.Context, args []string, stderr io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(stderr, "indexed %s in %s: %d discovered, %d fetched, %d indexed, %d unchanged, %d removed, %d errors\n",
-		d.Site.URL, time.Since(start).Round(time.Millisecond), run.Discovered, run.Fetched, run.Indexed, run.Unchanged, run.Removed, run.Errors)
+		d.Crawler.Site.URL, time.Since(start).Round(time.Millisecond), run.Discovered, run.Fetched, run.Indexed, run.Unchanged, run.Removed, run.Errors)
 	// A one-shot run embeds what it indexed before it exits (when
 	// embeddings are configured), or the chunks would wait for the
 	// daemon's worker.
-	if n, err := d.EmbedPending(ctx); err != nil {
+	if n, err := d.Embed.EmbedPending(ctx); err != nil {
 		fmt.Fprintf(stderr, "embeddings: %v (search falls back to keywords for the rest)\n", err)
 	} else if n > 0 {
 		fmt.Fprintf(stderr, "embedded %d chunks\n", n)
@@ -132,7 +133,7 @@ func cmdSearch(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	defer st.Close()
-	sargs := api.SearchArgs{Query: query, Limit: *limit}
+	sargs := tool.SearchArgs{Query: query, Limit: *limit}
 	q, err := sargs.ToSearchQuery()
 	if err != nil {
 		return err
@@ -146,7 +147,7 @@ func cmdSearch(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	resp := api.NewSearchResponse(q.Text, r)
+	resp := tool.NewSearchResponse(q.Text, r)
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
@@ -189,7 +190,7 @@ func cmdExtract(ctx context.Context, args []string, stdin io.Reader, stdout, std
 
 func cmdEval(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("eval", flag.ContinueOnError)
-	var opt daemon.EvalOptions
+	var opt eval.Options
 	fs.StringVar(&opt.Corpus, "corpus", "", "BEIR corpus.jsonl")
 	fs.StringVar(&opt.Queries, "queries", "", "BEIR queries.jsonl")
 	fs.StringVar(&opt.Qrels, "qrels", "", "qrels TSV (query-id, corpus-id, score)")
@@ -202,7 +203,7 @@ func cmdEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if opt.Corpus == "" || opt.Queries == "" {
 		return &exitError{2, errors.New("eval: --corpus and --queries are required")}
 	}
-	return daemon.RunEval(ctx, opt, stdout)
+	return eval.Run(ctx, opt, stdout)
 }
 
 func cmdDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -234,8 +235,8 @@ func cmdDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		fmt.Fprintf(stdout, "FAIL site: %s\n", oneLine(err.Error()))
 		return err
 	}
-	fmt.Fprintf(stdout, "ok   site %s\n", d.Site.URL)
-	if rc, err := d.Fetcher.Open(ctx, d.Site.URL+"/wp-sitemap.xml"); err != nil {
+	fmt.Fprintf(stdout, "ok   site %s\n", d.Crawler.Site.URL)
+	if rc, err := d.Crawler.Fetcher.Open(ctx, d.Crawler.Site.URL+"/wp-sitemap.xml"); err != nil {
 		fmt.Fprintf(stdout, "warn sitemap: %s\n", oneLine(err.Error()))
 	} else {
 		rc.Close()

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/askwp/askwpd/config"
 	"github.com/askwp/askwpd/daemon"
 )
 
@@ -129,7 +130,7 @@ func (c *common) register(fs *flag.FlagSet) {
 }
 
 // load applies file, then environment, then flags.
-func (c *common) load() (daemon.Config, error) {
+func (c *common) load() (config.Config, error) {
 	path := c.config
 	if path == "" {
 		path = os.Getenv("ASKWPD_CONFIG")
@@ -139,7 +140,7 @@ func (c *common) load() (daemon.Config, error) {
 			path = "/etc/askwpd/askwpd.toml"
 		}
 	}
-	cfg, err := daemon.LoadConfig(path, os.Environ())
+	cfg, err := config.Load(path, os.Environ())
 	if err != nil {
 		return cfg, err
 	}

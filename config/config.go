@@ -1,0 +1,380 @@
+// Package config reads askwpd's configuration: the TOML file, then ASKWPD_*
+// environment variables, then flags, and checks what can be checked without
+// touching the site. It imports no other package of the module.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"net"
+	"net/url"
+	"os"
+	"reflect"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/BurntSushi/toml"
+	"github.com/robfig/cron/v3"
+)
+
+// Config is askwpd's configuration. Every key can come from the TOML file,
+// from an ASKWPD_* environment variable (ASKWPD_STATE_DIR,
+// ASKWPD_CRAWL_CONCURRENCY, …) or from a flag, in that order of precedence
+// (flags win). With only wp_root set, everything else is found by itself.
+type Config struct {
+	WPRoot      string `toml:"wp_root"`
+	SiteURL     string `toml:"site_url"`
+	DBDSN       string `toml:"db_dsn"`
+	TablePrefix string `toml:"table_prefix"`
+	StateDir    string `toml:"state_dir"`
+	Listen      string `toml:"listen"`
+	// AllowRemote permits binding a non-loopback address. The API has a
+	// bearer token but no TLS, so this is an explicit choice.
+	AllowRemote bool   `toml:"allow_remote"`
+	LogLevel    string `toml:"log_level"`
+
+	Crawl    CrawlConfig    `toml:"crawl"`
+	Schedule ScheduleConfig `toml:"schedule"`
+	Provider ProviderConfig `toml:"provider"`
+	Search   SearchConfig   `toml:"search"`
+
+	Embeddings EmbeddingsConfig `toml:"embeddings"`
+}
+
+// EmbeddingsConfig turns on hybrid retrieval: keyword search fused with
+// vector search over embeddings from an OpenAI-compatible /v1/embeddings
+// endpoint (OpenAI, Ollama, vLLM…). Off while base_url is empty. When the
+// endpoint fails, search answers from keywords alone.
+type EmbeddingsConfig struct {
+	// BaseURL is the API root, e.g. https://api.openai.com/v1 or
+	// http://127.0.0.1:11434/v1; "/embeddings" is appended unless the
+	// URL already ends in it.
+	BaseURL string `toml:"base_url"`
+	Model   string `toml:"model"`
+	// APIKey is sent as a bearer token, never logged.
+	APIKey string `toml:"api_key"`
+	// Dimensions asks models that support it (text-embedding-3-*) for
+	// shorter vectors; 0 means the model's own.
+	Dimensions int `toml:"dimensions"`
+	// Alpha weighs the rankings as Weaviate's hybrid search does: 0 is keyword only, 1 is vector only; default 0.5.
+	Alpha float64 `toml:"alpha"`
+	// Fusion is "alpha" (normalized scores mixed by alpha) or "rrf"
+	// (reciprocal rank fusion, the two lists weighted by 1-alpha, alpha).
+	Fusion string `toml:"fusion"`
+	// BatchSize is how many chunks go in one request; Concurrency how
+	// many requests run at once while indexing.
+	BatchSize   int `toml:"batch_size"`
+	Concurrency int `toml:"concurrency"`
+	// Timeout bounds one indexing request; QueryTimeout a search's query
+	// embedding, after which the search goes on with keywords alone.
+	Timeout      Duration `toml:"timeout"`
+	QueryTimeout Duration `toml:"query_timeout"`
+}
+
+// SearchConfig tunes retrieval.
+type SearchConfig struct {
+	// Synonyms is a Solr-style synonyms file: "a => b" rewrites and
+	// "a, b, c" equivalents, one rule a line.
+	Synonyms string `toml:"synonyms"`
+	// MemoryIndex is read so that old config files still load, and is
+	// otherwise ignored: the in-memory index is the only search engine.
+	MemoryIndex bool `toml:"memory_index"`
+}
+
+// CrawlConfig bounds fetching so the daemon never crowds out the PHP
+// workers it shares a host with.
+type CrawlConfig struct {
+	Concurrency int      `toml:"concurrency"`
+	RatePerSec  float64  `toml:"rate_per_sec"`
+	Budget      int      `toml:"budget"` // pages fetched per run
+	Timeout     Duration `toml:"timeout"`
+	MaxBytes    int64    `toml:"max_bytes"`
+	UserAgent   string   `toml:"user_agent"`
+	// IndexArchives also indexes category, tag and author archive pages.
+	IndexArchives bool `toml:"index_archives"`
+}
+
+// ScheduleConfig holds cron specs (robfig/cron, five fields).
+type ScheduleConfig struct {
+	Incremental string `toml:"incremental"`
+	Nightly     string `toml:"nightly"`
+	Disabled    bool   `toml:"disabled"`
+}
+
+// ProviderConfig is the LLM used by /v1/chat.
+type ProviderConfig struct {
+	Kind        string  `toml:"kind"` // openai | anthropic | openai-compatible
+	BaseURL     string  `toml:"base_url"`
+	Model       string  `toml:"model"`
+	APIKey      string  `toml:"api_key"`
+	MaxTokens   int     `toml:"max_tokens"`
+	Temperature float64 `toml:"temperature"`
+}
+
+// Duration reads "15s" style values in TOML and the environment.
+type Duration struct{ time.Duration }
+
+func (d *Duration) UnmarshalText(b []byte) error {
+	v, err := time.ParseDuration(string(b))
+	if err != nil {
+		return err
+	}
+	d.Duration = v
+	return nil
+}
+
+func (d Duration) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
+
+// Default is the configuration before any file, variable or flag.
+func Default() Config {
+	return Config{
+		StateDir: "/var/lib/askwpd",
+		Listen:   "127.0.0.1:8787",
+		LogLevel: "info",
+		Crawl: CrawlConfig{
+			Concurrency: 4,
+			RatePerSec:  8,
+			Budget:      5000,
+			Timeout:     Duration{20 * time.Second},
+			MaxBytes:    5 << 20,
+			UserAgent:   "askwpd/0.1 (+companion index for this site)",
+		},
+		Schedule: ScheduleConfig{
+			Incremental: "*/5 * * * *",
+			Nightly:     "17 3 * * *",
+		},
+		Search: SearchConfig{MemoryIndex: true},
+		Embeddings: EmbeddingsConfig{
+			Alpha: 0.5, Fusion: "alpha", BatchSize: 64, Concurrency: 2,
+			Timeout: Duration{30 * time.Second}, QueryTimeout: Duration{2 * time.Second},
+		},
+	}
+}
+
+// Load reads the TOML file (when path is not empty), then the
+// environment. Unknown keys in the file are an error, so a typo does not
+// silently fall back to a default.
+func Load(path string, environ []string) (Config, error) {
+	c := Default()
+	if path != "" {
+		md, err := toml.DecodeFile(path, &c)
+		if err != nil {
+			if errors.Is(err, os.ErrNotExist) {
+				return c, fmt.Errorf("config: %s does not exist", path)
+			}
+			return c, fmt.Errorf("config: %s: %w", path, err)
+		}
+		if und := md.Undecoded(); len(und) > 0 {
+			keys := make([]string, len(und))
+			for i, k := range und {
+				keys[i] = k.String()
+			}
+			return c, fmt.Errorf("config: %s: unknown keys: %s", path, strings.Join(keys, ", "))
+		}
+	}
+	if err := applyEnv(&c, environ); err != nil {
+		return c, err
+	}
+	return c, nil
+}
+
+// applyEnv sets fields from ASKWPD_<KEY> and ASKWPD_<SECTION>_<KEY>.
+func applyEnv(c *Config, environ []string) error {
+	env := map[string]string{}
+	for _, kv := range environ {
+		if k, v, ok := strings.Cut(kv, "="); ok && strings.HasPrefix(k, "ASKWPD_") {
+			env[k] = v
+		}
+	}
+	return walkFields(reflect.ValueOf(c).Elem(), "ASKWPD_", func(name string, f reflect.Value) error {
+		v, ok := env[name]
+		if !ok {
+			return nil
+		}
+		if err := setField(f, v); err != nil {
+			return fmt.Errorf("config: %s=%q: %w", name, v, err)
+		}
+		return nil
+	})
+}
+
+func walkFields(v reflect.Value, prefix string, fn func(string, reflect.Value) error) error {
+	t := v.Type()
+	for i := 0; i < t.NumField(); i++ {
+		sf := t.Field(i)
+		key := sf.Tag.Get("toml")
+		if key == "" {
+			continue
+		}
+		name := prefix + strings.ToUpper(key)
+		f := v.Field(i)
+		if f.Kind() == reflect.Struct && sf.Type != reflect.TypeOf(Duration{}) {
+			if err := walkFields(f, name+"_", fn); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := fn(name, f); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Set sets one key given as "section.key" or "key" (used by --set flags).
+func (c *Config) Set(key, value string) error {
+	want := "ASKWPD_" + strings.ToUpper(strings.ReplaceAll(key, ".", "_"))
+	found := false
+	err := walkFields(reflect.ValueOf(c).Elem(), "ASKWPD_", func(name string, f reflect.Value) error {
+		if name != want {
+			return nil
+		}
+		found = true
+		return setField(f, value)
+	})
+	if err != nil {
+		return fmt.Errorf("config: %s: %w", key, err)
+	}
+	if !found {
+		return fmt.Errorf("config: unknown key %q", key)
+	}
+	return nil
+}
+
+func setField(f reflect.Value, v string) error {
+	if f.Type() == reflect.TypeOf(Duration{}) {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			return err
+		}
+		f.Set(reflect.ValueOf(Duration{d}))
+		return nil
+	}
+	switch f.Kind() {
+	case reflect.String:
+		f.SetString(v)
+	case reflect.Bool:
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return err
+		}
+		f.SetBool(b)
+	case reflect.Int, reflect.Int64:
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return err
+		}
+		f.SetInt(n)
+	case reflect.Float64:
+		n, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			return err
+		}
+		f.SetFloat(n)
+	default:
+		return fmt.Errorf("unsupported type %s", f.Type())
+	}
+	return nil
+}
+
+// Validate checks values that can be checked without touching the site.
+func (c *Config) Validate() error {
+	if c.WPRoot == "" && c.SiteURL == "" && c.DBDSN == "" {
+		return errors.New("config: set wp_root (the folder holding wp-config.php), or db_dsn, or site_url")
+	}
+	if c.StateDir == "" {
+		return errors.New("config: state_dir is empty")
+	}
+	host, _, err := net.SplitHostPort(c.Listen)
+	if err != nil {
+		return fmt.Errorf("config: listen %q: %w", c.Listen, err)
+	}
+	if !c.AllowRemote && !isLoopback(host) {
+		return fmt.Errorf("config: listen %q is not a loopback address; the API has no TLS, so set allow_remote = true only behind a TLS proxy", c.Listen)
+	}
+	if c.Crawl.Concurrency < 1 || c.Crawl.Concurrency > 64 {
+		return fmt.Errorf("config: crawl.concurrency %d must be 1..64", c.Crawl.Concurrency)
+	}
+	if c.Crawl.RatePerSec <= 0 {
+		return fmt.Errorf("config: crawl.rate_per_sec must be positive")
+	}
+	if c.Crawl.MaxBytes < 1024 {
+		return fmt.Errorf("config: crawl.max_bytes %d is too small", c.Crawl.MaxBytes)
+	}
+	if err := ValidateSchedule(c.Schedule); err != nil {
+		return err
+	}
+	if err := c.Embeddings.Validate(); err != nil {
+		return err
+	}
+	return nil
+}
+
+// Validate checks the embeddings section; an empty base_url turns it off.
+func (e EmbeddingsConfig) Validate() error {
+	if e.BaseURL == "" {
+		return nil
+	}
+	if u, err := url.Parse(e.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("config: embeddings.base_url %q must be an http(s) URL", e.BaseURL)
+	}
+	if e.Model == "" {
+		return errors.New("config: embeddings.model is empty; name the embedding model (e.g. text-embedding-3-small, nomic-embed-text)")
+	}
+	if e.Alpha < 0 || e.Alpha > 1 || math.IsNaN(e.Alpha) {
+		return fmt.Errorf("config: embeddings.alpha %g must be 0..1 (0 keyword only, 1 vector only)", e.Alpha)
+	}
+	if e.Fusion != "alpha" && e.Fusion != "rrf" {
+		return fmt.Errorf("config: embeddings.fusion %q must be alpha or rrf", e.Fusion)
+	}
+	if e.Dimensions < 0 || e.Dimensions > 16384 {
+		return fmt.Errorf("config: embeddings.dimensions %d must be 0..16384", e.Dimensions)
+	}
+	if e.BatchSize < 1 || e.BatchSize > 2048 {
+		return fmt.Errorf("config: embeddings.batch_size %d must be 1..2048", e.BatchSize)
+	}
+	if e.Concurrency < 1 || e.Concurrency > 16 {
+		return fmt.Errorf("config: embeddings.concurrency %d must be 1..16", e.Concurrency)
+	}
+	if e.Timeout.Duration <= 0 || e.QueryTimeout.Duration <= 0 {
+		return errors.New("config: embeddings.timeout and embeddings.query_timeout must be positive")
+	}
+	return nil
+}
+
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// ValidateSchedule checks the cron specs, naming the bad one.
+func ValidateSchedule(s ScheduleConfig) error {
+	p := cron.NewParser(cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow | cron.Descriptor)
+	for name, spec := range map[string]string{"schedule.incremental": s.Incremental, "schedule.nightly": s.Nightly} {
+		if spec == "" {
+			continue
+		}
+		if _, err := p.Parse(spec); err != nil {
+			return fmt.Errorf("config: %s: invalid spec %q: %w", name, spec, err)
+		}
+	}
+	return nil
+}
+
+// LogValue keeps the API key out of any log line that prints the
+// configuration.
+func (e EmbeddingsConfig) LogValue() slog.Value {
+	key := ""
+	if e.APIKey != "" {
+		key = "(set)"
+	}
+	return slog.GroupValue(slog.String("base_url", e.BaseURL), slog.String("model", e.Model),
+		slog.String("api_key", key), slog.Int("dimensions", e.Dimensions), slog.Float64("alpha", e.Alpha),
+		slog.String("fusion", e.Fusion))
+}

@@ -1,0 +1,62 @@
+package config
+
+import (
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestConfig_Embeddings(t *testing.T) {
+	base := func() Config {
+		c := Default()
+		c.WPRoot = "/srv/wp"
+		return c
+	}
+	c := base()
+	if err := c.Validate(); err != nil || c.Embeddings.BaseURL != "" {
+		t.Fatalf("embeddings must be off and valid by default: %v", err)
+	}
+	c, err := Load("", []string{
+		"ASKWPD_WP_ROOT=/srv/wp", "ASKWPD_EMBEDDINGS_BASE_URL=http://127.0.0.1:11434/v1",
+		"ASKWPD_EMBEDDINGS_MODEL=nomic-embed-text", "ASKWPD_EMBEDDINGS_API_KEY=k", "ASKWPD_EMBEDDINGS_ALPHA=0.7",
+		"ASKWPD_EMBEDDINGS_FUSION=rrf", "ASKWPD_EMBEDDINGS_DIMENSIONS=256", "ASKWPD_EMBEDDINGS_QUERY_TIMEOUT=1500ms",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := c.Embeddings
+	if e.BaseURL != "http://127.0.0.1:11434/v1" || e.Model != "nomic-embed-text" || e.APIKey != "k" || e.Alpha != 0.7 ||
+		e.Fusion != "rrf" || e.Dimensions != 256 || e.QueryTimeout.Duration != 1500*time.Millisecond {
+		t.Fatalf("env mapping: %+v", e)
+	}
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Set("embeddings.alpha", "0"); err != nil || c.Embeddings.Alpha != 0 || c.Validate() != nil {
+		t.Fatalf("alpha 0 must be settable and valid: %v", err)
+	}
+	for name, mut := range map[string]func(*EmbeddingsConfig){
+		"no model":    func(e *EmbeddingsConfig) { e.Model = "" },
+		"alpha > 1":   func(e *EmbeddingsConfig) { e.Alpha = 1.5 },
+		"alpha < 0":   func(e *EmbeddingsConfig) { e.Alpha = -0.1 },
+		"fusion":      func(e *EmbeddingsConfig) { e.Fusion = "max" },
+		"url":         func(e *EmbeddingsConfig) { e.BaseURL = "127.0.0.1:11434" },
+		"batch":       func(e *EmbeddingsConfig) { e.BatchSize = 0 },
+		"concurrency": func(e *EmbeddingsConfig) { e.Concurrency = 0 },
+		"dimensions":  func(e *EmbeddingsConfig) { e.Dimensions = -1 },
+	} {
+		c2 := c
+		mut(&c2.Embeddings)
+		if err := c2.Validate(); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+	// A log line that prints the section shows that a key is set, not the key.
+	var buf strings.Builder
+	c.Embeddings.APIKey = "sk-secret-0123456789"
+	slog.New(slog.NewJSONHandler(&buf, nil)).Info("config", "embeddings", c.Embeddings)
+	if strings.Contains(buf.String(), c.Embeddings.APIKey) || !strings.Contains(buf.String(), `"api_key":"(set)"`) {
+		t.Errorf("log line: %s", buf.String())
+	}
+}

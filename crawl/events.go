@@ -1,0 +1,440 @@
+package crawl
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"sync/atomic"
+	"time"
+
+	"github.com/sourcegraph/conc/pool"
+
+	"github.com/askwp/askwpd/store"
+	"github.com/askwp/askwpd/wp"
+)
+
+// MaxEventAttempts bounds retries of an event whose work keeps failing
+// (the site answering 5xx, say); the nightly pass covers it after that.
+const MaxEventAttempts = 8
+
+// EventTick is how often the worker looks at the queue without a nudge:
+// events that failed are retried, and a restart finds what was pending.
+const EventTick = 10 * time.Second
+
+// ReceiveEvents stores a batch of verified events, then takes every page
+// an event says is no longer public out of search at once, before the
+// worker re-checks with the database. It returns store.ErrDuplicateEvent
+// for a replayed id, with nothing stored or changed.
+func (c *Crawler) ReceiveEvents(ctx context.Context, evs []*store.Event) (int, error) {
+	c.init()
+	if err := c.Store.InsertEvents(ctx, evs); err != nil {
+		return 0, c.StoreFailed(err)
+	}
+	for _, e := range evs {
+		if removes(e) {
+			c.removePost(context.WithoutCancel(ctx), e.PostID, e.URL, e.Type)
+		}
+	}
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+	return len(evs), nil
+}
+
+// removes says whether an event reports a post leaving public view.
+// Trusting an event to remove is safe; it is never trusted to add.
+func removes(e *store.Event) bool {
+	switch e.Type {
+	case store.EventPostUnpublished, store.EventPostDeleted, store.EventPostTrashed:
+		return true
+	case store.EventPostPublished, store.EventPostUpdated:
+		if e.Status != "" && e.Status != "publish" {
+			return true
+		}
+		var p struct {
+			Public   *bool `json:"public"`
+			Password *bool `json:"has_password"`
+		}
+		_ = json.Unmarshal(e.Payload, &p)
+		return p.Public != nil && !*p.Public || p.Password != nil && *p.Password
+	}
+	return false
+}
+
+// removePost deletes a post's pages, by post ID and by URL.
+func (c *Crawler) removePost(ctx context.Context, postID int64, rawURL, why string) {
+	if postID > 0 {
+		if ok, err := c.Store.DeletePost(ctx, postID); err != nil {
+			c.Log.Error("Unable to remove post", "post_id", postID, "error", err)
+		} else if ok {
+			c.Log.Info("Removed post", "post_id", postID, "reason", why)
+		}
+	}
+	if cu := c.resolve(rawURL); cu != "" && rawURL != "" {
+		if ok, err := c.Store.DeleteDocument(ctx, cu); err != nil {
+			c.Log.Error("Unable to remove page", "url", cu, "error", err)
+		} else if ok {
+			c.Log.Info("Removed page", "url", cu, "reason", why)
+		}
+	}
+}
+
+// StartEvents runs the event worker until ctx is done or the returned
+// stop is called (which waits for it). It first applies what a previous
+// run accepted and did not apply.
+func (c *Crawler) StartEvents(ctx context.Context) (stop func()) {
+	c.init()
+	c.loadConventions(ctx)
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	var recrawls atomic.Int32
+	go func() {
+		defer close(done)
+		t := time.NewTicker(EventTick)
+		defer t.Stop()
+		lastPrune := time.Time{}
+		for {
+			if _, err := c.ApplyEvents(ctx); err != nil && ctx.Err() == nil {
+				c.Log.Error("Unable to apply events", "error", err)
+			}
+			c.startRecrawl(ctx, &recrawls)
+			if time.Since(lastPrune) > time.Hour {
+				lastPrune = time.Now()
+				if _, err := c.Store.PruneEvents(ctx, c.Store.Now().Add(-24*time.Hour)); err != nil && ctx.Err() == nil {
+					c.Log.Warn("Unable to prune events", "error", err)
+				}
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-c.wake:
+			case <-t.C:
+			}
+		}
+	}()
+	return func() {
+		cancel()
+		<-done
+		// A re-crawl started by an event stops with ctx; wait for it to
+		// write its run record.
+		c.passMu.Lock()
+		c.passMu.Unlock()
+	}
+}
+
+// postWork is the collapsed work for one post in a batch of events.
+type postWork struct {
+	id     int64
+	url    string
+	remove bool
+	why    string
+	events []int64
+}
+
+// ApplyEvents applies every pending event once and returns how many it
+// applied. Events for one post collapse into one database check and at
+// most one fetch. Removals go first.
+func (c *Crawler) ApplyEvents(ctx context.Context) (int, error) {
+	applied := 0
+	tried := map[int64]bool{}
+	for ctx.Err() == nil {
+		evs, err := c.Store.PendingEvents(ctx, 200, MaxEventAttempts)
+		if err != nil {
+			return applied, err
+		}
+		var fresh []*store.Event
+		for _, e := range evs {
+			if !tried[e.ID] {
+				tried[e.ID] = true
+				fresh = append(fresh, e)
+			}
+		}
+		if len(fresh) == 0 {
+			return applied, nil
+		}
+		n, err := c.applyBatch(ctx, fresh)
+		applied += n
+		if err != nil {
+			return applied, err
+		}
+	}
+	return applied, ctx.Err()
+}
+
+func (c *Crawler) applyBatch(ctx context.Context, evs []*store.Event) (int, error) {
+	b := c.collapse(ctx, evs)
+	// Removals first: nothing else may run while a page that left public
+	// view is still searchable.
+	for _, id := range b.order {
+		if w := b.posts[id]; w.remove {
+			c.removePost(ctx, w.id, w.url, w.why)
+		}
+	}
+	if b.recrawl != "" {
+		// Durable before the events are marked: a crash in between
+		// re-runs the events, never loses the re-crawl.
+		recrawl := b.recrawl
+		if cur, _ := c.Store.GetMeta(ctx, "recrawl_pending"); cur != "" {
+			recrawl = strongerRecrawl(recrawl, cur)
+		}
+		if err := c.Store.SetMeta(ctx, "recrawl_pending", recrawl); err != nil {
+			return 0, err
+		}
+	}
+	applied := len(b.done)
+	if err := c.Store.MarkEventsApplied(ctx, b.done, ""); err != nil {
+		return 0, err
+	}
+
+	var n atomic.Int64
+	p := pool.New().WithMaxGoroutines(max(1, c.Opts.Concurrency))
+	for _, id := range b.order {
+		w := b.posts[id]
+		p.Go(func() { n.Add(c.applyPost(ctx, w)) })
+	}
+	p.Wait()
+	return applied + int(n.Load()), nil
+}
+
+// batch is a batch of events collapsed: the work per post, in order, the
+// events that need no post work, and the strongest re-crawl asked for.
+type batch struct {
+	order   []int64
+	posts   map[int64]*postWork
+	done    []int64
+	recrawl string
+}
+
+func (b *batch) work(id int64) *postWork {
+	w := b.posts[id]
+	if w == nil {
+		w = &postWork{id: id}
+		b.posts[id] = w
+		b.order = append(b.order, id)
+	}
+	return w
+}
+
+// collapse turns a batch of events into one piece of work per post. A
+// term event whose posts cannot be read is marked applied with the error.
+func (c *Crawler) collapse(ctx context.Context, evs []*store.Event) *batch {
+	b := &batch{posts: map[int64]*postWork{}}
+	for _, e := range evs {
+		switch e.Type {
+		case store.EventPostPublished, store.EventPostUpdated, store.EventPostUnpublished, store.EventPostDeleted, store.EventPostTrashed:
+			if e.PostID <= 0 {
+				b.done = append(b.done, e.ID)
+				continue
+			}
+			w := b.work(e.PostID)
+			if e.URL != "" {
+				w.url = e.URL
+			}
+			if removes(e) {
+				w.remove, w.why = true, e.Type
+			}
+			w.events = append(w.events, e.ID)
+		case store.EventTermChanged:
+			ids, err := c.termPosts(ctx, e)
+			if err != nil {
+				_ = c.Store.MarkEventsApplied(ctx, []int64{e.ID}, err.Error())
+				continue
+			}
+			if len(ids) == 0 {
+				b.done = append(b.done, e.ID)
+			}
+			for i, id := range ids {
+				w := b.work(id)
+				if i == 0 {
+					w.events = append(w.events, e.ID)
+				}
+			}
+		case store.EventMenuChanged:
+			b.recrawl = strongerRecrawl(b.recrawl, "recrawl:menu")
+			b.done = append(b.done, e.ID)
+		case store.EventThemeChanged:
+			b.recrawl = strongerRecrawl(b.recrawl, "recrawl:theme")
+			b.done = append(b.done, e.ID)
+		case store.EventPermalinksChanged:
+			b.recrawl = strongerRecrawl(b.recrawl, "recrawl:permalinks")
+			b.done = append(b.done, e.ID)
+		default:
+			b.done = append(b.done, e.ID)
+		}
+	}
+	return b
+}
+
+// applyPost refreshes one post and marks its events, returning how many
+// events it applied.
+func (c *Crawler) applyPost(ctx context.Context, w *postWork) int64 {
+	started := c.Store.Now()
+	err := c.refreshPost(ctx, w)
+	if ctx.Err() != nil {
+		return 0 // shutting down: the events stay pending
+	}
+	msg := ""
+	if err != nil {
+		msg = err.Error()
+		c.Log.Warn("Event not applied; will retry", "post_id", w.id, "error", err)
+		if errors.Is(err, wp.ErrUnreachable) || SiteFault(err) {
+			// The database or the site is down: that says nothing about
+			// the event, so it keeps its attempts and is retried each tick
+			// until they are back, however long the outage.
+			if err := c.Store.NoteEventsError(context.WithoutCancel(ctx), w.events, msg); err != nil {
+				c.Log.Error("Unable to note event error", "error", err)
+			}
+			return 0
+		}
+	}
+	if err := c.Store.MarkEventsApplied(context.WithoutCancel(ctx), w.events, msg); err != nil {
+		c.Log.Error("Unable to mark events applied", "error", err)
+		return 0
+	}
+	if msg != "" {
+		return 0
+	}
+	n := int64(len(w.events))
+	// Later batches' events for this post that arrived before this
+	// refresh began are answered by it too.
+	more, err := c.Store.MarkPostEventsApplied(context.WithoutCancel(ctx), w.id, started)
+	if err != nil {
+		c.Log.Error("Unable to mark events applied", "error", err)
+	}
+	return n + more
+}
+
+// strongerRecrawl picks the re-crawl that covers the other: a theme or
+// permalink change re-renders everything, a menu change re-discovers.
+func strongerRecrawl(a, b string) string {
+	rank := map[string]int{"": 0, "recrawl:menu": 1, "recrawl:theme": 2, "recrawl:permalinks": 3}
+	if rank[b] > rank[a] {
+		return b
+	}
+	return a
+}
+
+// termPosts returns the posts a term_changed event affects: the ones it
+// names, or else the posts in its terms.
+func (c *Crawler) termPosts(ctx context.Context, e *store.Event) ([]int64, error) {
+	if len(e.PostIDs) > 0 || c.WP == nil {
+		return e.PostIDs, nil
+	}
+	var p struct {
+		TermID  int64   `json:"term_id"`
+		TermIDs []int64 `json:"term_ids"`
+	}
+	_ = json.Unmarshal(e.Payload, &p)
+	if p.TermID > 0 {
+		p.TermIDs = append(p.TermIDs, p.TermID)
+	}
+	return c.WP.TermPosts(ctx, p.TermIDs)
+}
+
+// refreshPost re-checks one post with the database and re-renders its page
+// when, and only when, the database says it is public.
+func (c *Crawler) refreshPost(ctx context.Context, w *postWork) error {
+	var post *wp.Post
+	if c.WP != nil {
+		p, err := c.lookupPost(ctx, w.id)
+		if err != nil {
+			return err
+		}
+		if p == nil || !p.Public() || !contains(c.knownTypes(ctx), p.Type) {
+			c.removePost(ctx, w.id, w.url, "not public in the database")
+			return nil
+		}
+		post = p
+	}
+	target := ""
+	if cu := c.resolve(w.url); cu != "" && w.url != "" && crawlable(cu) {
+		target = cu
+	} else if urls, err := c.Store.PostDocuments(ctx, w.id); err == nil && len(urls) > 0 {
+		target = urls[0]
+	} else {
+		target = c.postURL(w.id, post)
+	}
+	out, err := c.renderNow(ctx, target, w.id, post)
+	if err != nil {
+		return err
+	}
+	if out.status == "gone" && !postIDURL(target) {
+		// The event's address is stale (a renamed slug): ask WordPress.
+		out, err = c.renderNow(ctx, c.postURL(w.id, post), w.id, post)
+		if err != nil {
+			return err
+		}
+	}
+	if out.status == "error" {
+		return out.err
+	}
+	return nil
+}
+
+// renderNow fetches and indexes one URL outside the crawl budget, paced by
+// the event limiter.
+func (c *Crawler) renderNow(ctx context.Context, u string, postID int64, post *wp.Post) (outcome, error) {
+	if err := c.eventLimiter.Wait(ctx); err != nil {
+		return outcome{}, err
+	}
+	sources := []string{"event"}
+	if st, err := c.Store.FindURL(ctx, u); err == nil {
+		for _, s := range st.Sources {
+			if !contains(sources, s) {
+				sources = append(sources, s)
+			}
+		}
+	}
+	var public map[int64]*wp.Post
+	if post != nil {
+		public = map[int64]*wp.Post{postID: post}
+	}
+	out, rec := c.indexURL(ctx, u, Conditional{}, sources, public)
+	if out.status == "error" && ctx.Err() != nil {
+		return out, ctx.Err()
+	}
+	if rec.PostID == 0 && postIDURL(u) {
+		rec.PostID = postID
+	}
+	if err := c.Store.RecordFetch(ctx, u, rec); err != nil {
+		return out, err
+	}
+	if out.url != "" && out.url != u {
+		rec.Status = out.status
+		if err := c.Store.RecordFetch(ctx, out.url, rec); err != nil {
+			return out, err
+		}
+	}
+	if out.status == "indexed" || out.status == "unchanged" {
+		c.Log.Info("Re-rendered on event", "url", out.url, "post_id", postID, "status", out.status)
+	}
+	return out, nil
+}
+
+// startRecrawl starts the re-crawl an event asked for, in the background,
+// once no other pass is running. It stays pending (in the store) until a
+// pass of its kind completes.
+func (c *Crawler) startRecrawl(ctx context.Context, running *atomic.Int32) {
+	kind, err := c.Store.GetMeta(ctx, "recrawl_pending")
+	if err != nil || kind == "" || !running.CompareAndSwap(0, 1) {
+		return
+	}
+	go func() {
+		defer running.Store(0)
+		run, err := c.Index(ctx, IndexOptions{Kind: kind, Full: kind != "recrawl:menu"})
+		switch {
+		case errors.Is(err, ErrCrawlRunning), ctx.Err() != nil:
+			return
+		case err != nil:
+			c.Log.Error("Re-crawl failed", "kind", kind, "error", err)
+			return
+		}
+		if run.Kind != kind {
+			return // it resumed an interrupted pass first
+		}
+		if cur, _ := c.Store.GetMeta(ctx, "recrawl_pending"); cur == kind {
+			_ = c.Store.SetMeta(ctx, "recrawl_pending", "")
+		}
+	}()
+}

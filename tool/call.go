@@ -1,0 +1,225 @@
+package tool
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/askwp/askwpd/crawl"
+	"github.com/askwp/askwpd/store"
+)
+
+// toolFunc runs one tool. It records what the log line should say in c.
+type toolFunc func(s *Service, ctx context.Context, raw json.RawMessage, c *toolCall) (any, error)
+
+type toolSpec struct {
+	timeout time.Duration
+	run     toolFunc
+}
+
+// toolSpecs are the tools of the contract (Tools describes them) with
+// their time limits: a tool that overruns gives the caller a timeout, not
+// a hung chat turn.
+var toolSpecs = map[string]toolSpec{
+	"search_site":        {20 * time.Second, (*Service).toolSearchSite},
+	"get_document":       {10 * time.Second, (*Service).toolGetDocument},
+	"get_recent":         {5 * time.Second, (*Service).toolGetRecent},
+	"search_in_document": {10 * time.Second, (*Service).toolSearchInDocument},
+	"fetch_live_url":     {0, (*Service).toolFetchLiveURL}, // the crawl timeout, plus a margin
+	"verify_quote":       {5 * time.Second, (*Service).toolVerifyQuote},
+}
+
+// toolCall is what one call's log line reports.
+type toolCall struct {
+	query      string
+	terms      []string
+	top        []string
+	confidence float64
+	action     string
+	evidence   string
+	url        string
+	results    int
+	expanded   []string
+	liveFetch  bool
+	extra      []any
+}
+
+// Call runs one tool of the contract. HTTP, MCP and the chat loop all
+// come through here. Errors of type *Error are the caller's mistake;
+// failures that are facts about the site (a page is gone) come back inside
+// the result.
+func (s *Service) Call(ctx context.Context, name string, args json.RawMessage) (any, error) {
+	spec, ok := toolSpecs[name]
+	if !ok {
+		return nil, ErrUnknownTool(name)
+	}
+	timeout := spec.timeout
+	if timeout == 0 {
+		timeout = s.Crawler.Opts.Timeout + 10*time.Second
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	start := time.Now()
+	c := &toolCall{}
+	out, err := spec.run(s, ctx, args, c)
+	took := time.Since(start)
+	outcome, code := "ok", ""
+	var ae *Error
+	switch {
+	case err == nil:
+	case errors.As(err, &ae):
+		outcome, code = "error", ae.Code
+	case errors.Is(err, context.DeadlineExceeded):
+		outcome, code = "timeout", "timeout"
+	default:
+		outcome, code = "error", "internal"
+	}
+	s.obs().ObserveCall(name, outcome, code, took, start)
+	attrs := []any{"tool", name, "outcome", outcome, "latency_ms", float64(took.Microseconds()) / 1000}
+	if c.query != "" {
+		attrs = append(attrs, "query", c.query, "terms", c.terms)
+	}
+	if c.url != "" {
+		attrs = append(attrs, "url", c.url)
+	}
+	if c.action != "" {
+		attrs = append(attrs, "action", c.action, "confidence", c.confidence)
+	}
+	if c.evidence != "" {
+		attrs = append(attrs, "evidence", c.evidence, "results", c.results, "top", c.top)
+	}
+	attrs = append(attrs, "expanded", c.expanded, "live_fetch", c.liveFetch)
+	attrs = append(attrs, c.extra...)
+	level := slog.LevelInfo
+	if outcome != "ok" {
+		attrs = append(attrs, "error_code", code)
+		if code == "internal" {
+			level = slog.LevelError
+			attrs = append(attrs, "error", err)
+		}
+	}
+	s.Log.Log(ctx, level, "Tool call", attrs...)
+	return out, err
+}
+
+func (s *Service) toolSearchSite(ctx context.Context, raw json.RawMessage, c *toolCall) (any, error) {
+	var args SearchArgs
+	if err := DecodeArgs(raw, &args); err != nil {
+		return nil, err
+	}
+	q, err := args.ToSearchQuery()
+	if err != nil {
+		return nil, err
+	}
+	c.query = q.Text
+	r, err := s.search(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	resp := NewSearchResponse(q.Text, r)
+	if needsExpansion(resp) && !lean(ctx) {
+		resp, err = s.expand(ctx, q, r, resp)
+		if err != nil {
+			return nil, err
+		}
+	}
+	c.terms, c.action, c.confidence, c.evidence, c.results = resp.Terms, resp.Action, resp.Confidence, resp.Evidence, len(resp.Results)
+	c.top = topResults(resp.Results)
+	live := 0
+	for _, e := range resp.Expanded {
+		c.expanded = append(c.expanded, e.URL+" "+e.Status)
+		live++
+	}
+	c.liveFetch = live > 0
+	thin := len(resp.Results) > 0 && resp.Results[0].Thin
+	s.obs().ObserveSearch(resp.Evidence, thin || resp.Evidence == "thin", live > 0, live)
+	return resp, nil
+}
+
+// topResults are the first results for the log line.
+func topResults(rs []Evidence) []string {
+	top := make([]string, 0, 3)
+	for i, e := range rs {
+		if i == 3 {
+			break
+		}
+		top = append(top, fmt.Sprintf("%s %.3f %v", e.URL, e.Score, e.MatchedTerms))
+	}
+	return top
+}
+
+// findDocument resolves id_or_url: a WordPress post ID, an absolute URL
+// of the site, or a path on it.
+func (s *Service) findDocument(ctx context.Context, ref string, withChunks bool) (*store.Document, error) {
+	ref = strings.TrimSpace(ref)
+	var tries []string
+	switch {
+	case isDigits(ref):
+		tries = []string{ref}
+	case strings.HasPrefix(ref, "/"):
+		tries = []string{crawl.Canonical(s.Crawler.Site.URL + ref)}
+	default:
+		tries = []string{crawl.Canonical(ref), ref}
+	}
+	for _, t := range append([]string(nil), tries...) {
+		if t == "" || isDigits(t) {
+			continue
+		}
+		// A missing or extra trailing slash names the same WordPress page.
+		if u, err := url.Parse(t); err == nil && u.RawQuery == "" {
+			if strings.HasSuffix(u.Path, "/") {
+				u.Path = strings.TrimSuffix(u.Path, "/")
+			} else {
+				u.Path += "/"
+			}
+			if u.Path != "" {
+				tries = append(tries, u.String())
+			}
+		}
+	}
+	for _, t := range tries {
+		if t == "" {
+			continue
+		}
+		doc, err := s.Store.FindDocument(ctx, t, withChunks)
+		if err == nil {
+			return doc, nil
+		}
+		if !errors.Is(err, store.ErrNotFound) {
+			return nil, err
+		}
+	}
+	return nil, &Error{Code: "not_indexed",
+		Message: fmt.Sprintf("no indexed page %q: use a url from search_site or get_recent, or fetch_live_url for a page of this site that is not indexed yet", ref)}
+}
+
+func isDigits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, r := range s {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+type leanKey struct{}
+
+// Lean returns a context in which the tools do only their core job:
+// search_site answers from the index alone, never fetching linked pages
+// live, and get_document adds no supporting passages to a thin page. It is
+// for callers that read for themselves rather than for a model, such as a
+// chat's context builder and quote checks, where a live fetch or extra
+// searches would cost seconds.
+func Lean(ctx context.Context) context.Context {
+	return context.WithValue(ctx, leanKey{}, true)
+}
+
+func lean(ctx context.Context) bool { return ctx.Value(leanKey{}) != nil }
