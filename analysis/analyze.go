@@ -214,17 +214,15 @@ func (l *language) token(raw string, a *Analyzer) (Token, bool) {
 	case t.Code && !strings.Contains(s, "."):
 		parts = alnumParts(s)
 	}
-	if parts != nil {
-		for _, p := range parts {
-			p = strings.ToLower(p)
-			if p == "" || p == s || l.stopwords[p] {
-				continue
-			}
-			if utf8.RuneCountInString(p) >= 4 && !hasDigit(p) {
-				p = a.stem(l, p)
-			}
-			t.Parts = append(t.Parts, p)
+	for _, p := range parts {
+		p = strings.ToLower(p)
+		if p == "" || p == s || l.stopwords[p] {
+			continue
 		}
+		if utf8.RuneCountInString(p) >= 4 && !hasDigit(p) {
+			p = a.stem(l, p)
+		}
+		t.Parts = append(t.Parts, p)
 	}
 	return t, true
 }

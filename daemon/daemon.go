@@ -13,7 +13,6 @@ import (
 	"errors"
 	"fmt"
 	"html"
-	"io"
 	"io/fs"
 	"log/slog"
 	"net/url"
@@ -29,8 +28,6 @@ import (
 	"github.com/askwp/askwpd/config"
 	"github.com/askwp/askwpd/crawl"
 	"github.com/askwp/askwpd/embed"
-	"github.com/askwp/askwpd/eval"
-	"github.com/askwp/askwpd/extract"
 	"github.com/askwp/askwpd/search"
 	"github.com/askwp/askwpd/store"
 	"github.com/askwp/askwpd/tool"
@@ -296,23 +293,6 @@ func (d *Daemon) Index(ctx context.Context, opt IndexOptions) (*store.Run, error
 // Call runs one tool of the contract.
 func (d *Daemon) Call(ctx context.Context, name string, args json.RawMessage) (any, error) {
 	return d.Tools.Call(ctx, name, args)
-}
-
-// StoreChunks turns the chunker's output into the store's chunks.
-//
-// Deprecated: use crawl.StoreChunks; kept while bench/search moves.
-func StoreChunks(cs []extract.Chunk) []store.Chunk { return crawl.StoreChunks(cs) }
-
-// EvalOptions configure RunEval.
-//
-// Deprecated: use eval.Options; kept while bench/search moves.
-type EvalOptions = eval.Options
-
-// RunEval runs a BEIR evaluation.
-//
-// Deprecated: use eval.Run; kept while bench/search moves.
-func RunEval(ctx context.Context, opt EvalOptions, out io.Writer) error {
-	return eval.Run(ctx, opt, out)
 }
 
 // Chat runs one turn of the agent loop.

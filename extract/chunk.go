@@ -67,17 +67,6 @@ func (c Chunk) Display() string {
 	return fence + c.CodeLang + "\n" + code + "\n" + fence
 }
 
-func firstLine(s string) string {
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i]
-	}
-	return s
-}
-
-func lastLine(s string) string {
-	return s[strings.LastIndexByte(s, '\n')+1:]
-}
-
 // approxTokens estimates tokens as one per four characters (at least one).
 func approxTokens(s string) int {
 	n := utf8.RuneCountInString(s)

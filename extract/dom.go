@@ -4,7 +4,6 @@ import (
 	"strings"
 
 	"golang.org/x/net/html"
-	"golang.org/x/net/html/atom"
 )
 
 // attr returns the value of the attribute key on n ("" when absent).
@@ -15,15 +14,6 @@ func attr(n *html.Node, key string) string {
 		}
 	}
 	return ""
-}
-
-func hasAttr(n *html.Node, key string) bool {
-	for _, a := range n.Attr {
-		if a.Namespace == "" && a.Key == key {
-			return true
-		}
-	}
-	return false
 }
 
 func setAttr(n *html.Node, key, val string) {
@@ -44,10 +34,6 @@ func hasClass(n *html.Node, c string) bool {
 		}
 	}
 	return false
-}
-
-func isElem(n *html.Node, a atom.Atom) bool {
-	return n != nil && n.Type == html.ElementNode && n.DataAtom == a
 }
 
 // walk visits n and its descendants in document order. fn returns false to skip
@@ -77,18 +63,6 @@ func walk(n *html.Node, fn func(*html.Node) bool) {
 			return
 		}
 	}
-}
-
-// findAll returns the element descendants of n (n included) for which pred is true.
-func findAll(n *html.Node, pred func(*html.Node) bool) []*html.Node {
-	var out []*html.Node
-	walk(n, func(c *html.Node) bool {
-		if c.Type == html.ElementNode && pred(c) {
-			out = append(out, c)
-		}
-		return true
-	})
-	return out
 }
 
 func findFirst(n *html.Node, pred func(*html.Node) bool) *html.Node {

@@ -32,7 +32,6 @@ type renderer struct {
 	liFresh   bool // next flush inside a list item gets the bullet
 	quote     int
 	inPre     int
-	inCodeTxt int
 	linkRunes int // link text in the current inline run
 }
 

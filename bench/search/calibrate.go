@@ -10,7 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/askwp/askwpd/daemon"
+	"github.com/askwp/askwpd/crawl"
 	"github.com/askwp/askwpd/extract"
 	"github.com/askwp/askwpd/search"
 	"github.com/askwp/askwpd/store"
@@ -79,7 +79,7 @@ func runCalibrate(ctx context.Context, args []string) error {
 			}
 			batch = append(batch, &store.Document{
 				URL: "beir:" + d.ID, Title: d.Title, Body: d.Text, Text: d.Text, Lang: "en", PostType: "post",
-				Chunks: daemon.StoreChunks(extract.ChunkMarkdown(d.Text, extract.ChunkOptions{})),
+				Chunks: crawl.StoreChunks(extract.ChunkMarkdown(d.Text, extract.ChunkOptions{})),
 			})
 			if len(batch) == 500 {
 				if err := db.PutDocuments(ctx, batch); err != nil {

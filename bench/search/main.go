@@ -13,7 +13,7 @@ import (
 	"os"
 	"runtime/pprof"
 
-	"github.com/askwp/askwpd/daemon"
+	"github.com/askwp/askwpd/eval"
 	"github.com/askwp/askwpd/search"
 )
 
@@ -65,7 +65,7 @@ func rankingFlags(fs *flag.FlagSet) *search.Ranking {
 
 func runEval(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("eval", flag.ExitOnError)
-	var opt daemon.EvalOptions
+	var opt eval.Options
 	fs.StringVar(&opt.Corpus, "corpus", "", "corpus.jsonl")
 	fs.StringVar(&opt.Queries, "queries", "", "queries.jsonl")
 	fs.StringVar(&opt.Qrels, "qrels", "", "qrels.tsv")
@@ -84,5 +84,5 @@ func runEval(ctx context.Context, args []string) error {
 		pprof.StartCPUProfile(f)
 		defer pprof.StopCPUProfile()
 	}
-	return daemon.RunEval(ctx, opt, os.Stdout)
+	return eval.Run(ctx, opt, os.Stdout)
 }
