@@ -118,8 +118,7 @@ func (c *Crawler) StartEvents(ctx context.Context) (stop func()) {
 		<-done
 		// A re-crawl started by an event stops with ctx; wait for it to
 		// write its run record.
-		c.passMu.Lock()
-		c.passMu.Unlock()
+		c.Wait()
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/askwp/askwpd/api"
@@ -136,7 +137,7 @@ func newMetrics(d *Daemon) *metrics {
 		byEvidence: map[string]int{}, lat: map[string]*ring{},
 	}
 	m.reg.MustRegister(m.toolCalls, m.toolLatency, m.retrievals, m.thinHits, m.liveFetches, m.expansions,
-		m.chatResp, m.chatCalls, &indexCollector{d: d}, prometheus.NewGoCollector())
+		m.chatResp, m.chatCalls, &indexCollector{d: d}, collectors.NewGoCollector())
 	m.reg.MustRegister(m.embedFallbacks)
 	return m
 }

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Static checks beyond go vet: staticcheck and deadcode, each pinned in
 # go.mod's tool block and fetched through the Go module proxy. Both must
-# report nothing; a finding that is kept on purpose is suppressed at its
-# line with the reason beside it (//lint:ignore for staticcheck).
+# report nothing; a finding kept on purpose is suppressed at its line with
+# the reason beside it (//lint:ignore for staticcheck; deadcode has no
+# suppression, so what it finds is deleted).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 export PATH="$PATH:/usr/local/go/bin"

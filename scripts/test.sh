@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The test command: everything CI checks, on a real WordPress.
 #   1. brings up the test WordPress (installs PHP, WordPress, MariaDB as needed),
-#   2. gofmt, go vet, php -l, systemd-analyze verify on the unit,
+#   2. gofmt, go vet, staticcheck, deadcode, php -l, systemd-analyze verify on the unit,
 #   3. go test -race over every package, integration tests included.
 # Usage: scripts/test.sh [extra go test flags, e.g. -run TestIndex]
 set -euo pipefail
@@ -24,6 +24,9 @@ fi
 
 step "go vet"
 go vet ./...
+
+step "staticcheck and deadcode"
+bash scripts/lint.sh
 
 step "php -l"
 find . -name '*.php' -not -path './.wp-test/*' -print0 | while IFS= read -r -d '' f; do
