@@ -51,6 +51,9 @@ type Agent struct {
 	// SiteOption reads one WordPress option (AskWP's provider settings);
 	// nil when there is no database.
 	SiteOption func(ctx context.Context, name string) (string, error)
+	// OnResponse, when set, sees every finished turn, a degraded one
+	// included, so the daemon's metrics count what visitors got.
+	OnResponse func(*Response)
 
 	wpMu   sync.Mutex
 	wpOpts map[string]string
@@ -254,6 +257,9 @@ func (t *chatTurn) finish(ctx context.Context) *Response {
 	t.a.Log.Info("Chat turn", "provider", t.resp.Provider, "evidence", t.resp.Evidence, "sources", len(t.resp.Sources),
 		"tool_calls", len(t.resp.ToolCalls), "model_calls", t.resp.Usage.ModelCalls, "degraded", t.resp.Degraded,
 		"context_ms", t.timing.ContextMS, "first_token_ms", t.timing.FirstTokenMS, "latency_ms", t.resp.LatencyMS)
+	if t.a.OnResponse != nil {
+		t.a.OnResponse(&t.resp)
+	}
 	return &t.resp
 }
 

@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http/httptest"
 	"os"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -50,6 +52,7 @@ func TestChatGates(t *testing.T) {
 		{"5_NoPasteRequests", gate5NoPasteRequests},
 		{"6_FabricatedQuoteIsCorrected", gate6FabricatedQuoteIsCorrected},
 		{"ProviderFromWPOptions", providerFromWPOptions},
+		{"MetricsCountTheTurn", metricsCountTheTurn},
 	} {
 		t.Run(g.name, func(t *testing.T) { g.fn(t, d, site) })
 	}
@@ -539,11 +542,72 @@ func providerFromWPOptions(t *testing.T, d *Daemon, site *wptest.Site) {
 	}
 }
 
+// metricsCountTheTurn: a chat turn shows in /metrics as one response, cited
+// or not, with its tool calls in the histogram.
+func metricsCountTheTurn(t *testing.T, d *Daemon, site *wptest.Site) {
+	post := publicPosts(t, site)[0]
+	p := llmtest.New(t, "openai", func(t *testing.T, r *llmtest.Request) llmtest.Turn {
+		for _, e := range promptResults(r.System) {
+			if q := plainSentence(e.Text, 5); q != "" {
+				return llmtest.Turn{Text: fmt.Sprintf("The page %s says: %q", e.URL, q)}
+			}
+		}
+		return llmtest.Turn{Text: "I found nothing on that."}
+	})
+	d.Agent.Provider = chat.ProviderConfig(p.Config())
+	defer func() { d.Agent.Provider = chat.ProviderConfig{} }()
+	const cited, none = `askwpd_chat_responses_total{evidence="cited"}`, `askwpd_chat_responses_total{evidence="none"}`
+	before := scrape(t, d)
+	resp, err := d.Chat(context.Background(), ask("What does "+post.Title+" say?"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	after := scrape(t, d)
+	want := none
+	if len(resp.Sources) > 0 {
+		want = cited
+	}
+	if got := after[want] - before[want]; got != 1 {
+		t.Errorf("%s went up by %v, want 1 (sources: %d)", want, got, len(resp.Sources))
+	}
+	if got := after[cited] + after[none] - before[cited] - before[none]; got != 1 {
+		t.Errorf("chat responses went up by %v, want 1", got)
+	}
+	if got := after["askwpd_chat_tool_calls_count"] - before["askwpd_chat_tool_calls_count"]; got != 1 {
+		t.Errorf("askwpd_chat_tool_calls_count went up by %v, want 1", got)
+	}
+	if got, calls := after["askwpd_chat_tool_calls_sum"]-before["askwpd_chat_tool_calls_sum"], len(resp.ToolCalls); got != float64(calls) || calls == 0 {
+		t.Errorf("askwpd_chat_tool_calls_sum went up by %v; the turn made %d tool calls", got, calls)
+	}
+}
+
+// scrape reads /metrics into sample name (with labels) → value.
+func scrape(t *testing.T, d *Daemon) map[string]float64 {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	d.MetricsHandler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	if rec.Code != 200 {
+		t.Fatalf("/metrics: %d", rec.Code)
+	}
+	out := map[string]float64{}
+	for _, line := range strings.Split(rec.Body.String(), "\n") {
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		i := strings.LastIndexByte(line, ' ')
+		if v, err := strconv.ParseFloat(line[i+1:], 64); i > 0 && err == nil {
+			out[line[:i]] = v
+		}
+	}
+	return out
+}
+
 // freshAgent replaces d's agent with a new one of the same settings, so
 // nothing it kept (AskWP's options, provider clients) carries over.
 func freshAgent(d *Daemon) {
 	a := d.Agent
-	d.Agent = &chat.Agent{Tools: a.Tools, Site: a.Site, Log: a.Log, Opts: a.Opts, Provider: a.Provider, SiteOption: a.SiteOption}
+	d.Agent = &chat.Agent{Tools: a.Tools, Site: a.Site, Log: a.Log, Opts: a.Opts, Provider: a.Provider, SiteOption: a.SiteOption,
+		OnResponse: a.OnResponse}
 }
 
 func ask(q string) chat.Request {

@@ -214,10 +214,9 @@ func (m *metrics) ObserveLiveFetch(via, outcome string) {
 	}
 }
 
-// ObserveChatResponse records one chat response: how many tools it called
-// and how many sources it cited. The chat loop calls it once per answer.
-func (d *Daemon) ObserveChatResponse(toolCalls, sources int) {
-	m := d.obs()
+// observeChat records one chat response: how many tools it called and how
+// many sources it cited.
+func (m *metrics) observeChat(toolCalls, sources int) {
 	ev := "cited"
 	if sources == 0 {
 		ev = "none"
