@@ -189,7 +189,7 @@ func loadQueries(opt Options) ([]beirQuery, map[string]map[string]int, error) {
 // runQueries searches each query, writes its ranking to run when set, and
 // adds its scores to m; it returns the latencies.
 func runQueries(ctx context.Context, ix *search.Index, hyb *hybrid, queries []beirQuery, qrels map[string]map[string]int,
-	depth int, run io.Writer, m *Metrics) ([]time.Duration, error) {
+	depth int, run *bufio.Writer, m *Metrics) ([]time.Duration, error) {
 	var lat []time.Duration
 	for _, q := range queries {
 		if err := ctx.Err(); err != nil {

@@ -3,6 +3,7 @@ package eval
 import (
 	"bytes"
 	"context"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -47,6 +48,23 @@ func TestRunEval(t *testing.T) {
 		if f := strings.Fields(l); len(f) != 6 || f[1] != "Q0" {
 			t.Errorf("bad run line %q", l)
 		}
+	}
+}
+
+// TestRunEval_NoRunFile is the command as most people type it: no --run.
+func TestRunEval_NoRunFile(t *testing.T) {
+	dir := t.TempDir()
+	m, err := Evaluate(context.Background(), Options{
+		Corpus:   "testdata/beir/docs.jsonl",
+		Queries:  "testdata/beir/queries.jsonl",
+		Qrels:    "testdata/beir/qrels.tsv",
+		StateDir: dir,
+	}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Queries != 4 || m.NDCG10 < 0.9 {
+		t.Errorf("metrics = %+v", m)
 	}
 }
 
