@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/askwp/askwpd/extract"
 	"github.com/askwp/askwpd/search"
 	"github.com/askwp/askwpd/store"
 )
@@ -122,33 +123,34 @@ func pageOf(text []rune, start, maxChars int) (int, int, string) {
 				break
 			}
 		}
+		// A page that ends on an escaping backslash would render the
+		// next page's first character as markup.
+		if backslashesBefore(text, end)%2 == 1 {
+			if end-1 > start {
+				end--
+			} else {
+				end++ // a page of the backslash alone: take what it escapes too
+			}
+		}
 	}
 	return start, end, string(text[start:end])
+}
+
+// backslashesBefore counts the backslashes right before text[i].
+func backslashesBefore(text []rune, i int) int {
+	n := 0
+	for i > 0 && text[i-1] == '\\' {
+		n++
+		i--
+	}
+	return n
 }
 
 // outline lists the Markdown headings of body outside code fences.
 func outline(body []rune) []OutlineEntry {
 	out := []OutlineEntry{}
-	fence := ""
-	pos := 0
-	for _, line := range strings.SplitAfter(string(body), "\n") {
-		n := len([]rune(line))
-		t := strings.TrimSpace(line)
-		switch {
-		case fence != "":
-			if strings.HasPrefix(t, fence) {
-				fence = ""
-			}
-		case strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~"):
-			fence = t[:3]
-		case strings.HasPrefix(line, "#"):
-			level := len(line) - len(strings.TrimLeft(line, "#"))
-			h := strings.TrimSpace(strings.Trim(strings.TrimSpace(line[level:]), "#"))
-			if level <= 6 && h != "" && (len(line) == level || line[level] == ' ' || line[level] == '\t') {
-				out = append(out, OutlineEntry{Level: level, Heading: h, Start: pos})
-			}
-		}
-		pos += n
+	for _, h := range extract.Outline(string(body)) {
+		out = append(out, OutlineEntry{Level: h.Level, Heading: h.Title, Start: h.Start})
 	}
 	return out
 }

@@ -25,7 +25,9 @@ func findQuote(body, quote string) quoteMatch {
 	if q == "" {
 		return quoteMatch{}
 	}
-	if i := strings.Index(body, q); i >= 0 {
+	// A match right after an escaping backslash is not the page's text as
+	// stored; the normalized search below returns it with its backslash.
+	if i := strings.Index(body, q); i >= 0 && !escapedByte(body, i) {
 		m := quoteMatch{found: true, kind: "exact"}
 		qn := utf8.RuneCountInString(q)
 		rs := utf8.RuneCountInString(body[:i])
@@ -47,16 +49,24 @@ func findQuote(body, quote string) quoteMatch {
 		return quoteMatch{}
 	}
 	m := quoteMatch{kind: "normalized"}
+	br := []rune(body)
 	for from := 0; len(m.starts) < maxOccurrences; {
 		i := indexRunes(nb[from:], nq)
 		if i < 0 {
 			break
 		}
 		i += from
-		if !m.found {
-			m.found, m.start, m.end = true, pos[i], pos[i+len(nq)-1]+1
+		// Normalizing dropped the backslash that escapes the first
+		// character; the passage keeps it, or "\# not a heading" would be
+		// quoted as a heading.
+		start := pos[i]
+		if backslashesBefore(br, start)%2 == 1 {
+			start--
 		}
-		m.starts = append(m.starts, pos[i])
+		if !m.found {
+			m.found, m.start, m.end = true, start, pos[i+len(nq)-1]+1
+		}
+		m.starts = append(m.starts, start)
 		from = i + 1
 	}
 	return m
@@ -101,6 +111,16 @@ func normalizeQuote(s string) ([]rune, []int) {
 		out, pos = out[:len(out)-1], pos[:len(pos)-1]
 	}
 	return out, pos
+}
+
+// escapedByte reports whether body[i] follows an odd run of backslashes.
+func escapedByte(body string, i int) bool {
+	n := 0
+	for i > 0 && body[i-1] == '\\' {
+		n++
+		i--
+	}
+	return n%2 == 1
 }
 
 func indexRunes(s, sub []rune) int {

@@ -6,7 +6,7 @@ import (
 )
 
 func TestFindQuote(t *testing.T) {
-	body := "## Prices\n\nA bag costs **€12** — “fresh” roasted.\n\nA bag costs **€12** again…  \nEnd."
+	body := "## Prices\n\nA bag costs **€12** — “fresh” roasted.\n\nA bag costs **€12** again…  \nEnd.\n\n\\# not a heading \\<b\\>"
 	runes := []rune(body)
 	for _, c := range []struct {
 		name, quote, kind, want string
@@ -17,6 +17,8 @@ func TestFindQuote(t *testing.T) {
 		{"whitespace", "again...\n End.", "normalized", "again…  \nEnd.", 1},
 		{"missing", "A bag costs €13", "", "", 0},
 		{"blank", "   ", "", "", 0},
+		{"escaped first character", "# not a heading", "normalized", "\\# not a heading", 1},
+		{"escaped markup", "<b>", "normalized", "\\<b\\>", 1},
 	} {
 		m := findQuote(body, c.quote)
 		if c.kind == "" {
