@@ -40,6 +40,9 @@ type Options struct {
 	Ranking *search.Ranking
 	// ChunkTokens is the chunker's target size; 0 means the daemon's.
 	ChunkTokens int
+	// Baseline is a TREC run (as Run writes) to compare this run with,
+	// query by query; it needs Qrels.
+	Baseline string
 	// Depth is how many documents each query asks for; 0 means 100.
 	// Search fetches more candidates for deeper lists, so a depth of 10
 	// measures nDCG@10 as a chatbot's search (limit 10) ranks it.
@@ -59,6 +62,14 @@ type Metrics struct {
 	MRR10     float64
 	P50, P95  time.Duration
 	IndexTime time.Duration
+	// PerQuery holds each judged query's scores, in query order.
+	PerQuery []QueryScore
+}
+
+// QueryScore is one judged query's result.
+type QueryScore struct {
+	ID, Text, Type           string
+	NDCG10, Recall100, MRR10 float64
 }
 
 // runDepth is how many documents per query the run holds.
@@ -157,6 +168,14 @@ func Evaluate(ctx context.Context, opt Options, out io.Writer) (*Metrics, error)
 	m.P50, m.P95 = percentile(lat, 0.50), percentile(lat, 0.95)
 	hyb.report(out)
 	m.print(out, qrels != nil)
+	printByType(out, m.PerQuery)
+	if opt.Baseline != "" && qrels != nil {
+		base, err := readRun(opt.Baseline)
+		if err != nil {
+			return nil, err
+		}
+		compare(out, m.PerQuery, base, qrels)
+	}
 	return m, nil
 }
 
@@ -219,9 +238,12 @@ func runQueries(ctx context.Context, ix *search.Index, hyb *hybrid, queries []be
 		}
 		if qrels != nil {
 			rel := qrels[q.id]
-			m.NDCG10 += ndcgAt(ranked, rel, 10)
-			m.Recall100 += recallAt(ranked, rel, 100)
-			m.MRR10 += mrrAt(ranked, rel, 10)
+			qs := QueryScore{ID: q.id, Text: q.text, Type: q.typ,
+				NDCG10: ndcgAt(ranked, rel, 10), Recall100: recallAt(ranked, rel, 100), MRR10: mrrAt(ranked, rel, 10)}
+			m.PerQuery = append(m.PerQuery, qs)
+			m.NDCG10 += qs.NDCG10
+			m.Recall100 += qs.Recall100
+			m.MRR10 += qs.MRR10
 		}
 	}
 	return lat, nil
@@ -311,7 +333,9 @@ func beirDocument(bd beirDoc, chunkTokens int) *store.Document {
 	return d
 }
 
-type beirQuery struct{ id, text string }
+// beirQuery is one query; typ is its optional "type" field (howto,
+// keyword, concept …), for the per-type report.
+type beirQuery struct{ id, text, typ string }
 
 func readBEIRQueries(path string) ([]beirQuery, error) {
 	f, err := os.Open(path)
@@ -329,11 +353,12 @@ func readBEIRQueries(path string) ([]beirQuery, error) {
 		var q struct {
 			ID   string `json:"_id"`
 			Text string `json:"text"`
+			Type string `json:"type"`
 		}
 		if err := json.Unmarshal(sc.Bytes(), &q); err != nil {
 			return nil, fmt.Errorf("eval: %s: %w", path, err)
 		}
-		qs = append(qs, beirQuery{q.ID, q.Text})
+		qs = append(qs, beirQuery{q.ID, q.Text, q.Type})
 	}
 	return qs, sc.Err()
 }

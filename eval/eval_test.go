@@ -68,6 +68,51 @@ func TestRunEval_NoRunFile(t *testing.T) {
 	}
 }
 
+// TestRunEval_TypesAndBaseline: queries with a type get a line each, and
+// a baseline run is compared query by query.
+func TestRunEval_TypesAndBaseline(t *testing.T) {
+	dir := t.TempDir()
+	queries := filepath.Join(dir, "queries.jsonl")
+	os.WriteFile(queries, []byte(`{"_id": "q1", "text": "when should I prune apple trees", "type": "howto"}
+{"_id": "q2", "text": "how often to water tomato plants", "type": "howto"}
+{"_id": "q3", "text": "feeding a sourdough starter", "type": "keyword"}
+{"_id": "q4", "text": "protect roses from frost in winter"}
+`), 0o644)
+	// The baseline ranks q1's relevant page second and misses q2's.
+	baseline := filepath.Join(dir, "base.run")
+	os.WriteFile(baseline, []byte("q1 Q0 d4 1 2.0 x\nq1 Q0 d1 2 1.0 x\nq2 Q0 d4 1 1.0 x\nq3 Q0 d3 1 2.0 x\nq3 Q0 d5 2 1.0 x\nq4 Q0 d6 1 1.0 x\n"), 0o644)
+	var out bytes.Buffer
+	if _, err := Evaluate(context.Background(), Options{
+		Corpus: "testdata/beir/docs.jsonl", Queries: queries, Qrels: "testdata/beir/qrels.tsv",
+		Baseline: baseline, StateDir: dir,
+	}, &out); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"by type:", "howto        n=2 ", "keyword      n=1 ",
+		"against the baseline", "all          n=4    Δ nDCG@10 +0.", "wins 2, losses 0, ties 2",
+		"largest gains:", " q2  how often to water tomato plants",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+	if strings.Contains(out.String(), "largest losses:") {
+		t.Errorf("no query lost, yet:\n%s", out.String())
+	}
+}
+
+func TestBootstrapCI(t *testing.T) {
+	if lo, hi := bootstrapCI([]float64{0.1, 0.1, 0.1}, 1000, 0.95); math.Abs(lo-0.1) > 1e-12 || math.Abs(hi-0.1) > 1e-12 {
+		t.Errorf("constant differences: [%v, %v], want [0.1, 0.1]", lo, hi)
+	}
+	xs := []float64{-0.2, 0.1, 0.3, 0.0, 0.2, -0.1, 0.4, 0.05}
+	lo, hi := bootstrapCI(xs, 5000, 0.95)
+	if m := mean(xs); lo >= m || hi <= m || lo < -0.2 || hi > 0.4 {
+		t.Errorf("interval [%v, %v] around mean %v", lo, hi, m)
+	}
+}
+
 func TestNDCG(t *testing.T) {
 	rel := map[string]int{"a": 2, "b": 1}
 	// Ideal: a then b.

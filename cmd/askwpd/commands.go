@@ -195,6 +195,7 @@ func cmdEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs.StringVar(&opt.Queries, "queries", "", "BEIR queries.jsonl")
 	fs.StringVar(&opt.Qrels, "qrels", "", "qrels TSV (query-id, corpus-id, score)")
 	fs.StringVar(&opt.Run, "run", "", "write a TREC run here")
+	fs.StringVar(&opt.Baseline, "baseline", "", "a TREC run (from --run) to compare with, query by query: mean difference, wins and losses, a bootstrap interval (needs --qrels)")
 	fs.IntVar(&opt.Limit, "limit", 0, "evaluate at most this many queries")
 	fs.StringVar(&opt.StateDir, "state-dir", "", "where to build the temporary index")
 	if err := parse(fs, args); err != nil {
@@ -202,6 +203,9 @@ func cmdEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	if opt.Corpus == "" || opt.Queries == "" {
 		return &exitError{2, errors.New("eval: --corpus and --queries are required")}
+	}
+	if opt.Baseline != "" && opt.Qrels == "" {
+		return &exitError{2, errors.New("eval: --baseline needs --qrels to score both runs")}
 	}
 	return eval.Run(ctx, opt, stdout)
 }
