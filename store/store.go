@@ -85,6 +85,9 @@ func Open(ctx context.Context, path string) (*DB, error) {
 		// 256 MiB map cut search CPU by a sixth, but took a 10k-page crawl
 		// from 73 MB to 605 MB RSS, on a host whose PHP needs the memory.
 	}
+	if err := createPrivate(path); err != nil {
+		return nil, err
+	}
 	q := url.Values{}
 	for _, p := range pragmas {
 		q.Add("_pragma", p)
@@ -134,6 +137,40 @@ func (db *DB) Close() error {
 		errs = append(errs, db.write.Close())
 	}
 	return errors.Join(errs...)
+}
+
+// createPrivate creates the database file readable and writable by its
+// owner alone, whatever the umask: it holds the site's text and the event
+// queue. SQLite creates -wal and -shm with the database file's mode. Files
+// an older version created with a wider mode are narrowed.
+func createPrivate(path string) error {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if err == nil {
+		// A umask such as 0277 could have left the new file read-only.
+		err = f.Chmod(0o600)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return fmt.Errorf("store: create %s: %w", path, err)
+		}
+		return nil
+	}
+	if !errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("store: create %s: %w", path, err)
+	}
+	for _, p := range []string{path, path + "-wal", path + "-shm"} {
+		fi, err := os.Stat(p)
+		if err != nil || fi.Mode().Perm()&0o077 == 0 {
+			continue
+		}
+		// Another user (root running a one-shot command, say) may not own
+		// the file; it opens the store as it is.
+		if err := os.Chmod(p, 0o600); err != nil && !errors.Is(err, fs.ErrPermission) {
+			return fmt.Errorf("store: narrow the mode of %s: %w", p, err)
+		}
+	}
+	return nil
 }
 
 type migration struct {

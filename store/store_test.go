@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -215,4 +216,51 @@ func TestDB_RemovedTextLeavesTheFiles(t *testing.T) {
 	if err := db2.IntegrityCheck(ctx); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestOpen_FilesPrivate: the database, its WAL and its shared memory are
+// created readable by their owner alone even under a umask of 0, and a
+// store an older version left world-readable is narrowed on open.
+func TestOpen_FilesPrivate(t *testing.T) {
+	old := syscall.Umask(0)
+	defer syscall.Umask(old)
+	ctx := context.Background()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "askwpd.db")
+	db, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.SetMeta(ctx, "k", "v"); err != nil {
+		t.Fatal(err)
+	}
+	check := func(when string) {
+		t.Helper()
+		for _, p := range []string{path, path + "-wal", path + "-shm"} {
+			fi, err := os.Stat(p)
+			if err != nil {
+				t.Fatalf("%s: %v", when, err)
+			}
+			if m := fi.Mode().Perm(); m != 0o600 {
+				t.Errorf("%s: %s has mode %04o, want 0600", when, filepath.Base(p), m)
+			}
+		}
+	}
+	check("new store")
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	if err := os.Chmod(path, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	db, err = Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.SetMeta(ctx, "k", "w"); err != nil {
+		t.Fatal(err)
+	}
+	check("store left 0644")
 }
