@@ -59,7 +59,7 @@ var adminTmpl = template.Must(template.New("admin").Funcs(template.FuncMap{
 
 func (s *Server) registerAdminRoutes(e *echo.Echo, g *echo.Group) {
 	s.registerMetricsRoutes(g)
-	e.GET("/admin", s.handleAdmin)
+	getHead(e, "/admin", s.handleAdmin)
 	e.POST("/admin/reindex", s.handleAdminReindex)
 }
 

@@ -104,7 +104,7 @@ func (s *Server) handleEvents(c echo.Context, r EventReceiver) error {
 	req := c.Request()
 	body, err := io.ReadAll(io.LimitReader(req.Body, maxEventBody+1))
 	if err != nil {
-		return tool.Invalid("unreadable body")
+		return readFailed(err)
 	}
 	if len(body) > maxEventBody {
 		return &tool.Error{Code: "too_large", Message: "body larger than 1 MiB"}
