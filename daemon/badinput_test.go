@@ -492,3 +492,64 @@ func TestBadInput_Head(t *testing.T) {
 		t.Errorf("HEAD /healthz answered %d, want 200", resp.StatusCode)
 	}
 }
+
+// TestBadInput_SignedEventsMalformed: a correctly signed batch whose ids
+// are not UTF-8, or which has bytes after its JSON, is refused with 400
+// and stores nothing.
+func TestBadInput_SignedEventsMalformed(t *testing.T) {
+	d := openQuiet(t)
+	srv := httptest.NewServer(api.New(d, api.Options{Token: "events-token-0123456789", Log: d.Log}).Handler())
+	defer srv.Close()
+	secret, err := d.WebhookSecret()
+	if err != nil {
+		t.Fatal(err)
+	}
+	send := func(body string) (int, string) {
+		t.Helper()
+		ts := fmt.Sprint(time.Now().Unix())
+		req, _ := http.NewRequest("POST", srv.URL+"/v1/events", strings.NewReader(body))
+		req.Header.Set(api.HeaderTimestamp, ts)
+		req.Header.Set(api.HeaderSignature, api.Sign(secret, ts, []byte(body)))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	pending := func() int {
+		evs, err := d.Store.PendingEvents(context.Background(), 1000, 1000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(evs)
+	}
+	ev := func(id string) string {
+		return `{"events": [{"id": "` + id + `", "type": "post_updated", "post_id": 5}]}`
+	}
+	for name, body := range map[string]string{
+		"id not UTF-8":            ev("a\xff\xfeb"),
+		"id of a lone surrogate":  ev(`a\ud800b`),
+		"id of a control char":    ev(`a\u0001b`),
+		"url not UTF-8":           `{"events": [{"id": "u1", "type": "post_updated", "post_id": 5, "url": "http://x/` + "\xc3" + `"}]}`,
+		"payload not UTF-8":       `{"events": [{"id": "u2", "type": "post_updated", "post_id": 5, "note": "` + "\xff" + `"}]}`,
+		"garbage after the JSON":  ev("t1") + "garbage",
+		"a second JSON value":     ev("t2") + ev("t3"),
+		"a stray bracket":         ev("t4") + "}",
+		"a NUL byte after a line": ev("t5") + "\n\x00",
+	} {
+		before := pending()
+		code, out := send(body)
+		if code != http.StatusBadRequest {
+			t.Errorf("%s: answered %d, want 400: %.200s", name, code, out)
+		}
+		if n := pending() - before; n != 0 {
+			t.Errorf("%s: %d event(s) stored", name, n)
+		}
+	}
+	// Whitespace after the JSON is no trailing data.
+	if code, out := send(ev("ok1") + " \n"); code != http.StatusAccepted {
+		t.Errorf("a batch ending in a newline answered %d: %s", code, out)
+	}
+}
