@@ -162,6 +162,11 @@ func (s *Server) handleAdmin(c echo.Context) error {
 // since no browser sends one on its own.
 func (s *Server) handleAdminReindex(c echo.Context) error {
 	adminHeaders(c)
+	// Read the form first, so that a body over the cap is a 413 here as
+	// on every route, not a missing CSRF token.
+	if err := c.Request().ParseForm(); err != nil {
+		return readFailed(err)
+	}
 	if !s.bearerOK(c) {
 		sid := s.session(c)
 		if sid == "" {

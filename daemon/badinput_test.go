@@ -425,7 +425,7 @@ func TestBadInput_TooLarge(t *testing.T) {
 	srv := httptest.NewServer(api.New(d, api.Options{Token: token, Log: d.Log}).Handler())
 	defer srv.Close()
 	big := `{"query": "` + strings.Repeat("gardens ", 300<<10) + `"}` // 2.4 MB
-	for _, path := range []string{"/v1/tools/search_site", "/v1/events", "/v1/chat", "/mcp"} {
+	for _, path := range []string{"/v1/tools/search_site", "/v1/events", "/v1/chat", "/mcp", "/admin/reindex"} {
 		for _, chunked := range []bool{true, false} {
 			var body io.Reader = strings.NewReader(big)
 			if chunked {
@@ -434,6 +434,9 @@ func TestBadInput_TooLarge(t *testing.T) {
 			req, _ := http.NewRequest("POST", srv.URL+path, body)
 			req.Header.Set("Authorization", "Bearer "+token)
 			req.Header.Set("Content-Type", "application/json")
+			if path == "/admin/reindex" {
+				req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+			}
 			req.Header.Set("Accept", "application/json, text/event-stream")
 			ts := fmt.Sprint(time.Now().Unix())
 			req.Header.Set(api.HeaderTimestamp, ts)
