@@ -59,7 +59,7 @@ var adminTmpl = template.Must(template.New("admin").Funcs(template.FuncMap{
 
 func (s *Server) registerAdminRoutes(e *echo.Echo, g *echo.Group) {
 	s.registerMetricsRoutes(g)
-	e.GET("/admin", s.handleAdmin)
+	getHead(e, "/admin", s.handleAdmin)
 	e.POST("/admin/reindex", s.handleAdminReindex)
 }
 
@@ -162,6 +162,11 @@ func (s *Server) handleAdmin(c echo.Context) error {
 // since no browser sends one on its own.
 func (s *Server) handleAdminReindex(c echo.Context) error {
 	adminHeaders(c)
+	// Read the form first, so that a body over the cap is a 413 here as
+	// on every route, not a missing CSRF token.
+	if err := c.Request().ParseForm(); err != nil {
+		return readFailed(err)
+	}
 	if !s.bearerOK(c) {
 		sid := s.session(c)
 		if sid == "" {

@@ -10,13 +10,15 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"errors"
+	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
-	"github.com/labstack/echo/v4/middleware"
 
 	"github.com/askwp/askwpd/search"
 	"github.com/askwp/askwpd/store"
@@ -35,8 +37,12 @@ type Backend interface {
 type Options struct {
 	Token string
 	Log   *slog.Logger
-	// MaxBody caps request bodies; default 1 MiB.
-	MaxBody string
+	// MaxBody caps request bodies, in bytes; default 1 MiB.
+	MaxBody int64
+	// AllowedHosts are Host header values accepted besides the names of
+	// the address a request came in on: "name" for any port, or
+	// "name:port".
+	AllowedHosts []string
 }
 
 // Server routes HTTP requests to the backend.
@@ -45,24 +51,35 @@ type Server struct {
 	b       Backend
 	log     *slog.Logger
 	tokenSH [32]byte
+	maxBody int64
+	hosts   map[string]bool
 }
 
 // New builds the routing table.
 func New(b Backend, opt Options) *Server {
-	if opt.MaxBody == "" {
-		opt.MaxBody = "1M"
+	if opt.MaxBody <= 0 {
+		opt.MaxBody = 1 << 20
 	}
-	s := &Server{e: echo.New(), b: b, log: opt.Log, tokenSH: sha256.Sum256([]byte(opt.Token))}
+	s := &Server{e: echo.New(), b: b, log: opt.Log, tokenSH: sha256.Sum256([]byte(opt.Token)),
+		maxBody: opt.MaxBody, hosts: map[string]bool{}}
+	for _, h := range opt.AllowedHosts {
+		if h = strings.ToLower(strings.TrimSpace(h)); h != "" {
+			s.hosts[h] = true
+		}
+	}
 	e := s.e
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.errorHandler
-	e.Use(middleware.BodyLimit(opt.MaxBody))
+	// Before routing, so that no route, not even a 404, answers a
+	// foreign Host.
+	e.Pre(s.checkHost)
+	e.Use(s.limitBody)
 	e.Use(s.recoverer)
 
-	e.GET("/healthz", s.handleHealth)
+	getHead(e, "/healthz", s.handleHealth)
 
 	auth := e.Group("", s.requireToken)
-	auth.GET("/v1/status", s.handleStatus)
+	getHead(auth, "/v1/status", s.handleStatus)
 	s.registerToolRoutes(auth)
 	s.registerEventRoutes(e)
 	s.registerChatRoutes(auth)
@@ -73,6 +90,98 @@ func New(b Backend, opt Options) *Server {
 
 // Handler returns the http.Handler.
 func (s *Server) Handler() http.Handler { return s.e }
+
+type router interface {
+	Match(methods []string, path string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) []*echo.Route
+}
+
+// getHead routes GET and HEAD to h. The server drops the body of an answer
+// to HEAD, so HEAD gets GET's status, headers and authentication.
+func getHead(r router, path string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) {
+	r.Match([]string{http.MethodGet, http.MethodHead}, path, h, m...)
+}
+
+// checkHost refuses a request whose Host header is neither a name of the
+// address it came in on nor a configured one. A web page whose DNS name
+// is rebound to 127.0.0.1 reaches the port from the operator's browser,
+// still under its own name, and could otherwise read /admin, take a
+// session and start a pass. /healthz is held to the same rule: a probe
+// there only learns that askwpd runs, but every legitimate caller (a
+// monitor, the shim, a proxy) names the daemon by its address or a
+// configured name, so no exception is needed, and one rule is easier to
+// trust than a list of exceptions.
+func (s *Server) checkHost(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if !s.hostAllowed(c.Request()) {
+			return echo.NewHTTPError(http.StatusForbidden, fmt.Sprintf("host %q is not an address of this daemon; add it to allowed_hosts", c.Request().Host))
+		}
+		return next(c)
+	}
+}
+
+// hostAllowed accepts the loopback names (localhost, 127.0.0.1, [::1]) and
+// the IP a TCP connection came in on, each with the listener's port, and
+// the configured names. An IP literal cannot be rebound, so accepting the
+// connection's own IP lets a daemon listening beyond loopback
+// (allow_remote) be called by address. A unix socket has no port for a
+// Host to name, and clients send a placeholder such as "localhost", so
+// there the loopback names count with any port or none.
+func (s *Server) hostAllowed(r *http.Request) bool {
+	host := strings.ToLower(r.Host)
+	if s.hosts[host] {
+		return true
+	}
+	name, port, err := net.SplitHostPort(host)
+	if err != nil {
+		name, port = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]"), ""
+	}
+	if s.hosts[name] {
+		return true
+	}
+	loopback := name == "localhost"
+	ip := net.ParseIP(name)
+	if ip != nil && ip.IsLoopback() {
+		loopback = true
+	}
+	tcp, ok := r.Context().Value(http.LocalAddrContextKey).(*net.TCPAddr)
+	if !ok {
+		return loopback
+	}
+	if port != strconv.Itoa(tcp.Port) {
+		return false
+	}
+	return loopback || ip != nil && ip.Equal(tcp.IP)
+}
+
+// limitBody caps every request body. A declared length over the cap is
+// refused at once; a chunked body fails its read at the cap with an
+// *http.MaxBytesError, which every handler passes on for a 413.
+func (s *Server) limitBody(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		r := c.Request()
+		if r.ContentLength > s.maxBody {
+			return s.tooLarge()
+		}
+		if r.Body != nil && r.Body != http.NoBody {
+			r.Body = http.MaxBytesReader(c.Response().Writer, r.Body, s.maxBody)
+		}
+		return next(c)
+	}
+}
+
+func (s *Server) tooLarge() *tool.Error {
+	return &tool.Error{Code: "too_large", Message: fmt.Sprintf("request body larger than %d bytes", s.maxBody)}
+}
+
+// readFailed is the answer to a request body that could not be read: too
+// large, or cut off by the client.
+func readFailed(err error) error {
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
+		return fmt.Errorf("read request body: %w", err)
+	}
+	return tool.Invalid("unreadable request body")
+}
 
 // requireToken compares hashes in constant time, so neither the token's
 // bytes nor its length leak through timing.
@@ -133,11 +242,15 @@ func (s *Server) errorHandler(err error, c echo.Context) {
 		return
 	}
 	var (
-		te *tool.Error
-		he *echo.HTTPError
+		te  *tool.Error
+		he  *echo.HTTPError
+		mbe *http.MaxBytesError
 	)
 	status, body := http.StatusInternalServerError, errorBody{Error: errorDetail{Code: "internal", Message: "internal error"}}
 	switch {
+	case errors.As(err, &mbe):
+		status, body.Error = http.StatusRequestEntityTooLarge,
+			errorDetail{Code: "too_large", Message: fmt.Sprintf("request body larger than %d bytes", mbe.Limit)}
 	case errors.As(err, &te):
 		status, body.Error = statusOf(te.Code), errorDetail{Code: te.Code, Message: te.Message}
 	case errors.As(err, &he):
@@ -152,10 +265,8 @@ func (s *Server) errorHandler(err error, c echo.Context) {
 	if status >= 500 {
 		s.log.Error("Request failed", "method", c.Request().Method, "path", c.Path(), "error", err)
 	}
-	if c.Request().Method == http.MethodHead {
-		_ = c.NoContent(status)
-		return
-	}
+	// To HEAD as well: the server drops the body and keeps the headers
+	// GET would have.
 	_ = c.JSON(status, body)
 }
 

@@ -37,8 +37,8 @@ func (s *Server) handleChat(c echo.Context, ch Chatter) error {
 	dec := json.NewDecoder(c.Request().Body)
 	if err := dec.Decode(&req); err != nil {
 		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) || strings.Contains(err.Error(), "request body too large") {
-			return &tool.Error{Code: "too_large", Message: "request body too large"}
+		if errors.As(err, &mbe) {
+			return readFailed(err)
 		}
 		return tool.Invalid("body must be a JSON object: " + err.Error())
 	}

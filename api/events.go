@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
 
@@ -96,6 +98,21 @@ type eventJSON struct {
 	URL      string  `json:"url"`
 }
 
+// cleanText reports whether an event's string is UTF-8 with neither
+// U+FFFD, which is what the decoder makes of an escaped lone surrogate
+// ("\ud800"), nor control characters.
+func cleanText(s string) bool {
+	if !utf8.ValidString(s) {
+		return false
+	}
+	for _, r := range s {
+		if r == utf8.RuneError || unicode.IsControl(r) {
+			return false
+		}
+	}
+	return true
+}
+
 func unauthorized(msg string) *tool.Error { return &tool.Error{Code: "unauthorized", Message: msg} }
 
 // handleEvents verifies, parses and durably stores a batch of events, and
@@ -104,7 +121,7 @@ func (s *Server) handleEvents(c echo.Context, r EventReceiver) error {
 	req := c.Request()
 	body, err := io.ReadAll(io.LimitReader(req.Body, maxEventBody+1))
 	if err != nil {
-		return tool.Invalid("unreadable body")
+		return readFailed(err)
 	}
 	if len(body) > maxEventBody {
 		return &tool.Error{Code: "too_large", Message: "body larger than 1 MiB"}
@@ -126,10 +143,18 @@ func (s *Server) handleEvents(c echo.Context, r EventReceiver) error {
 		return unauthorized("timestamp outside the allowed window")
 	}
 
+	// The JSON decoder would turn bytes that are not UTF-8 into U+FFFD,
+	// so two different ids could be stored as one; refuse them instead.
+	if !utf8.Valid(body) {
+		return tool.Invalid("body is not UTF-8")
+	}
 	var er eventsRequest
 	dec := json.NewDecoder(bytes.NewReader(body))
 	if err := dec.Decode(&er); err != nil {
 		return tool.Invalid("body is not JSON: {\"events\": [...]}")
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return tool.Invalid("data after the JSON body")
 	}
 	if len(er.Events) == 0 {
 		return tool.Invalid("no events")
@@ -146,6 +171,11 @@ func (s *Server) handleEvents(c echo.Context, r EventReceiver) error {
 		}
 		if ej.ID == "" || len(ej.ID) > 200 {
 			return tool.Invalid("event " + strconv.Itoa(i) + ": id is required (at most 200 characters)")
+		}
+		for name, v := range map[string]string{"id": ej.ID, "post_type": ej.PostType, "status": ej.Status, "url": ej.URL} {
+			if !cleanText(v) {
+				return tool.Invalid("event " + strconv.Itoa(i) + ": " + name + " is not valid text")
+			}
 		}
 		if !store.KnownEventType(ej.Type) {
 			return tool.Invalid("event " + strconv.Itoa(i) + ": unknown type " + strconv.Quote(ej.Type))

@@ -42,7 +42,7 @@ func FuzzEvents(f *testing.F) {
 			t.Fatal(err)
 		}
 		ts := strconv.FormatInt(time.Now().Unix(), 10)
-		req := httptest.NewRequest("POST", "/v1/events", bytes.NewReader(body))
+		req := httptest.NewRequest("POST", "http://127.0.0.1/v1/events", bytes.NewReader(body))
 		req.Header.Set(HeaderTimestamp, ts)
 		req.Header.Set(HeaderSignature, Sign(b.secret, ts, body))
 		rec := httptest.NewRecorder()

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -74,13 +75,25 @@ func mcpCall(ctx context.Context, b Backend, log *slog.Logger, name string, args
 }
 
 // registerMCPRoutes mounts /mcp: stateless streamable HTTP, JSON
-// responses, behind the bearer token, with the SDK's DNS-rebinding
-// protection left on.
+// responses, behind the bearer token. The SDK's DNS-rebinding check is off
+// because checkHost already holds every route to the same rule, and
+// honours allowed_hosts, which the SDK's would refuse.
 func (s *Server) registerMCPRoutes(e *echo.Echo) {
 	srv := NewMCPServer(s.b, "", s.log)
-	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
-		&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, MaxRequestBodyBytes: mcpMaxBody, Logger: s.log})
-	e.Any("/mcp", echo.WrapHandler(h), s.requireToken)
+	h := echo.WrapHandler(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
+		&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, MaxRequestBodyBytes: mcpMaxBody,
+			DisableLocalhostProtection: true, Logger: s.log}))
+	e.Any("/mcp", func(c echo.Context) error {
+		// Read here, so that a body over the cap gets the JSON 413 of
+		// every other route rather than the SDK's plain text.
+		r := c.Request()
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			return readFailed(err)
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		return h(c)
+	}, s.requireToken)
 }
 
 // ServeMCP serves the tools over MCP on a byte stream, such as a desktop

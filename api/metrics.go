@@ -89,5 +89,5 @@ func (s *Server) registerMetricsRoutes(g *echo.Group) {
 		return
 	}
 	h := mp.MetricsHandler()
-	g.GET("/metrics", echo.WrapHandler(h))
+	getHead(g, "/metrics", echo.WrapHandler(h))
 }

@@ -33,8 +33,14 @@ type Config struct {
 	Listen      string `toml:"listen"`
 	// AllowRemote permits binding a non-loopback address. The API has a
 	// bearer token but no TLS, so this is an explicit choice.
-	AllowRemote bool   `toml:"allow_remote"`
-	LogLevel    string `toml:"log_level"`
+	AllowRemote bool `toml:"allow_remote"`
+	// AllowedHosts are the Host header values the API accepts besides
+	// its listen address's own (localhost, 127.0.0.1, [::1] and the IP
+	// called, at the listen port): the names a proxy in front forwards,
+	// "name" for any port or "name:port". Anything else is refused, so a
+	// page rebinding its DNS name to this host cannot drive the API.
+	AllowedHosts []string `toml:"allowed_hosts"`
+	LogLevel     string   `toml:"log_level"`
 
 	Crawl    CrawlConfig    `toml:"crawl"`
 	Schedule ScheduleConfig `toml:"schedule"`
@@ -256,6 +262,17 @@ func setField(f reflect.Value, v string) error {
 	switch f.Kind() {
 	case reflect.String:
 		f.SetString(v)
+	case reflect.Slice:
+		if f.Type().Elem().Kind() != reflect.String {
+			return fmt.Errorf("unsupported type %s", f.Type())
+		}
+		var xs []string
+		for _, x := range strings.Split(v, ",") {
+			if x = strings.TrimSpace(x); x != "" {
+				xs = append(xs, x)
+			}
+		}
+		f.Set(reflect.ValueOf(xs))
 	case reflect.Bool:
 		b, err := strconv.ParseBool(v)
 		if err != nil {
@@ -294,6 +311,11 @@ func (c *Config) Validate() error {
 	}
 	if !c.AllowRemote && !isLoopback(host) {
 		return fmt.Errorf("config: listen %q is not a loopback address; the API has no TLS, so set allow_remote = true only behind a TLS proxy", c.Listen)
+	}
+	for _, h := range c.AllowedHosts {
+		if h == "" || strings.ContainsAny(h, "/ *@") {
+			return fmt.Errorf("config: allowed_hosts entry %q must be a host name, or name:port", h)
+		}
 	}
 	if c.Crawl.Concurrency < 1 || c.Crawl.Concurrency > 64 {
 		return fmt.Errorf("config: crawl.concurrency %d must be 1..64", c.Crawl.Concurrency)

@@ -7,8 +7,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -200,5 +203,356 @@ func TestBadInput(t *testing.T) {
 	}
 	if strings.Contains(logs.String(), "panic") {
 		t.Errorf("a handler panicked:\n%s", logs.String())
+	}
+}
+
+// quietSite is a site of one ordinary page, for tests about the API
+// rather than the crawl.
+func quietSite(t *testing.T) *httptest.Server {
+	t.Helper()
+	var site *httptest.Server
+	site = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/wp-sitemap.xml":
+			w.Header().Set("Content-Type", "application/xml")
+			fmt.Fprintf(w, "<urlset><url><loc>%s/ok/</loc></url></urlset>", site.URL)
+		case "/ok/":
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			io.WriteString(w, "<html><body><main><h1>Ordinary page</h1><p>Gardens, sheds and fences are discussed here at length.</p></main></body></html>")
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(site.Close)
+	return site
+}
+
+// serveQuiet runs Serve over quietSite with cfg's changes until the test
+// ends, and returns the daemon and the address it listens on.
+func serveQuiet(t *testing.T, change func(*config.Config)) (*Daemon, string) {
+	t.Helper()
+	cfg := config.Default()
+	cfg.SiteURL = quietSite(t).URL
+	cfg.StateDir = t.TempDir()
+	cfg.Listen = "127.0.0.1:0"
+	cfg.Crawl.RatePerSec = 500
+	cfg.Schedule.Disabled = true
+	if change != nil {
+		change(&cfg)
+	}
+	logs := &syncBuffer{}
+	d, err := Open(context.Background(), cfg, slog.New(slog.NewJSONHandler(logs, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- d.Serve(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-served; err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+		d.Close()
+	})
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		for _, line := range strings.Split(logs.String(), "\n") {
+			var l struct{ Msg, Listen string }
+			if json.Unmarshal([]byte(line), &l) == nil && l.Msg == "Serving" {
+				return d, l.Listen
+			}
+		}
+	}
+	t.Fatalf("the daemon did not log its address; logs:\n%s", logs.String())
+	return nil, ""
+}
+
+// TestBadInput_ForeignHost is DNS rebinding: a page on evil.example whose
+// name now resolves to 127.0.0.1 reaches the daemon from the operator's
+// browser with Host evil.example:PORT. Every route, /healthz included,
+// refuses it with a JSON 403: /admin shows no CSRF token, ?token= gives no
+// session and the reindex button starts no pass. The listen address's
+// names, and a name set in allowed_hosts, still work.
+func TestBadInput_ForeignHost(t *testing.T) {
+	d, listen := serveQuiet(t, func(c *config.Config) { c.AllowedHosts = []string{"askwpd.internal", "proxy.internal:8443"} })
+	_, port, _ := net.SplitHostPort(listen)
+	token, err := EnsureSecret(d.Config.StateDir, "token")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl := &http.Client{Timeout: 20 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	call := func(method, path, host string, withToken bool) (*http.Response, string) {
+		t.Helper()
+		var body io.Reader
+		if method == "POST" {
+			body = strings.NewReader(`{"query": "gardens"}`)
+		}
+		req, _ := http.NewRequest(method, "http://"+listen+path, body)
+		req.Host = host
+		if withToken {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		resp, err := cl.Do(req)
+		if err != nil {
+			t.Fatalf("%s %s (Host %s): %v", method, path, host, err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp, string(b)
+	}
+	routes := []struct{ method, path string }{
+		{"GET", "/healthz"}, {"GET", "/v1/status"}, {"GET", "/v1/tools"}, {"GET", "/metrics"},
+		{"GET", "/admin"}, {"GET", "/admin?token=" + url.QueryEscape(token)}, {"POST", "/admin/reindex"},
+		{"POST", "/v1/tools/search_site"}, {"POST", "/v1/events"}, {"POST", "/v1/chat"}, {"POST", "/mcp"},
+		{"HEAD", "/healthz"}, {"GET", "/no/such/route"},
+	}
+	runs := func() int {
+		rs, err := d.Store.Runs(context.Background(), 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(rs)
+	}
+	d.Crawler.Wait()
+	before := runs()
+	for _, host := range []string{"evil.example:" + port, "evil.example", "localhost.evil.example:" + port,
+		"127.0.0.1.nip.io:" + port, "askwpd.internal.evil.example:" + port, "proxy.internal:" + port, "localhost:1"} {
+		for _, r := range routes {
+			for _, withToken := range []bool{true, false} {
+				resp, body := call(r.method, r.path, host, withToken)
+				if resp.StatusCode != http.StatusForbidden {
+					t.Errorf("%s %s with Host %s (token %v) answered %d, want 403: %.200s", r.method, r.path, host, withToken, resp.StatusCode, body)
+					continue
+				}
+				var e struct {
+					Error struct{ Code, Message string }
+				}
+				if r.method != "HEAD" && (json.Unmarshal([]byte(body), &e) != nil || e.Error.Code == "") {
+					t.Errorf("%s %s with Host %s: the 403 is not a JSON error: %.200s", r.method, r.path, host, body)
+				}
+				if c := resp.Header.Get("Set-Cookie"); c != "" {
+					t.Errorf("%s %s with Host %s set a cookie: %s", r.method, r.path, host, c)
+				}
+				if strings.Contains(body, "csrf") {
+					t.Errorf("%s %s with Host %s shows a CSRF token", r.method, r.path, host)
+				}
+			}
+		}
+	}
+	d.Crawler.Wait()
+	if n := runs(); n != before {
+		t.Errorf("a foreign Host started %d index pass(es)", n-before)
+	}
+
+	for _, host := range []string{"127.0.0.1:" + port, "localhost:" + port, "LOCALHOST:" + port, "[::1]:" + port,
+		"askwpd.internal", "askwpd.internal:" + port, "proxy.internal:8443"} {
+		for _, r := range []struct {
+			method, path string
+			want         int
+		}{
+			{"GET", "/healthz", 200}, {"GET", "/v1/status", 200}, {"GET", "/admin", 200}, {"HEAD", "/v1/tools", 200},
+			{"GET", "/admin?token=" + url.QueryEscape(token), http.StatusSeeOther},
+		} {
+			if resp, body := call(r.method, r.path, host, true); resp.StatusCode != r.want {
+				t.Errorf("%s %s with Host %s answered %d, want %d: %.200s", r.method, r.path, host, resp.StatusCode, r.want, body)
+			}
+		}
+	}
+}
+
+// TestBadInput_ForeignHostUnixSocket: on a unix socket, where a Host
+// names no port, the loopback names are accepted with any port or none,
+// and any other name is refused.
+func TestBadInput_ForeignHostUnixSocket(t *testing.T) {
+	d := openQuiet(t)
+	sock := filepath.Join(t.TempDir(), "askwpd.sock")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := &http.Server{Handler: api.New(d, api.Options{Token: "unix-token-0123456789", Log: d.Log}).Handler()}
+	go hs.Serve(ln)
+	t.Cleanup(func() { hs.Close() })
+	cl := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
+		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			return (&net.Dialer{}).DialContext(ctx, "unix", sock)
+		},
+	}}
+	for host, want := range map[string]int{
+		"localhost": 200, "localhost:80": 200, "127.0.0.1": 200, "[::1]:8787": 200,
+		"evil.example": 403, "evil.example:80": 403,
+	} {
+		req, _ := http.NewRequest("GET", "http://askwpd/healthz", nil)
+		req.Host = host
+		resp, err := cl.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Errorf("GET /healthz over the socket with Host %s answered %d, want %d", host, resp.StatusCode, want)
+		}
+	}
+}
+
+// openQuiet opens a daemon over quietSite without serving it.
+func openQuiet(t *testing.T) *Daemon {
+	t.Helper()
+	cfg := config.Default()
+	cfg.SiteURL = quietSite(t).URL
+	cfg.StateDir = t.TempDir()
+	cfg.Listen = "127.0.0.1:0"
+	cfg.Schedule.Disabled = true
+	d, err := Open(context.Background(), cfg, slog.New(slog.NewJSONHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	return d
+}
+
+// unsized hides a reader's length, so the client sends it chunked.
+type unsized struct{ io.Reader }
+
+// TestBadInput_TooLarge: a body over the 1 MiB cap gets a JSON 413 on
+// every route that takes one, whether it declares its length or comes
+// chunked, and from a caller with or without the token.
+func TestBadInput_TooLarge(t *testing.T) {
+	d := openQuiet(t)
+	token := "large-token-0123456789"
+	srv := httptest.NewServer(api.New(d, api.Options{Token: token, Log: d.Log}).Handler())
+	defer srv.Close()
+	big := `{"query": "` + strings.Repeat("gardens ", 300<<10) + `"}` // 2.4 MB
+	for _, path := range []string{"/v1/tools/search_site", "/v1/events", "/v1/chat", "/mcp", "/admin/reindex"} {
+		for _, chunked := range []bool{true, false} {
+			var body io.Reader = strings.NewReader(big)
+			if chunked {
+				body = unsized{body}
+			}
+			req, _ := http.NewRequest("POST", srv.URL+path, body)
+			req.Header.Set("Authorization", "Bearer "+token)
+			req.Header.Set("Content-Type", "application/json")
+			if path == "/admin/reindex" {
+				req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+			}
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			ts := fmt.Sprint(time.Now().Unix())
+			req.Header.Set(api.HeaderTimestamp, ts)
+			req.Header.Set(api.HeaderSignature, api.Sign([]byte("x"), ts, []byte(big)))
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatalf("POST %s (chunked %v): %v", path, chunked, err)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if chunked && req.ContentLength != -1 && req.ContentLength != 0 {
+				t.Fatalf("the request was sent with a length (%d)", req.ContentLength)
+			}
+			var e struct {
+				Error struct{ Code, Message string }
+			}
+			if resp.StatusCode != http.StatusRequestEntityTooLarge || json.Unmarshal(b, &e) != nil || e.Error.Code != "too_large" {
+				t.Errorf("POST %s with %d bytes (chunked %v) answered %d %.200s, want a JSON 413 too_large", path, len(big), chunked, resp.StatusCode, b)
+			}
+		}
+	}
+}
+
+// TestBadInput_Head: HEAD on a GET route answers as GET would, status,
+// type and authentication alike, without a body.
+func TestBadInput_Head(t *testing.T) {
+	d := openQuiet(t)
+	token := "head-token-0123456789"
+	srv := httptest.NewServer(api.New(d, api.Options{Token: token, Log: d.Log}).Handler())
+	defer srv.Close()
+	do := func(method, path string, withToken bool) (*http.Response, []byte) {
+		t.Helper()
+		req, _ := http.NewRequest(method, srv.URL+path, nil)
+		if withToken {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp, b
+	}
+	for _, path := range []string{"/healthz", "/v1/status", "/v1/tools", "/metrics", "/admin", "/no/such/route"} {
+		for _, withToken := range []bool{true, false} {
+			get, _ := do("GET", path, withToken)
+			head, b := do("HEAD", path, withToken)
+			if head.StatusCode != get.StatusCode || head.Header.Get("Content-Type") != get.Header.Get("Content-Type") || len(b) != 0 {
+				t.Errorf("HEAD %s (token %v) = %d %q with %d body bytes; GET = %d %q",
+					path, withToken, head.StatusCode, head.Header.Get("Content-Type"), len(b), get.StatusCode, get.Header.Get("Content-Type"))
+			}
+		}
+	}
+	if resp, _ := do("HEAD", "/healthz", false); resp.StatusCode != 200 {
+		t.Errorf("HEAD /healthz answered %d, want 200", resp.StatusCode)
+	}
+}
+
+// TestBadInput_SignedEventsMalformed: a correctly signed batch whose ids
+// are not UTF-8, or which has bytes after its JSON, is refused with 400
+// and stores nothing.
+func TestBadInput_SignedEventsMalformed(t *testing.T) {
+	d := openQuiet(t)
+	srv := httptest.NewServer(api.New(d, api.Options{Token: "events-token-0123456789", Log: d.Log}).Handler())
+	defer srv.Close()
+	secret, err := d.WebhookSecret()
+	if err != nil {
+		t.Fatal(err)
+	}
+	send := func(body string) (int, string) {
+		t.Helper()
+		ts := fmt.Sprint(time.Now().Unix())
+		req, _ := http.NewRequest("POST", srv.URL+"/v1/events", strings.NewReader(body))
+		req.Header.Set(api.HeaderTimestamp, ts)
+		req.Header.Set(api.HeaderSignature, api.Sign(secret, ts, []byte(body)))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	pending := func() int {
+		evs, err := d.Store.PendingEvents(context.Background(), 1000, 1000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(evs)
+	}
+	ev := func(id string) string {
+		return `{"events": [{"id": "` + id + `", "type": "post_updated", "post_id": 5}]}`
+	}
+	for name, body := range map[string]string{
+		"id not UTF-8":            ev("a\xff\xfeb"),
+		"id of a lone surrogate":  ev(`a\ud800b`),
+		"id of a control char":    ev(`a\u0001b`),
+		"url not UTF-8":           `{"events": [{"id": "u1", "type": "post_updated", "post_id": 5, "url": "http://x/` + "\xc3" + `"}]}`,
+		"payload not UTF-8":       `{"events": [{"id": "u2", "type": "post_updated", "post_id": 5, "note": "` + "\xff" + `"}]}`,
+		"garbage after the JSON":  ev("t1") + "garbage",
+		"a second JSON value":     ev("t2") + ev("t3"),
+		"a stray bracket":         ev("t4") + "}",
+		"a NUL byte after a line": ev("t5") + "\n\x00",
+	} {
+		before := pending()
+		code, out := send(body)
+		if code != http.StatusBadRequest {
+			t.Errorf("%s: answered %d, want 400: %.200s", name, code, out)
+		}
+		if n := pending() - before; n != 0 {
+			t.Errorf("%s: %d event(s) stored", name, n)
+		}
+	}
+	// Whitespace after the JSON is no trailing data.
+	if code, out := send(ev("ok1") + " \n"); code != http.StatusAccepted {
+		t.Errorf("a batch ending in a newline answered %d: %s", code, out)
 	}
 }

@@ -72,7 +72,7 @@ func (d *Daemon) Serve(ctx context.Context) error {
 	if _, err := EnsureSecret(d.Config.StateDir, "webhook.secret"); err != nil {
 		return err
 	}
-	srv := api.New(d, api.Options{Token: token, Log: d.Log})
+	srv := api.New(d, api.Options{Token: token, Log: d.Log, AllowedHosts: d.Config.AllowedHosts})
 
 	ln, err := net.Listen("tcp", d.Config.Listen)
 	if err != nil {

@@ -236,6 +236,9 @@ func (db *DB) deleteWhere(ctx context.Context, where string, arg any) (bool, err
 	if err := db.commitIndexed(ctx, tx, &it); err != nil {
 		return false, fmt.Errorf("store: delete document: %w", err)
 	}
+	if len(ids) > 0 {
+		db.removed()
+	}
 	return len(ids) > 0, nil
 }
 
