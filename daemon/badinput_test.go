@@ -12,6 +12,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -19,7 +20,11 @@ import (
 	"github.com/askwp/askwpd/api"
 	"github.com/askwp/askwpd/config"
 	"github.com/askwp/askwpd/crawl"
+	"github.com/askwp/askwpd/internal/wptest"
 	"github.com/askwp/askwpd/tool"
+	"github.com/yuin/goldmark"
+	"github.com/yuin/goldmark/extension"
+	gmhtml "github.com/yuin/goldmark/renderer/html"
 )
 
 // hostileSite serves pages built to break a crawler: huge, deeply nested,
@@ -555,4 +560,99 @@ func TestBadInput_SignedEventsMalformed(t *testing.T) {
 	if code, out := send(ev("ok1") + " \n"); code != http.StatusAccepted {
 		t.Errorf("a batch ending in a newline answered %d: %s", code, out)
 	}
+}
+
+// TestBadInput_PageTextStaysText publishes a post whose text shows markup
+// (WordPress keeps it escaped in the page) and reads it back the way a
+// client does: get_document's Markdown, its outline, and search_site's
+// passages, each rendered by a CommonMark renderer. What the page showed
+// as text must render as text: no live script, no javascript: link.
+func TestBadInput_PageTextStaysText(t *testing.T) {
+	d, site := indexedDaemon(t)
+	ctx := context.Background()
+	w := wptest.Word("zq", "mark")
+	content := `<h2>Tags &amp; &lt;b&gt; in ` + w + `</h2>` +
+		`<p>The ` + w + ` note shows &lt;script&gt;alert(1)&lt;/script&gt; and [a link](javascript:alert(1)) as text, ` +
+		`plus *not emphasis* and &amp;amp; too.</p>` +
+		`<ul><li>&lt;em&gt; means stress &amp; ` + w + `</li><li>1. not a number</li></ul>` +
+		`<pre><code>echo "&lt;script&gt;" &amp;&amp; true</code></pre>`
+	var p phpPost
+	out := site.PHP(t, `kses_remove_filters();
+		$id = wp_insert_post(array('post_title' => 'Markup as text `+w+`', 'post_content' => `+phpString(content)+`, 'post_status' => 'publish'), true);
+		if (is_wp_error($id)) { fwrite(STDERR, $id->get_error_message()); exit(1); }
+		echo json_encode(array('id' => $id, 'url' => get_permalink($id)));`)
+	if err := json.Unmarshal([]byte(out[strings.Index(out, "{"):]), &p); err != nil {
+		t.Fatalf("php: %v: %s", err, out)
+	}
+	t.Cleanup(func() { site.PHP(t, fmt.Sprintf(`wp_delete_post(%d, true);`, p.ID)) })
+	if live := d.Crawler.FetchNow(ctx, p.URL, "test"); live.Err != nil {
+		t.Fatalf("indexing %s: %v", p.URL, live.Err)
+	}
+
+	var doc tool.DocumentResponse
+	call(t, d, "get_document", map[string]any{"id_or_url": p.URL, "max_chars": 20000}, &doc)
+	html := renderMarkdown(t, doc.Content)
+	assertInert(t, "get_document", html)
+	for _, shown := range []string{"&lt;script&gt;alert(1)&lt;/script&gt;", "[a link](javascript:alert(1))", "*not emphasis*",
+		"&amp;amp;", "&lt;em&gt; means stress", "1. not a number", `echo &quot;&lt;script&gt;&quot; &amp;&amp; true`} {
+		if !strings.Contains(html, shown) {
+			t.Errorf("get_document renders without the page's text %q:\n%s", shown, html)
+		}
+	}
+	var outline tool.DocumentResponse
+	call(t, d, "get_document", map[string]any{"id_or_url": p.URL, "mode": "outline"}, &outline)
+	var headings []string
+	for _, h := range outline.Outline {
+		headings = append(headings, h.Heading)
+	}
+	if want := "Tags & <b> in " + w; !slices.Contains(headings, want) {
+		t.Errorf("outline %q lacks the heading as shown, %q", headings, want)
+	}
+
+	var res tool.SearchResponse
+	call(t, d, "search_site", map[string]any{"query": w + " note script alert", "passages": true}, &res)
+	found := false
+	for _, e := range res.Results {
+		if crawl.Canonical(e.URL) != crawl.Canonical(p.URL) {
+			continue
+		}
+		found = true
+		assertInert(t, "search_site passage", renderMarkdown(t, e.Passage))
+		assertInert(t, "search_site snippet", renderMarkdown(t, e.Snippet))
+	}
+	if !found {
+		t.Fatalf("search_site did not find %s: %+v", p.URL, res.Results)
+	}
+
+	// verify_quote still finds what a reader copies off the rendered page.
+	var vq struct {
+		Found bool `json:"found"`
+	}
+	call(t, d, "verify_quote", map[string]any{"url": p.URL, "quote": "shows <script>alert(1)</script> and [a link](javascript:alert(1)) as text"}, &vq)
+	if !vq.Found {
+		t.Errorf("verify_quote does not find the page's visible text")
+	}
+}
+
+func renderMarkdown(t *testing.T, md string) string {
+	t.Helper()
+	var buf bytes.Buffer
+	gm := goldmark.New(goldmark.WithExtensions(extension.GFM), goldmark.WithRendererOptions(gmhtml.WithUnsafe()))
+	if err := gm.Convert([]byte(md), &buf); err != nil {
+		t.Fatal(err)
+	}
+	return buf.String()
+}
+
+func assertInert(t *testing.T, what, html string) {
+	t.Helper()
+	low := strings.ToLower(html)
+	if strings.Contains(low, "<script") || strings.Contains(low, `href="javascript:`) || strings.Contains(low, "<b>") || strings.Contains(low, "<em>&lt;") {
+		t.Errorf("%s renders live markup:\n%s", what, html)
+	}
+}
+
+// phpString quotes s as a PHP single-quoted string.
+func phpString(s string) string {
+	return "'" + strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(s) + "'"
 }
