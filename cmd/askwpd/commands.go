@@ -231,6 +231,7 @@ func cmdDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		fmt.Fprintln(stdout, "skip database (no wp_root or db_dsn)")
 	}
 	fmt.Fprintf(stdout, "ok   store %s\n", d.Store.Path)
+	secretsErr := checkSecrets(stdout, cfg.StateDir, d.WebGroup())
 	if err := d.CheckSite(ctx); err != nil {
 		fmt.Fprintf(stdout, "FAIL site: %s\n", oneLine(err.Error()))
 		return err
@@ -242,5 +243,5 @@ func cmdDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		rc.Close()
 		fmt.Fprintln(stdout, "ok   sitemap")
 	}
-	return nil
+	return secretsErr
 }

@@ -94,6 +94,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return cmdEval(ctx, rest, stdout, stderr)
 	case "doctor":
 		return cmdDoctor(ctx, rest, stdout, stderr)
+	case probeReadCmd:
+		return cmdProbeRead(rest)
 	case "mcp":
 		return cmdMCP(ctx, rest, os.Stdin, os.Stdout, stderr)
 	case "version", "--version":
