@@ -83,6 +83,11 @@ state="$tmp/state"
 daemon_listen="127.0.0.1:$(free_port)"
 daemon_url="http://$daemon_listen"
 if [[ -n "$ASKWPD_USER" ]]; then
+  "${as_web[@]}" test -r "$root/wp-plugin-shim/askwpd-companion.php" \
+    || die "$web_user cannot read $root/wp-plugin-shim: the host run needs a checkout the web server can read"
+  # The checkout may be where askwpd cannot reach (/root/...): a copy of its own.
+  install -m 0755 "$bin" "$tmp/askwpd"
+  bin="$tmp/askwpd"
   # What the package's tmpfiles.d and the unit give the daemon: a parent it may create its
   # state dir in (/var/lib), and a runtime dir askwpd:WEBGROUP 0750 (/run/askwpd).
   chmod 0755 "$tmp"
