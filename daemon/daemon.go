@@ -77,6 +77,7 @@ type Daemon struct {
 	webOnce sync.Once
 	web     WebGroup
 	webGID  int
+	webErr  error
 }
 
 // Open resolves the configuration against the WordPress install, opens

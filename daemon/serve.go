@@ -68,7 +68,10 @@ var _ api.Backend = (*Daemon)(nil)
 // Serve runs the HTTP API and the schedule until ctx is done, then shuts
 // down gracefully. It tells systemd READY=1 once the listener is up.
 func (d *Daemon) Serve(ctx context.Context) error {
-	_, gid := d.webGroup()
+	_, gid, err := d.webGroup()
+	if err != nil {
+		return err
+	}
 	if err := PrepareStateDir(d.Config.StateDir, gid, d.Log); err != nil {
 		return err
 	}

@@ -139,13 +139,14 @@ func fpmPoolUser(glob string) (string, string) {
 // webGroup finds the web group once, and decides whether this process
 // gives it to the files it creates: it does when it is a member, and not
 // when it runs as root, whose files should not be there at all. Either
-// way it logs one line.
-func (d *Daemon) webGroup() (WebGroup, int) {
+// way it logs one line. A web_group that names no group is an error, as an
+// unknown key is.
+func (d *Daemon) webGroup() (WebGroup, int, error) {
 	d.webOnce.Do(func() {
 		d.webGID = -1
 		wg, err := FindWebGroup(d.Config.WebGroup, d.wpFiles)
 		if err != nil {
-			d.Log.Warn("Unable to find the web server's group; the state dir keeps its group", "error", err)
+			d.webErr = err
 			return
 		}
 		d.web = wg
@@ -162,14 +163,14 @@ func (d *Daemon) webGroup() (WebGroup, int) {
 			d.Log.Info("Web server group", "group", wg.Name, "from", wg.From)
 		}
 	})
-	return d.web, d.webGID
+	return d.web, d.webGID, d.webErr
 }
 
 // WebGroup is the web server's group as found for this site (the zero
 // WebGroup when none was found), for askwpd doctor.
-func (d *Daemon) WebGroup() WebGroup {
-	wg, _ := d.webGroup()
-	return wg
+func (d *Daemon) WebGroup() (WebGroup, error) {
+	wg, _, err := d.webGroup()
+	return wg, err
 }
 
 func inGroup(gid int) bool {
