@@ -229,6 +229,25 @@ cat "$tmp/doctor-secrets.out"
 [ "$(grep -c '^ok' "$tmp/doctor-secrets.out")" = 2 ] || fail "askwpd doctor, as root, does not find both secrets readable by the web server"
 pass "askwpd doctor: both secrets readable as the web server's user"
 
+# The plugin, with nothing configured, as php-fpm runs it: it must find the package's
+# socket and read the secrets from the state dir by itself.
+ASKWPD_TEST_WP_ENV="$host_env" bash "$(dirname "$host_up")/shim-up.sh" >/dev/null
+runuser -u "$WEB_GROUP" -- env SITE_URL="$SITE_URL" WP_ROOT="$WP_ROOT" php -d display_errors=stderr -r '
+  $u = parse_url(getenv("SITE_URL"));
+  $_SERVER["HTTP_HOST"] = $u["host"] . (isset($u["port"]) ? ":" . $u["port"] : "");
+  $_SERVER["REQUEST_URI"] = "/";
+  $_SERVER["REQUEST_METHOD"] = "GET";
+  define("WP_USE_THEMES", false);
+  require rtrim(getenv("WP_ROOT"), "/") . "/wp-load.php";
+  $s = Askwpd_Settings::get();
+  $r = Askwpd_Client::request("GET", "/v1/status");
+  printf("%s %s %s %s %d\n", $s["url"], $s["source"]["url"], $s["source"]["token"], $s["source"]["secret"], $r["status"]);
+' </dev/null >"$tmp/plugin.out" 2>&1 || true
+cat "$tmp/plugin.out"
+[ "$(tail -n1 "$tmp/plugin.out")" = "unix:$sock default state_file state_file 200" ] \
+  || fail "the plugin, unconfigured, did not reach the daemon on $sock with the secrets of the state dir"
+pass "the plugin, unconfigured, found $sock and read both secrets as $WEB_GROUP"
+
 kill "$daemon_pid"
 wait "$daemon_pid" 2>/dev/null || true
 daemon_pid=""

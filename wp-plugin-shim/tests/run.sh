@@ -119,7 +119,9 @@ wait_http "http://127.0.0.1:$fake_port/healthz" "the canned daemon"
 wait_http "http://127.0.0.1:$llm_port/" "the scripted LLM"
 if [[ -n "$ASKWPD_USER" ]]; then
   sock="${daemon_listen#unix:}"
-  for _ in $(seq 1 100); do curl -s -o /dev/null --unix-socket "$sock" http://localhost/healthz && break; sleep 0.1; done
+  up=0
+  for _ in $(seq 1 100); do curl -s -o /dev/null --unix-socket "$sock" http://localhost/healthz && { up=1; break; }; sleep 0.1; done
+  ((up)) || { tail -n 20 "$tmp/daemon.log" >&2; die "askwpd did not come up on $sock"; }
   # The contract, as the daemon left it: checked here, where root may look at everything.
   got="$(stat -c '%a %U:%G' "$state" "$state/token" "$state/webhook.secret" "$sock" | tr '\n' ' ')"
   want="750 $ASKWPD_USER:$WEB_GROUP 640 $ASKWPD_USER:$WEB_GROUP 640 $ASKWPD_USER:$WEB_GROUP 660 $ASKWPD_USER:$WEB_GROUP "
