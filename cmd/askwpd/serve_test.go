@@ -351,3 +351,55 @@ func TestCLI_BadInput(t *testing.T) {
 		})
 	}
 }
+
+// TestDoctor_Secrets: doctor says whether the web server's user can read
+// both secrets, and when it cannot, prints the command that fixes it; that
+// command works. As root, the check opens the files as that user.
+func TestDoctor_Secrets(t *testing.T) {
+	site := wptest.Get(t)
+	g, err := user.LookupGroup("www-data")
+	if err != nil || os.Geteuid() != 0 {
+		t.Skip("needs root and www-data")
+	}
+	bin := buildBinary(t)
+	dir := t.TempDir()
+	for _, d := range []string{filepath.Dir(bin), filepath.Dir(filepath.Dir(bin)), dir, filepath.Dir(dir)} {
+		os.Chmod(d, 0o755)
+	}
+	state := filepath.Join(dir, "state")
+	os.Mkdir(state, 0o700)
+	for _, name := range []string{"token", "webhook.secret"} {
+		os.WriteFile(filepath.Join(state, name), []byte("0123456789abcdef0123456789abcdef\n"), 0o600)
+	}
+	doctor := func() string {
+		out, _ := exec.Command(bin, "doctor", "--wp-root", site.Root(), "--site-url", site.URL(), "--state-dir", state,
+			"--set", "web_group=www-data").Output()
+		return string(out)
+	}
+	out := doctor()
+	var fix string
+	for _, line := range strings.Split(out, "\n") {
+		if strings.HasPrefix(line, "FAIL token: www-data cannot read") {
+			_, fix, _ = strings.Cut(line, "; fix: ")
+		}
+	}
+	if fix == "" || !strings.Contains(out, "FAIL webhook.secret") {
+		t.Fatalf("doctor on a 0700 dir of 0600 files, owned by root:\n%s", out)
+	}
+	if want := "chgrp www-data " + state; !strings.HasPrefix(fix, want) {
+		t.Errorf("fix %q, want it to start with %q", fix, want)
+	}
+	if b, err := exec.Command("sh", "-c", fix).CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v\n%s", fix, err, b)
+	}
+	out = doctor()
+	for _, name := range []string{"token", "webhook.secret"} {
+		if !strings.Contains(out, "ok   "+name+" readable by www-data (opened as www-data)") {
+			t.Errorf("after the fix, %s:\n%s", name, out)
+		}
+	}
+	fi, _ := os.Stat(filepath.Join(state, "token"))
+	if st := fi.Sys().(*syscall.Stat_t); fmt.Sprint(st.Gid) != g.Gid || fi.Mode().Perm() != 0o640 {
+		t.Errorf("token after the fix: %v gid %d", fi.Mode(), st.Gid)
+	}
+}
