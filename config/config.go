@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"path/filepath"
 	"reflect"
 	"strconv"
 	"strings"
@@ -30,7 +31,13 @@ type Config struct {
 	DBDSN       string `toml:"db_dsn"`
 	TablePrefix string `toml:"table_prefix"`
 	StateDir    string `toml:"state_dir"`
-	Listen      string `toml:"listen"`
+	// Listen is host:port, or unix:/path for a unix socket that only the
+	// web server's group may use.
+	Listen string `toml:"listen"`
+	// WebGroup is the group the web server's PHP runs as, which gets the
+	// state dir, its secrets and the socket. Empty: wp-config.php's group,
+	// else the php-fpm pool's user's group.
+	WebGroup string `toml:"web_group"`
 	// AllowRemote permits binding a non-loopback address. The API has a
 	// bearer token but no TLS, so this is an explicit choice.
 	AllowRemote bool `toml:"allow_remote"`
@@ -305,12 +312,12 @@ func (c *Config) Validate() error {
 	if c.StateDir == "" {
 		return errors.New("config: state_dir is empty")
 	}
-	host, _, err := net.SplitHostPort(c.Listen)
-	if err != nil {
-		return fmt.Errorf("config: listen %q: %w", c.Listen, err)
-	}
-	if !c.AllowRemote && !isLoopback(host) {
-		return fmt.Errorf("config: listen %q is not a loopback address; the API has no TLS, so set allow_remote = true only behind a TLS proxy", c.Listen)
+	if path, ok := SocketPath(c.Listen); ok {
+		if !filepath.IsAbs(path) {
+			return fmt.Errorf("config: listen %q: a unix socket needs an absolute path, e.g. unix:/run/askwpd/askwpd.sock", c.Listen)
+		}
+	} else if err := validateTCP(c.Listen, c.AllowRemote); err != nil {
+		return err
 	}
 	for _, h := range c.AllowedHosts {
 		if h == "" || strings.ContainsAny(h, "/ *@") {
@@ -363,6 +370,22 @@ func (e EmbeddingsConfig) Validate() error {
 	}
 	if e.Timeout.Duration <= 0 || e.QueryTimeout.Duration <= 0 {
 		return errors.New("config: embeddings.timeout and embeddings.query_timeout must be positive")
+	}
+	return nil
+}
+
+// SocketPath returns the path of a listen address of the form unix:/path.
+func SocketPath(listen string) (string, bool) {
+	return strings.CutPrefix(listen, "unix:")
+}
+
+func validateTCP(listen string, allowRemote bool) error {
+	host, _, err := net.SplitHostPort(listen)
+	if err != nil {
+		return fmt.Errorf("config: listen %q: %w", listen, err)
+	}
+	if !allowRemote && !isLoopback(host) {
+		return fmt.Errorf("config: listen %q is not a loopback address; the API has no TLS, so set allow_remote = true only behind a TLS proxy", listen)
 	}
 	return nil
 }

@@ -60,3 +60,31 @@ func TestConfig_Embeddings(t *testing.T) {
 		t.Errorf("log line: %s", buf.String())
 	}
 }
+
+// TestConfig_Listen: host:port on loopback, or unix: with an absolute path.
+func TestConfig_Listen(t *testing.T) {
+	for listen, want := range map[string]string{
+		"127.0.0.1:8787":               "",
+		"[::1]:8787":                   "",
+		"localhost:0":                  "",
+		"unix:/run/askwpd/askwpd.sock": "",
+		"unix:askwpd.sock":             "absolute path",
+		"0.0.0.0:8787":                 "not a loopback address",
+		"/run/askwpd/askwpd.sock":      "missing port",
+	} {
+		c := Default()
+		c.WPRoot = "/srv/wp"
+		c.Listen = listen
+		err := c.Validate()
+		if (want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), want)) {
+			t.Errorf("listen %q: %v, want %q", listen, err, want)
+		}
+	}
+	c, err := Load("", []string{"ASKWPD_WEB_GROUP=www-data", "ASKWPD_LISTEN=unix:/run/askwpd/askwpd.sock"})
+	if err != nil || c.WebGroup != "www-data" {
+		t.Fatalf("web_group from the environment: %+v %v", c.WebGroup, err)
+	}
+	if p, ok := SocketPath(c.Listen); !ok || p != "/run/askwpd/askwpd.sock" {
+		t.Errorf("SocketPath(%q) = %q, %v", c.Listen, p, ok)
+	}
+}

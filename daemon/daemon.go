@@ -20,6 +20,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/robfig/cron/v3"
@@ -69,6 +70,14 @@ type Daemon struct {
 
 	secretMu sync.Mutex
 	secret   []byte // the webhook secret, read once
+
+	// wpFiles are the WordPress config files read, whose group is the web
+	// server's; web and webGID are found from them once (webGroup).
+	wpFiles []string
+	webOnce sync.Once
+	web     WebGroup
+	webGID  int
+	webErr  error
 }
 
 // Open resolves the configuration against the WordPress install, opens
@@ -145,6 +154,7 @@ func (d *Daemon) openSite(ctx context.Context) (crawl.Site, error) {
 		if prefix == "" {
 			prefix = wpc.TablePrefix
 		}
+		d.wpFiles = wpc.Files
 		d.Log.Info("Read WordPress config", "files", wpc.Files, "db_name", wpc.DBName, "db_host", wpc.DBHost, "table_prefix", prefix)
 	}
 	if prefix == "" {
@@ -243,7 +253,8 @@ func hostOf(site string) string {
 }
 
 // EnsureSecret returns the content of a secret file in the state dir,
-// creating it with mode 0600 on first use.
+// creating it on first use with mode 0640 and the state dir's group, which
+// PrepareStateDir made the web server's.
 func EnsureSecret(stateDir, name string) (string, error) {
 	path := filepath.Join(stateDir, name)
 	b, err := os.ReadFile(path)
@@ -257,7 +268,7 @@ func EnsureSecret(stateDir, name string) (string, error) {
 	if !errors.Is(err, fs.ErrNotExist) {
 		return "", fmt.Errorf("read %s: %w", path, err)
 	}
-	if err := os.MkdirAll(stateDir, 0o700); err != nil {
+	if err := os.MkdirAll(stateDir, StateDirMode); err != nil {
 		return "", fmt.Errorf("create state dir: %w", err)
 	}
 	buf := make([]byte, 32)
@@ -266,11 +277,18 @@ func EnsureSecret(stateDir, name string) (string, error) {
 	}
 	s := hex.EncodeToString(buf)
 	// O_EXCL: two processes starting at once must not both write one.
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, SecretMode)
 	if errors.Is(err, fs.ErrExist) {
 		return EnsureSecret(stateDir, name)
 	}
 	if err != nil {
+		return "", fmt.Errorf("create %s: %w", path, err)
+	}
+	// The umask may have narrowed the mode, and the file has this process's
+	// primary group, which need not be the web server's; both before the
+	// secret is written, so it is never readable by a group it is not for.
+	if err := secretOwnership(f, stateDir); err != nil {
+		f.Close()
 		return "", fmt.Errorf("create %s: %w", path, err)
 	}
 	if _, err := f.WriteString(s + "\n"); err != nil {
@@ -281,6 +299,29 @@ func EnsureSecret(stateDir, name string) (string, error) {
 		return "", fmt.Errorf("write %s: %w", path, err)
 	}
 	return s, nil
+}
+
+// secretOwnership gives a new secret file the contract's mode and the
+// state dir's group. A group this process may not give is left, as
+// PrepareStateDir has already said why.
+func secretOwnership(f *os.File, stateDir string) error {
+	if err := f.Chmod(SecretMode); err != nil {
+		return err
+	}
+	dfi, err := os.Stat(stateDir)
+	if err != nil {
+		return err
+	}
+	ffi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	ds, ok1 := dfi.Sys().(*syscall.Stat_t)
+	fst, ok2 := ffi.Sys().(*syscall.Stat_t)
+	if ok1 && ok2 && ds.Gid != fst.Gid && (os.Geteuid() == 0 || inGroup(int(ds.Gid))) {
+		return f.Chown(-1, int(ds.Gid))
+	}
+	return nil
 }
 
 // IndexOptions steer a one-shot pass.

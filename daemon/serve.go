@@ -4,13 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"net/http"
+	"os"
 	"time"
 
 	sddaemon "github.com/coreos/go-systemd/v22/daemon"
 
 	"github.com/askwp/askwpd/api"
+	"github.com/askwp/askwpd/config"
 	"github.com/askwp/askwpd/crawl"
 	"github.com/askwp/askwpd/store"
 )
@@ -65,6 +68,13 @@ var _ api.Backend = (*Daemon)(nil)
 // Serve runs the HTTP API and the schedule until ctx is done, then shuts
 // down gracefully. It tells systemd READY=1 once the listener is up.
 func (d *Daemon) Serve(ctx context.Context) error {
+	_, gid, err := d.webGroup()
+	if err != nil {
+		return err
+	}
+	if err := PrepareStateDir(d.Config.StateDir, gid, d.Log); err != nil {
+		return err
+	}
 	token, err := EnsureSecret(d.Config.StateDir, "token")
 	if err != nil {
 		return err
@@ -74,9 +84,9 @@ func (d *Daemon) Serve(ctx context.Context) error {
 	}
 	srv := api.New(d, api.Options{Token: token, Log: d.Log, AllowedHosts: d.Config.AllowedHosts})
 
-	ln, err := net.Listen("tcp", d.Config.Listen)
+	ln, err := listen(d.Config.Listen, gid)
 	if err != nil {
-		return fmt.Errorf("listen on %s: %w (is another askwpd running? change listen)", d.Config.Listen, err)
+		return err
 	}
 	hs := &http.Server{
 		Handler:           srv.Handler(),
@@ -137,6 +147,49 @@ func (d *Daemon) Serve(ctx context.Context) error {
 	// Wait for a running pass to see the cancellation and finish its write.
 	d.Crawler.Wait()
 	return nil
+}
+
+// listen opens host:port, or a unix socket for unix:/path. The socket is
+// 0660 in the web server's group (gid, or -1 to leave the group): its
+// directory (RuntimeDirectory=, 0750) keeps everyone else out in the
+// moment between bind and chmod.
+func listen(addr string, gid int) (net.Listener, error) {
+	path, ok := config.SocketPath(addr)
+	if !ok {
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			return nil, fmt.Errorf("listen on %s: %w (is another askwpd running? change listen)", addr, err)
+		}
+		return ln, nil
+	}
+	if fi, err := os.Lstat(path); err == nil {
+		if fi.Mode().Type() != fs.ModeSocket {
+			return nil, fmt.Errorf("listen on %s: %s exists and is not a socket", addr, path)
+		}
+		if c, err := net.DialTimeout("unix", path, time.Second); err == nil {
+			c.Close()
+			return nil, fmt.Errorf("listen on %s: another daemon answers on it (is another askwpd running? change listen)", addr)
+		}
+		// A socket nobody answers on is left by a daemon that was killed.
+		if err := os.Remove(path); err != nil {
+			return nil, fmt.Errorf("listen on %s: remove the stale socket: %w", addr, err)
+		}
+	}
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		return nil, fmt.Errorf("listen on %s: %w (does its directory exist, writable by askwpd?)", addr, err)
+	}
+	if gid >= 0 {
+		if err := os.Chown(path, -1, gid); err != nil {
+			ln.Close()
+			return nil, fmt.Errorf("listen on %s: chgrp: %w", addr, err)
+		}
+	}
+	if err := os.Chmod(path, SocketMode); err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("listen on %s: chmod: %w", addr, err)
+	}
+	return ln, nil
 }
 
 // loadSearchIndex builds the store's in-memory search index; until it is

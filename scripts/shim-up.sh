@@ -48,6 +48,12 @@ if ((down)); then
   exit 0
 fi
 
+# A fresh wp-content (the nginx host's) has no plugins dir yet; it belongs to whoever
+# owns wp-content, as WordPress would have made it.
+if [[ ! -d "$(dirname "$dst")" ]]; then
+  install -d -m 0755 "$(dirname "$dst")"
+  chown --reference="$WP_CONTENT_DIR" "$(dirname "$dst")"
+fi
 if [[ -L "$dst" ]]; then
   [[ "$(readlink "$dst")" == "$src" ]] || ln -sfn "$src" "$dst"
 elif [[ -e "$dst" ]]; then

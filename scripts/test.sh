@@ -2,7 +2,9 @@
 # The test command: everything CI checks, on a real WordPress.
 #   1. brings up the test WordPress (installs PHP, WordPress, MariaDB as needed),
 #   2. gofmt, go vet, staticcheck, deadcode, php -l, systemd-analyze verify on the unit,
-#   3. go test -race over every package, integration tests included.
+#   3. the shim's suite on it, then on the nginx host (scripts/host-up.sh) as a site runs it,
+#   4. the Debian package's test (scripts/deb-test.sh),
+#   5. go test -race over every package, integration tests included.
 # Usage: scripts/test.sh [extra go test flags, e.g. -run TestIndex]
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -49,6 +51,18 @@ echo "systemd-analyze verify: ok"
 
 step "PHP shim (wp-plugin-shim/tests, inside the real WordPress)"
 bash scripts/shim-up.sh && ASKWPD_BIN="$root/bin/askwpd" bash wp-plugin-shim/tests/run.sh
+
+step "nginx host (nginx + php-fpm with PHP as www-data, a system user askwpd)"
+bash scripts/host-up.sh --quiet
+
+step "PHP shim on the nginx host (askwpd as askwpd on a unix socket, PHP as www-data)"
+ASKWPD_TEST_WP_ENV="$root/.wp-host/env" ASKWPD_BIN="$root/bin/askwpd" bash wp-plugin-shim/tests/run.sh
+
+step "the same pages on both stacks (indexed URL sets of php -S and nginx)"
+ASKWPD_BIN="$root/bin/askwpd" bash scripts/compare-hosts.sh
+
+step "Debian package (build, install, run as askwpd:www-data, remove, purge)"
+bash scripts/deb-test.sh
 
 step "go test -race"
 # The admin page test drives a real headless Chromium.

@@ -65,7 +65,7 @@ type DB struct {
 // Open opens (creating when needed) the store at path and migrates it.
 func Open(ctx context.Context, path string) (*DB, error) {
 	if dir := filepath.Dir(path); dir != "" {
-		if err := os.MkdirAll(dir, 0o700); err != nil {
+		if err := os.MkdirAll(dir, 0o750); err != nil { // the state dir: the web server's group reads its secrets
 			return nil, fmt.Errorf("store: create state dir: %w", err)
 		}
 	}

@@ -235,6 +235,12 @@ func cmdDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		fmt.Fprintln(stdout, "skip database (no wp_root or db_dsn)")
 	}
 	fmt.Fprintf(stdout, "ok   store %s\n", d.Store.Path)
+	wg, err := d.WebGroup()
+	if err != nil {
+		fmt.Fprintf(stdout, "FAIL web group: %s\n", oneLine(err.Error()))
+		return err
+	}
+	secretsErr := checkSecrets(stdout, cfg.StateDir, wg)
 	if err := d.CheckSite(ctx); err != nil {
 		fmt.Fprintf(stdout, "FAIL site: %s\n", oneLine(err.Error()))
 		return err
@@ -246,5 +252,5 @@ func cmdDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		rc.Close()
 		fmt.Fprintln(stdout, "ok   sitemap")
 	}
-	return nil
+	return secretsErr
 }

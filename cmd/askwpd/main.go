@@ -36,7 +36,7 @@ Common flags:
   --wp-root DIR      the folder holding wp-config.php
   --site-url URL     the site's address (read from WordPress when unset)
   --state-dir DIR    where the index and secrets live (default /var/lib/askwpd)
-  --listen ADDR      HTTP address (default 127.0.0.1:8787)
+  --listen ADDR      HTTP address (default 127.0.0.1:8787), or unix:/path for a socket
   --db-dsn DSN       MySQL DSN, instead of reading wp-config.php
   --set KEY=VALUE    any other key, e.g. --set crawl.concurrency=2 (repeatable)
   --log-level LEVEL  debug, info, warn, error
@@ -94,6 +94,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return cmdEval(ctx, rest, stdout, stderr)
 	case "doctor":
 		return cmdDoctor(ctx, rest, stdout, stderr)
+	case probeReadCmd:
+		return cmdProbeRead(rest)
 	case "mcp":
 		return cmdMCP(ctx, rest, os.Stdin, os.Stdout, stderr)
 	case "version", "--version":

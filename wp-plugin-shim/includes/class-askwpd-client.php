@@ -7,6 +7,9 @@
  * on 127.0.0.1 whenever the site's own host is a public name. The WordPress API remains
  * the fallback where ext-curl is missing.
  *
+ * The daemon's address may be unix:/path, its unix socket (CURLOPT_UNIX_SOCKET_PATH): cURL
+ * then sends Host: localhost, which the daemon accepts as a loopback name.
+ *
  * @package askwpd-companion
  */
 
@@ -15,6 +18,18 @@ if ( ! defined( 'ABSPATH' ) ) {
 }
 
 final class Askwpd_Client {
+
+	/**
+	 * The URL cURL requests and the unix socket it goes through ('' over TCP).
+	 *
+	 * @param string $base The daemon's address: http://HOST:PORT or unix:/path.
+	 */
+	public static function target( string $base ): array {
+		if ( 0 === strpos( $base, 'unix:' ) ) {
+			return array( 'http://localhost', substr( $base, 5 ) );
+		}
+		return array( $base, '' );
+	}
 
 	/**
 	 * One request, fully read.
@@ -28,7 +43,8 @@ final class Askwpd_Client {
 	 */
 	public static function request( string $method, string $path, ?string $body = null, array $headers = array(), array $opt = array() ): array {
 		$s          = Askwpd_Settings::get();
-		$url        = ( $opt['url'] ?? $s['url'] ) . $path;
+		list( $base, $socket ) = self::target( (string) ( $opt['url'] ?? $s['url'] ) );
+		$url        = $base . $path;
 		$connect_ms = (int) ( $opt['connect_ms'] ?? 500 );
 		$timeout_ms = (int) ( $opt['timeout_ms'] ?? 2000 );
 		if ( ( $opt['auth'] ?? true ) && '' !== $s['token'] ) {
@@ -39,6 +55,9 @@ final class Askwpd_Client {
 		$t0        = microtime( true );
 
 		if ( ! function_exists( 'curl_init' ) ) {
+			if ( '' !== $socket ) {
+				return array( 'status' => 0, 'body' => '', 'error' => 'a unix socket needs PHP\'s curl extension', 'errno' => -1, 'ms' => 0.0 );
+			}
 			return self::request_wp( $method, $url, $body, $headers, $timeout_ms, $t0 );
 		}
 		$ch = curl_init( $url );
@@ -56,6 +75,9 @@ final class Askwpd_Client {
 				CURLOPT_NOPROXY           => '*',
 			)
 		);
+		if ( '' !== $socket ) {
+			curl_setopt( $ch, CURLOPT_UNIX_SOCKET_PATH, $socket );
+		}
 		if ( null !== $body ) {
 			curl_setopt( $ch, CURLOPT_POSTFIELDS, $body );
 		}
@@ -137,7 +159,11 @@ final class Askwpd_Client {
 			'started' => false,
 			'body'    => '',
 		);
-		$ch    = curl_init( $s['url'] . $path );
+		list( $base, $socket ) = self::target( $s['url'] );
+		$ch    = curl_init( $base . $path );
+		if ( '' !== $socket ) {
+			curl_setopt( $ch, CURLOPT_UNIX_SOCKET_PATH, $socket );
+		}
 		curl_setopt_array(
 			$ch,
 			array(

@@ -6,6 +6,10 @@
  * mu-plugin, else the settings saved on Tools → AskWP Index, else defaults that read the
  * daemon's own state files, so a default install needs no typing.
  *
+ * The daemon's address is http://HOST:PORT, or unix:/path for its unix socket. With none
+ * given, the shim takes the Debian package's socket when it is there, else the daemon's
+ * default TCP address.
+ *
  * @package askwpd-companion
  */
 
@@ -18,6 +22,7 @@ final class Askwpd_Settings {
 	const OPTION            = 'askwpd_companion_settings';
 	const GROUP             = 'askwpd_companion';
 	const DEFAULT_URL       = 'http://127.0.0.1:8787';
+	const DEFAULT_SOCKET    = '/run/askwpd/askwpd.sock';
 	const DEFAULT_STATE_DIR = '/var/lib/askwpd';
 	const FILES             = array(
 		'token'  => 'token',
@@ -89,8 +94,12 @@ final class Askwpd_Settings {
 	 * @param array    $consts Defined constants by name.
 	 * @param array    $opts   The saved option (url, state_dir, token, secret).
 	 * @param callable $read   Reads a secret file: fn(string $path): string ('' when unreadable).
+	 * @param callable|null $socket Tells whether a unix socket is there: fn(string $path): bool
+	 *                              (default: is_socket()).
 	 */
-	public static function resolve( array $consts, array $opts, callable $read ): array {
+	public static function resolve( array $consts, array $opts, callable $read, ?callable $socket = null ): array {
+		$socket      = $socket ?? array( __CLASS__, 'is_socket' );
+		$default_url = call_user_func( $socket, self::DEFAULT_SOCKET ) ? 'unix:' . self::DEFAULT_SOCKET : self::DEFAULT_URL;
 		$pick = static function ( $const, $opt, $default ) use ( $consts, $opts ) {
 			if ( isset( $consts[ $const ] ) && '' !== $consts[ $const ] ) {
 				return array( $consts[ $const ], 'constant' );
@@ -101,7 +110,7 @@ final class Askwpd_Settings {
 			return array( $default, '' === $default ? 'none' : 'default' );
 		};
 
-		list( $url, $url_src )     = $pick( 'ASKWPD_URL', 'url', self::DEFAULT_URL );
+		list( $url, $url_src )     = $pick( 'ASKWPD_URL', 'url', $default_url );
 		list( $dir, $dir_src )     = $pick( 'ASKWPD_STATE_DIR', 'state_dir', self::DEFAULT_STATE_DIR );
 		list( $token, $tok_src )   = $pick( 'ASKWPD_TOKEN', 'token', '' );
 		list( $secret, $sec_src )  = $pick( 'ASKWPD_WEBHOOK_SECRET', 'secret', '' );
@@ -134,6 +143,11 @@ final class Askwpd_Settings {
 		);
 	}
 
+	/** True when a unix socket is at $path (and this process may see it). */
+	public static function is_socket( string $path ): bool {
+		return 'socket' === @filetype( $path ); // phpcs:ignore WordPress.PHP.NoSilencedErrors -- open_basedir and a missing file warn.
+	}
+
 	/** Reads a small secret file, or '' when it is missing or unreadable. */
 	public static function read_secret_file( string $path ): string {
 		if ( ! @is_file( $path ) || ! @is_readable( $path ) ) { // phpcs:ignore WordPress.PHP.NoSilencedErrors -- open_basedir warns.
@@ -159,7 +173,7 @@ final class Askwpd_Settings {
 		$old  = $form ? get_option( self::OPTION, array() ) : array();
 		$old  = is_array( $old ) ? $old : array();
 		$new  = array(
-			'url'       => isset( $in['url'] ) ? esc_url_raw( trim( (string) $in['url'] ), array( 'http', 'https' ) ) : '',
+			'url'       => isset( $in['url'] ) ? self::sanitize_url( (string) $in['url'] ) : '',
 			'state_dir' => isset( $in['state_dir'] ) ? sanitize_text_field( (string) $in['state_dir'] ) : '',
 			'token'     => (string) ( $old['token'] ?? '' ),
 			'secret'    => (string) ( $old['secret'] ?? '' ),
@@ -172,6 +186,19 @@ final class Askwpd_Settings {
 			}
 		}
 		return $new;
+	}
+
+	/**
+	 * An http(s) address, or unix:/absolute/path for the daemon's socket; '' for anything else.
+	 *
+	 * @param string $url Typed address.
+	 */
+	public static function sanitize_url( string $url ): string {
+		$url = trim( $url );
+		if ( preg_match( '#^unix:(/[A-Za-z0-9._/@+-]+)$#', $url, $m ) && false === strpos( $m[1], '/../' ) ) {
+			return $url;
+		}
+		return esc_url_raw( $url, array( 'http', 'https' ) );
 	}
 
 	/**

@@ -4,8 +4,8 @@
  * run.sh, which starts the daemons and writes the test mu-plugin first.
  *
  * Environment (from run.sh): SITE_URL, WP_ROOT, FAKE_URL, FAKE_DIR (a canned daemon),
- * DAEMON_URL, DAEMON_STATE (the real askwpd), CONFIG_FILE (read by the test mu-plugin on
- * every request to the site), DEAD_URL (a closed port).
+ * DAEMON_URL, DAEMON_STATE (the real askwpd; its URL may be unix:/path), CONFIG_FILE (read by
+ * the test mu-plugin on every request to the site), DEAD_URL (a closed port).
  *
  * Every test restores what it changes; the last line is "N passed, N failed".
  */
@@ -58,9 +58,12 @@ add_filter('askwpd_settings', function ($s) { return array_merge($s, $GLOBALS['a
 function fake_daemon(): array {
     return array('url' => env('FAKE_URL'), 'token' => 'fake-token', 'secret' => 'fake-secret');
 }
+/** The real daemon, found as a site finds it: its address and state dir, the secrets read by the shim. */
 function real_daemon(): array {
-    $dir = env('DAEMON_STATE');
-    return array('url' => env('DAEMON_URL'), 'token' => trim(file_get_contents("$dir/token")), 'secret' => trim(file_get_contents("$dir/webhook.secret")));
+    $r = Askwpd_Settings::resolve(array('ASKWPD_URL' => env('DAEMON_URL'), 'ASKWPD_STATE_DIR' => env('DAEMON_STATE')), array(), array('Askwpd_Settings', 'read_secret_file'));
+    ok($r['source']['token'] === 'state_file' && $r['source']['secret'] === 'state_file',
+        'the shim cannot read the secrets in ' . env('DAEMON_STATE') . ': ' . json_encode(Askwpd_Settings::secret_problems($r)));
+    return array('url' => $r['url'], 'token' => $r['token'], 'secret' => $r['secret']);
 }
 
 /** Configures the shim inside the site's own PHP workers, through the test mu-plugin. */
@@ -75,9 +78,18 @@ function site_real(array $extra = array()): void {
     site_config($extra + array('ASKWPD_URL' => env('DAEMON_URL'), 'ASKWPD_STATE_DIR' => env('DAEMON_STATE')));
 }
 
-/** An HTTP request; returns status, headers (lower-case names), body, ttfb and total seconds. */
+/** An HTTP request (unix:/path/sock/v1/x goes through the socket); returns status, headers (lower-case names), body, ttfb and total seconds. */
 function http(string $method, string $url, ?string $body = null, array $headers = array(), int $timeout = 60): array {
+    $socket = '';
+    if (strpos($url, 'unix:') === 0) {
+        $sock_end = strpos($url, '.sock') + 5;
+        $socket = substr($url, 5, $sock_end - 5);
+        $url = 'http://localhost' . substr($url, $sock_end);
+    }
     $ch = curl_init($url);
+    if ($socket !== '') {
+        curl_setopt($ch, CURLOPT_UNIX_SOCKET_PATH, $socket);
+    }
     $h = array();
     curl_setopt_array($ch, array(
         CURLOPT_CUSTOMREQUEST => $method,

@@ -5,6 +5,12 @@
 #     askwpd on a temporary state dir, each on a free loopback port;
 #   - writes a test mu-plugin that points the shim at them, runs run.php, and removes
 #     everything it started or wrote.
+# With the env file of the nginx host (ASKWPD_TEST_WP_ENV=.wp-host/env, from
+# scripts/host-up.sh, which names ASKWPD_USER and WEB_GROUP), it runs as a site runs:
+# askwpd as ASKWPD_USER, creating its own state dir (askwpd:WEB_GROUP 0750) and serving on
+# a unix socket; the test code and the fakes as the web server's user. The shim is given
+# only the socket and the state dir, and reads the secrets from it. Only this setup runs
+# as root.
 # Usage: wp-plugin-shim/tests/run.sh   (ONLY=substring runs matching tests; ASKWPD_BIN=path
 # uses a built askwpd instead of building one)
 set -euo pipefail
@@ -13,9 +19,9 @@ root="$(cd "$here/../.." && pwd -P)"
 env_file="${ASKWPD_TEST_WP_ENV:-$root/.wp-test/env}"
 die() { printf 'shim tests: %s\n' "$*" >&2; exit 1; }
 [[ -s "$env_file" ]] || die "$env_file is missing: run scripts/wp-up.sh"
-WP_STATE_DIR=""
+WP_STATE_DIR="" ASKWPD_USER="" WEB_GROUP=""
 while IFS='=' read -r k v; do
-  case "$k" in WP_ROOT|WP_CONTENT_DIR|SITE_URL|WP_STATE_DIR) printf -v "$k" '%s' "$v" ;; esac
+  case "$k" in WP_ROOT|WP_CONTENT_DIR|SITE_URL|WP_STATE_DIR|ASKWPD_USER|WEB_GROUP) printf -v "$k" '%s' "$v" ;; esac
 done <"$env_file"
 [[ -n "$WP_STATE_DIR" ]] || WP_STATE_DIR="$root/.wp-test"
 
@@ -26,7 +32,20 @@ if [[ -z "${ASKWPD_NO_TEST_LOCK:-}" ]]; then
 fi
 
 # Idempotent; here too, so the suite also runs on its own.
-bash "$root/scripts/shim-up.sh" >/dev/null
+ASKWPD_TEST_WP_ENV="$env_file" bash "$root/scripts/shim-up.sh" >/dev/null
+
+# as_web and as_daemon prefix the commands that a site runs as the web server's user and
+# as askwpd's; both empty with php -S, where everything runs as the caller.
+as_web=() as_daemon=() web_user=""
+if [[ -n "$ASKWPD_USER" ]]; then
+  ((EUID == 0)) || die "the host run starts askwpd as $ASKWPD_USER and PHP as the web server's user: run it as root"
+  # The group's user, as php-fpm's pool names it (www-data for www-data).
+  web_user="${WEB_GROUP:-www-data}"
+  id -u "$web_user" >/dev/null 2>&1 || die "no user $web_user for the web group $WEB_GROUP"
+  # A PATH of its own: root's may name dirs it cannot search (/root/...).
+  as_web=(runuser -u "$web_user" -- env PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin)
+  as_daemon=(runuser -u "$ASKWPD_USER" --)
+fi
 
 tmp="$(mktemp -d /tmp/askwpd-shim-test.XXXXXX)"
 mu_dir="$WP_CONTENT_DIR/mu-plugins"
@@ -59,17 +78,37 @@ fi
 
 fake_port=$(free_port)
 mkdir -p "$tmp/fake"
+echo '{}' >"$tmp/config.json"
+state="$tmp/state"
+daemon_listen="127.0.0.1:$(free_port)"
+daemon_url="http://$daemon_listen"
+if [[ -n "$ASKWPD_USER" ]]; then
+  "${as_web[@]}" test -r "$root/wp-plugin-shim/askwpd-companion.php" \
+    || die "$web_user cannot read $root/wp-plugin-shim: the host run needs a checkout the web server can read"
+  # The checkout may be where askwpd cannot reach (/root/...): a copy of its own.
+  install -m 0755 "$bin" "$tmp/askwpd"
+  bin="$tmp/askwpd"
+  # What the package's tmpfiles.d and the unit give the daemon: a parent it may create its
+  # state dir in (/var/lib), and a runtime dir askwpd:WEBGROUP 0750 (/run/askwpd).
+  chmod 0755 "$tmp"
+  install -d -o "$ASKWPD_USER" -m 0755 "$tmp/lib"
+  install -d -o "$ASKWPD_USER" -g "$WEB_GROUP" -m 0750 "$tmp/run"
+  state="$tmp/lib/askwpd"
+  daemon_listen="unix:$tmp/run/askwpd.sock"
+  daemon_url="$daemon_listen"
+  # The test code (as the web server) rewrites the config and clears the fake's events.
+  chown "$web_user" "$tmp/fake" "$tmp/config.json"
+fi
 # The servers must not inherit fd 8, the lock.
-FAKE_DIR="$tmp/fake" PHP_CLI_SERVER_WORKERS=4 setsid php -S "127.0.0.1:$fake_port" "$here/fake-daemon.php" >"$tmp/fake.log" 2>&1 8>&- &
+FAKE_DIR="$tmp/fake" PHP_CLI_SERVER_WORKERS=4 setsid "${as_web[@]}" php -S "127.0.0.1:$fake_port" "$here/fake-daemon.php" >"$tmp/fake.log" 2>&1 8>&- &
 pids+=($!)
 llm_port=$(free_port)
-PHP_CLI_SERVER_WORKERS=4 setsid php -S "127.0.0.1:$llm_port" "$here/fake-llm.php" >"$tmp/llm.log" 2>&1 8>&- &
+PHP_CLI_SERVER_WORKERS=4 setsid "${as_web[@]}" php -S "127.0.0.1:$llm_port" "$here/fake-llm.php" >"$tmp/llm.log" 2>&1 8>&- &
 pids+=($!)
-daemon_port=$(free_port)
 # A small crawl budget: the initial pass should not crawl the whole test site; the posts
 # the tests create reach the index through the webhooks. --site-url picks the site's own
 # file when wp-config.php includes one of several per host (Debian's scheme).
-setsid "$bin" serve --wp-root "$WP_ROOT" --site-url "$SITE_URL" --state-dir "$tmp/state" --listen "127.0.0.1:$daemon_port" \
+setsid "${as_daemon[@]}" "$bin" serve --wp-root "$WP_ROOT" --site-url "$SITE_URL" --state-dir "$state" --listen "$daemon_listen" \
   --set schedule.disabled=true --set crawl.budget=10 \
   --set provider.kind=openai-compatible --set "provider.base_url=http://127.0.0.1:$llm_port/v1" \
   --set provider.model=test --set provider.api_key=x >"$tmp/daemon.log" 2>&1 8>&- &
@@ -78,16 +117,28 @@ dead_port=$(free_port)
 
 wait_http "http://127.0.0.1:$fake_port/healthz" "the canned daemon"
 wait_http "http://127.0.0.1:$llm_port/" "the scripted LLM"
-wait_http "http://127.0.0.1:$daemon_port/healthz" "askwpd"
+if [[ -n "$ASKWPD_USER" ]]; then
+  sock="${daemon_listen#unix:}"
+  up=0
+  for _ in $(seq 1 100); do curl -s -o /dev/null --unix-socket "$sock" http://localhost/healthz && { up=1; break; }; sleep 0.1; done
+  ((up)) || { tail -n 20 "$tmp/daemon.log" >&2; die "askwpd did not come up on $sock"; }
+  # The contract, as the daemon left it: checked here, where root may look at everything.
+  got="$(stat -c '%a %U:%G' "$state" "$state/token" "$state/webhook.secret" "$sock" | tr '\n' ' ')"
+  want="750 $ASKWPD_USER:$WEB_GROUP 640 $ASKWPD_USER:$WEB_GROUP 640 $ASKWPD_USER:$WEB_GROUP 660 $ASKWPD_USER:$WEB_GROUP "
+  [[ "$got" == "$want" ]] || { tail -n 20 "$tmp/daemon.log" >&2; die "state dir and socket are '$got', want '$want'"; }
+  echo "askwpd as $ASKWPD_USER on $daemon_listen; state dir, secrets and socket: $got"
+else
+  wait_http "$daemon_url/healthz" "askwpd"
+fi
 
 [[ -d "$mu_dir" ]] || { mkdir -p "$mu_dir"; made_mu_dir=1; }
-echo '{}' >"$tmp/config.json"
 sed "s#@CONFIG_FILE@#$tmp/config.json#" "$here/mu-plugin.php.in" >"$mu_file"
+chmod 0644 "$mu_file"
 
 rc=0
-SITE_URL="$SITE_URL" WP_ROOT="$WP_ROOT" FAKE_URL="http://127.0.0.1:$fake_port" FAKE_DIR="$tmp/fake" \
-  DAEMON_URL="http://127.0.0.1:$daemon_port" DAEMON_STATE="$tmp/state" DEAD_URL="http://127.0.0.1:$dead_port" \
-  CONFIG_FILE="$tmp/config.json" php -d display_errors=stderr "$here/run.php" || rc=$?
+"${as_web[@]}" env SITE_URL="$SITE_URL" WP_ROOT="$WP_ROOT" FAKE_URL="http://127.0.0.1:$fake_port" FAKE_DIR="$tmp/fake" \
+  DAEMON_URL="$daemon_url" DAEMON_STATE="$state" DEAD_URL="http://127.0.0.1:$dead_port" \
+  CONFIG_FILE="$tmp/config.json" ONLY="${ONLY:-}" php -d display_errors=stderr "$here/run.php" || rc=$?
 if ((rc)) && [[ -n "${SHIM_TEST_LOGS:-1}" ]]; then
   echo "--- askwpd log (last 15 lines)"; tail -n 15 "$tmp/daemon.log" || true
 fi

@@ -16,7 +16,8 @@ test('sign reproduces api/testdata/webhook-vector.json', function () {
 test('settings cascade: constants, then the page, then the state files', function () {
     $files = array('/st/token' => 'file-token', '/st/webhook.secret' => 'file-secret', '/c/token' => 'const-dir-token');
     $read = function ($p) use ($files) { return $files[$p] ?? ''; };
-    $r = Askwpd_Settings::resolve(array(), array(), $read);
+    $no_socket = function ($p) { return false; };
+    $r = Askwpd_Settings::resolve(array(), array(), $read, $no_socket);
     eq(array($r['url'], $r['state_dir'], $r['token'], $r['secret']), array('http://127.0.0.1:8787', '/var/lib/askwpd', '', ''), 'defaults, unreadable files');
     eq($r['source']['token'], 'none', 'no token source');
 
@@ -32,6 +33,25 @@ test('settings cascade: constants, then the page, then the state files', functio
 
     $r = Askwpd_Settings::resolve(array('ASKWPD_STATE_DIR' => '/c'), array('token' => 'typed'), $read);
     eq(array($r['token'], $r['source']['token']), array('const-dir-token', 'state_file'), 'a constant state dir beats a typed token');
+});
+
+test('settings: the package\'s socket is the default when it is there; unix: addresses', function () {
+    $read = function ($p) { return ''; };
+    $seen = array();
+    $socket = function ($p) use (&$seen) { $seen[] = $p; return true; };
+    $r = Askwpd_Settings::resolve(array(), array(), $read, $socket);
+    eq(array($r['url'], $r['source']['url'], $seen), array('unix:/run/askwpd/askwpd.sock', 'default', array('/run/askwpd/askwpd.sock')), 'default socket');
+    $r = Askwpd_Settings::resolve(array(), array('url' => 'http://127.0.0.1:8787'), $read, $socket);
+    eq($r['url'], 'http://127.0.0.1:8787', 'a saved URL beats the socket');
+    $r = Askwpd_Settings::resolve(array('ASKWPD_URL' => 'unix:/tmp/a.sock'), array(), $read, $socket);
+    eq(array($r['url'], $r['source']['url']), array('unix:/tmp/a.sock', 'constant'), 'a socket as a constant');
+    eq(Askwpd_Client::target('unix:/tmp/a.sock'), array('http://localhost', '/tmp/a.sock'), 'target of a socket');
+    eq(Askwpd_Client::target('http://127.0.0.1:1'), array('http://127.0.0.1:1', ''), 'target over TCP');
+    eq(Askwpd_Settings::sanitize_url(' unix:/run/askwpd/askwpd.sock '), 'unix:/run/askwpd/askwpd.sock', 'the form keeps a socket');
+    foreach (array('unix:run/x.sock', 'unix:/a b', 'unix:/a/../etc/passwd', 'unix:/a;rm') as $bad) {
+        eq(Askwpd_Settings::sanitize_url($bad), '', "dropped: $bad");
+    }
+    eq(Askwpd_Settings::is_socket(__FILE__), false, 'a file is no socket');
 });
 
 test('settings page saves, keeps blank secrets, escapes output', function () {

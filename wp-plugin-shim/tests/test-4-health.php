@@ -271,7 +271,7 @@ test('secrets: as the web server\'s user, the fix the notice names makes them re
         echo "      skipped: needs root, setpriv and a www-data user\n";
         return;
     }
-    // The daemon's own layout today: a 0700 dir of 0600 files, owned by another user.
+    // An older daemon's layout: a 0700 dir of 0600 files, owned by another user.
     $dir = '/tmp/askwpd-perm-' . wp_generate_password(6, false);
     cleanup(function () use ($dir) { exec('rm -rf ' . escapeshellarg($dir)); });
     mkdir($dir, 0700);
