@@ -14,6 +14,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/askwp/askwpd/analysis"
 	"github.com/askwp/askwpd/chat/llm"
 	"github.com/askwp/askwpd/tool"
 )
@@ -191,60 +192,48 @@ func retrievalDecision(msg string, terms []string) (search, recent bool, reasons
 	return search, recent, reasons
 }
 
-// fluff are words that carry no search signal: conversational filler,
-// question words and the site's own vocabulary ("post", "page").
-var fluff = map[string]bool{}
+// askWords are the words of a chat message that ask rather than name:
+// request verbs, the site's own vocabulary ("post", "page"), time words
+// (the temporal rule reads those) and greetings. The general stopwords and
+// fillers come from analysis; these are what a chat adds to them.
+var askWords = map[string]bool{}
 
 func init() {
-	for _, w := range strings.Fields(`a an the is are was were be been being am do does did done can could would should will shall may might must
-		i me my mine we us our ours you your yours he she it its they them their this that these those there here
-		what which who whom whose when where why how please pls tell show give know explain describe say said about for of to in on at by with
-		from into over under and or but if so than then any some all also just really very much many more most less
-		have has had get got want wanted like need needs let lets let's find look looking search something anything thing things
-		kind sort info information site website web page pages post posts blog article articles
+	for _, w := range strings.Fields(`done mine pls give know say said really much many less get got want wanted like
+		need needs let lets let's find look looking search kind sort info information
+		site website web page pages post posts blog article articles
 		latest newest recent recently new last current currently today now upcoming week month year yesterday
-		hi hello hey thanks thank ok okay yes no not don't doesn't isn't aren't i'm you're it's there's what's
-		der die das den dem des ein eine einen einem ist sind war gibt es was wie wo wer wann warum und oder bitte mir mich ich du ihr euer eure
-		sie zu von mit für auf im in über neueste neuesten aktuell letzte letzten heute
-		le la les un une des est et ou qui que quoi où comment pourquoi`) {
-		fluff[w] = true
+		hi hello hey thanks thank ok okay yes don't doesn't isn't aren't i'm you're it's there's what's
+		gibt wer wann warum bitte mir mich neueste neuesten aktuell letzte letzten heute pourquoi`) {
+		askWords[w] = true
 	}
 }
 
-// queryWords splits a message into words, keeping the inner - . ' of
-// names and numbers such as PHP-FPM, 3.5 or Lindenstraße.
-func queryWords(s string) []string {
-	var out []string
-	var b strings.Builder
-	rs := []rune(s)
-	flush := func() {
-		w := strings.Trim(b.String(), "-.'’")
-		if w != "" {
-			out = append(out, w)
-		}
-		b.Reset()
+// messageLangs are the languages whose stopwords a chat message loses: the
+// languages the widget is used in most.
+var messageLangs = []string{"en", "de", "fr"}
+
+// askOnly reports whether a word of a message carries no search signal.
+func askOnly(w string) bool {
+	lw := strings.ToLower(w)
+	if askWords[lw] || analysis.IsFiller(lw) {
+		return true
 	}
-	for i, r := range rs {
-		switch {
-		case unicode.IsLetter(r) || unicode.IsDigit(r):
-			b.WriteRune(r)
-		case (r == '-' || r == '.' || r == '\'' || r == '’') && b.Len() > 0 && i+1 < len(rs) && (unicode.IsLetter(rs[i+1]) || unicode.IsDigit(rs[i+1])):
-			b.WriteRune(r)
-		default:
-			flush()
+	for _, l := range messageLangs {
+		if analysis.IsStopword(l, lw) {
+			return true
 		}
 	}
-	flush()
-	return out
+	return false
 }
 
 // contentTerms are the words of a message worth searching for.
 func contentTerms(s string) []string {
 	var out []string
 	seen := map[string]bool{}
-	for _, w := range queryWords(reURL.ReplaceAllString(s, " ")) {
+	for _, w := range analysis.SurfaceWords(reURL.ReplaceAllString(s, " ")) {
 		lw := strings.ToLower(w)
-		if fluff[lw] || seen[lw] || (utf8.RuneCountInString(lw) < 2 && !unicode.IsDigit([]rune(lw)[0])) {
+		if askOnly(lw) || seen[lw] || (utf8.RuneCountInString(lw) < 2 && !unicode.IsDigit([]rune(lw)[0])) {
 			continue
 		}
 		seen[lw] = true
@@ -281,9 +270,9 @@ func rewriteQueries(msg string, terms []string) []string {
 		add(contentTerms(m[1]))
 	}
 	var run []string
-	for i, w := range queryWords(msg) {
+	for i, w := range analysis.SurfaceWords(msg) {
 		r, _ := utf8.DecodeRuneInString(w)
-		if i > 0 && unicode.IsUpper(r) && !fluff[strings.ToLower(w)] {
+		if i > 0 && unicode.IsUpper(r) && !askOnly(w) {
 			run = append(run, w)
 			continue
 		}

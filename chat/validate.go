@@ -9,6 +9,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/askwp/askwpd/analysis"
 	"github.com/askwp/askwpd/tool"
 )
 
@@ -181,9 +182,9 @@ func (t *chatTurn) quoteFound(ctx context.Context, docs []*retrievedDoc, q strin
 // attribution.
 func citeWords(s string) map[string]bool {
 	out := map[string]bool{}
-	for _, w := range queryWords(s) {
+	for _, w := range analysis.SurfaceWords(s) {
 		lw := strings.ToLower(w)
-		if fluff[lw] || (utf8.RuneCountInString(lw) < 3 && !unicode.IsDigit([]rune(lw)[0])) {
+		if askOnly(lw) || (utf8.RuneCountInString(lw) < 3 && !unicode.IsDigit([]rune(lw)[0])) {
 			continue
 		}
 		if len(lw) > 4 && strings.HasSuffix(lw, "s") {
