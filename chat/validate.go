@@ -87,7 +87,7 @@ func (t *chatTurn) scrub() {
 	}
 	text := strings.Join(kept, " ")
 	if text == "" {
-		text = "I couldn't read enough of the site to answer that."
+		text = "I have no answer to that from this site's pages."
 	}
 	t.emit(Event{Type: "status", Data: Status{Message: "Checking the answer…", Reset: true}})
 	t.emit(Event{Type: "delta", Data: Delta{Text: text}})
