@@ -160,6 +160,7 @@ func TestPasteOracle(t *testing.T) {
 		{"That page is inaccessible to me right now.", true},
 		{"Kindly put the contents of the page below.", true},
 		{"I'm not able to go to websites, sorry.", true},
+		{"I couldn't read enough of the site to answer that.", true},
 		{"You can read more on the pricing page.", false},
 		{"Share this post with a friend.", false},
 		{"The workshop opens at ten. Write to us by email.", false},
@@ -170,6 +171,7 @@ func TestPasteOracle(t *testing.T) {
 		{"Open the Settings page and click Save.", false},
 		{"I can't see a refund policy on the pricing page; the FAQ says nothing about one.", false},
 		{"The page says: “Paste the key into wp-config.php and reload.”", false},
+		{"I have no answer to that from this site's pages.", false},
 	} {
 		if got := asksForPageContent(tc.reply); got != tc.want {
 			t.Errorf("%q: %v, want %v", tc.reply, got, tc.want)
