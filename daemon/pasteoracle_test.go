@@ -11,7 +11,8 @@ import (
 // chat package's validator: a test that asks the code under test whether it
 // behaved only proves the code agrees with itself. It matches cues in word
 // windows, deliberately broader than the validator, and shares none of its
-// patterns.
+// patterns. Unlike the validator it spares no other site's page: every
+// gate asks about this site.
 
 // A cue is a sequence of words; a word ending in "*" matches any word with
 // that prefix.
