@@ -52,6 +52,15 @@ func TestChat_AsksToPaste(t *testing.T) {
 		{"Please share the content of the page with me.", "what is this page about", true},
 		{"I can only read this site, so I can't open https://other.example/post.", "Summarize https://other.example/post", false},
 		{"The workshop opens at ten. Write to us by email.", "When are you open?", false},
+		// typographic apostrophes, other verb forms and "what it says"
+		{"I’m unable to load http://127.0.0.1:8089/x/ from here.", "Summarize it", true},
+		{"I can’t access that link, sorry.", "What does http://127.0.0.1:8089/x/ say?", true},
+		{"Would you mind dropping the article's text into this chat?", "Summarize http://127.0.0.1:8089/about/", true},
+		{"Mind sending over the wording of that post?", "Summarize http://127.0.0.1:8089/about/", true},
+		{"If you share what it says I'll summarize it.", "Summarize http://127.0.0.1:8089/about/", true},
+		{"I have no way of viewing that page myself.", "Summarize http://127.0.0.1:8089/about/", true},
+		{"Share this post with a friend.", "How do I share a post?", false},
+		{"The post's text explains how to harden PHP-FPM pools.", "How do I harden PHP-FPM?", false},
 	} {
 		if got := a.AsksToPaste(tc.reply, tc.question); got != tc.want {
 			t.Errorf("%q: %v, want %v", tc.reply, got, tc.want)

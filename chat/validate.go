@@ -17,8 +17,8 @@ import (
 // site cannot be read.
 var (
 	rePaste     = regexp.MustCompile(`(?i)\b(paste|pasting|copy[- ]?(and|&|/)[- ]?paste)\b`)
-	reSendText  = regexp.MustCompile(`(?i)\b(share|send|provide|give|upload|forward)\s+(me\s+|us\s+)?(with\s+)?(the\s+|a\s+|its\s+|some\s+|that\s+)?(page'?s?\s+)?(text|content|contents|excerpt|screenshot|wording|transcript)\b`)
-	reCantRead  = regexp.MustCompile(`(?i)\b(i|i'm|i am)\s+(can(no|')?t|cannot|am unable to|unable to|am not able to|not able to|don't have (the )?(ability|access) to|do not have (the )?(ability|access) to|have no (way|access) to)\s+(directly\s+)?(access|browse|open|visit|read|view|see|fetch|load|click)\b`)
+	reSendText  = regexp.MustCompile(`(?i)\b(share|sharing|send|sending|provide|providing|give|giving|upload|uploading|forward|forwarding|drop|dropping|put|putting)\s+(over\s+|in\s+)?(me\s+|us\s+)?(with\s+)?(the\s+|a\s+|its\s+|some\s+|that\s+)?((page|article|post)?['’]?s?\s+)?(text|content|contents|excerpt|screenshot|wording|transcript|what (it|the page|the article|the post) says)\b`)
+	reCantRead  = regexp.MustCompile(`(?i)\b(i|i['’]m|i am)\s+(can(no|['’])?t|cannot|am unable to|unable to|am not able to|not able to|don['’]t have (the )?(ability|access) to|do not have (the )?(ability|access) to|have no (way|access) (to|of))\s+(directly\s+)?(access|browse|open|visit|read|view|see|fetch|load|click)(ing)?\b`)
 	reQuoteSpan = regexp.MustCompile(`“([^”\n]{8,400})”|"([^"\n]{8,400})"|„([^“”\n]{8,400})[“”]|«\s?([^»\n]{8,400}?)\s?»`)
 	reSentence  = regexp.MustCompile(`[^.!?\n]*[.!?]*`)
 )
@@ -88,7 +88,7 @@ func (t *chatTurn) scrub() {
 	}
 	text := strings.Join(kept, " ")
 	if text == "" {
-		text = "I couldn't read enough of the site to answer that."
+		text = "I have no answer to that from this site's pages."
 	}
 	t.emit(Event{Type: "status", Data: Status{Message: "Checking the answer…", Reset: true}})
 	t.emit(Event{Type: "delta", Data: Delta{Text: text}})

@@ -170,7 +170,12 @@ func TestFetch_Limits(t *testing.T) {
 		case "/500":
 			w.WriteHeader(503)
 		case "/slow":
-			time.Sleep(1500 * time.Millisecond)
+			// Simulates a site slower than the short fetcher's timeout; it
+			// ends as soon as the fetcher gives up, so Close does not wait.
+			select {
+			case <-time.After(1500 * time.Millisecond):
+			case <-r.Context().Done():
+			}
 		case "/pdf":
 			w.Header().Set("Content-Type", "application/pdf")
 			io.WriteString(w, "%PDF-1.4")

@@ -22,7 +22,7 @@ import (
 	"github.com/askwp/askwpd/tool"
 )
 
-// The spec's §7 quality gates, end to end: the real test WordPress,
+// The chat's quality gates, end to end: the real test WordPress,
 // indexed by the real daemon from wp_root alone, and the chat loop driven
 // by a scripted provider speaking each provider's wire protocol. With
 // ASKWPD_TEST_OPENAI_KEY or ASKWPD_TEST_ANTHROPIC_KEY set, each gate also
@@ -103,7 +103,7 @@ func runGate(t *testing.T, d *Daemon, req chat.Request, steps []llmtest.Step, ch
 			if resp.Degraded != "" {
 				t.Fatalf("degraded reply: %s", resp.Degraded)
 			}
-			if d.Agent.AsksToPaste(resp.Reply, req.Messages[len(req.Messages)-1].Content) {
+			if asksForPageContent(resp.Reply) {
 				t.Errorf("the reply asks to paste site content: %q", resp.Reply)
 			}
 			assertVerbatim(t, d, resp)
@@ -206,7 +206,7 @@ func modelCalled(resp *chat.Response, name string) bool {
 	return false
 }
 
-// Gate 1: a fresh site works with no retrieval setup: the first question
+// A fresh site works with no retrieval setup: the first question
 // about its content is answered from its pages, with sources.
 func gate1FreshSiteWorks(t *testing.T, d *Daemon, site *wptest.Site) {
 	posts := publicPosts(t, site)
@@ -260,7 +260,7 @@ func hasSource(resp *chat.Response, u string) bool {
 	return false
 }
 
-// Gate 2: "What is the most recent blog post?" gets the real newest post's
+// "What is the most recent blog post?" gets the real newest post's
 // URL and date into the sources.
 func gate2MostRecentPost(t *testing.T, d *Daemon, site *wptest.Site) {
 	newest := publicPosts(t, site)[0]
@@ -307,7 +307,7 @@ func gate2MostRecentPost(t *testing.T, d *Daemon, site *wptest.Site) {
 	})
 }
 
-// Gate 3: a question about a specific post uses evidence from that post.
+// A question about a specific post uses evidence from that post.
 func gate3SpecificPost(t *testing.T, d *Daemon, site *wptest.Site) {
 	posts := publicPosts(t, site)
 	post := posts[len(posts)/2]
@@ -368,7 +368,7 @@ func gate3SpecificPost(t *testing.T, d *Daemon, site *wptest.Site) {
 	}
 }
 
-// Gate 4: a thin page does not dead-end: related pages and recent posts
+// A thin page does not dead-end: related pages and recent posts
 // are searched first, and the answer is a labeled inference.
 func gate4ThinPage(t *testing.T, d *Daemon, site *wptest.Site) {
 	docs, err := d.Store.ListDocuments(context.Background(), store.DocumentFilter{PostType: "any"})
@@ -407,8 +407,10 @@ func gate4ThinPage(t *testing.T, d *Daemon, site *wptest.Site) {
 	})
 }
 
-// Gate 5: no reply asks to paste content the tools can fetch. The scripted
-// model tries; the validator catches it and the model is corrected.
+// No reply asks to paste content the tools can fetch. The scripted model
+// tries, in words the validator's own examples do not use; the validator
+// catches it and the model is corrected, and the test's oracle judges the
+// replies.
 func gate5NoPasteRequests(t *testing.T, d *Daemon, site *wptest.Site) {
 	var page struct{ Title, URL string }
 	for _, p := range site.Truth(t).Public {
@@ -424,7 +426,7 @@ func gate5NoPasteRequests(t *testing.T, d *Daemon, site *wptest.Site) {
 	}
 	q := "Can you summarize " + page.URL + " for me?"
 	runGate(t, d, ask(q), []llmtest.Step{
-		llmtest.Say("I can't open links. Could you paste the text of " + page.URL + " here?"),
+		llmtest.Say("Sorry, I’m not able to open " + page.URL + " from here. Would you mind dropping its text into the chat?"),
 		func(t *testing.T, r *llmtest.Request) llmtest.Turn {
 			if !strings.Contains(r.LastUser(), "[askwpd check]") || !strings.Contains(r.LastUser(), "get_document") {
 				t.Errorf("no correction after a paste request; last user message: %q", r.LastUser())
@@ -456,20 +458,20 @@ func gate5NoPasteRequests(t *testing.T, d *Daemon, site *wptest.Site) {
 
 	// A model that insists is scrubbed: the user never sees the request.
 	p := llmtest.New(t, "anthropic",
-		llmtest.Say("Please paste the content of "+page.URL+" and I will summarize it."),
-		llmtest.Say("Sorry. I cannot access the page. Please copy and paste it here."))
+		llmtest.Say("Mind sending over the wording of "+page.URL+"? I’ll summarize it then."),
+		llmtest.Say("I have no way of viewing that page myself. If you share what it says, I’ll go from there."))
 	d.Agent.Provider = chat.ProviderConfig(p.Config())
 	defer func() { d.Agent.Provider = chat.ProviderConfig{} }()
 	resp, err := d.Chat(context.Background(), ask(q), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.Agent.AsksToPaste(resp.Reply, q) || resp.Reply == "" {
+	if asksForPageContent(resp.Reply) || resp.Reply == "" {
 		t.Errorf("insisting model's reply not scrubbed: %q", resp.Reply)
 	}
 }
 
-// Gate 6 runs inside every gate (assertVerbatim): sources come with a
+// Every gate checks sources (assertVerbatim): they come with a
 // grounded answer, each quote is the stored text at its offsets, and
 // verify_quote agrees. This test adds the case of a fabricated quote.
 func gate6FabricatedQuoteIsCorrected(t *testing.T, d *Daemon, site *wptest.Site) {

@@ -141,12 +141,14 @@ func TestCrash_KillNine(t *testing.T) {
 		c := startCrashChild(t, state, filepath.Join(logs, fmt.Sprintf("life-%02d", life)), "loop")
 		var sender sync.WaitGroup
 		stopSend := make(chan struct{})
-		sendStats := &sendStats{}
+		sendStats := newSendStats()
 		startSending := func() {
 			sender.Go(func() { box.sendAll(c.base, stopSend, rand.New(rand.NewPCG(sendSeed, 1)), sendStats) })
 		}
 		ready, trigger := false, mode
 		if mode == "start" {
+			// The random delay picks the moment of the kill: it simulates a
+			// crash at any point of the start, it waits for nothing.
 			time.Sleep(delay)
 			if ready = c.isReady(); ready {
 				startSending()
@@ -169,6 +171,7 @@ func TestCrash_KillNine(t *testing.T) {
 					trigger = "event (none accepted in 3s)"
 				}
 			}
+			// As above: a random moment after the trigger, not a wait.
 			time.Sleep(delay)
 		}
 		if err := c.cmd.Process.Signal(syscall.SIGKILL); err != nil {
@@ -232,7 +235,7 @@ func TestCrash_KillNine(t *testing.T) {
 	var sender sync.WaitGroup
 	sender.Go(func() {
 		for {
-			box.sendAll(c.base, stopSend, rand.New(rand.NewPCG(seed, 2)), &sendStats{})
+			box.sendAll(c.base, stopSend, rand.New(rand.NewPCG(seed, 2)), newSendStats())
 			if box.drained() {
 				return
 			}
@@ -394,6 +397,8 @@ func TestHelperCrashChild(t *testing.T) {
 			for ctx.Err() == nil {
 				_, err := d.Index(ctx, crawl.IndexOptions{Kind: "crash", Full: full, Incremental: !full})
 				if err != nil {
+					// A pause before retrying a refused or failed pass keeps
+					// the loop from spinning; nothing waits on it.
 					time.Sleep(20 * time.Millisecond)
 				}
 				if !errors.Is(err, crawl.ErrCrawlRunning) {
@@ -412,6 +417,7 @@ func TestHelperCrashChild(t *testing.T) {
 					return
 				}
 				if err != nil {
+					// As in the loop: a pause before retrying, not a wait.
 					time.Sleep(20 * time.Millisecond)
 				}
 			}
@@ -582,21 +588,21 @@ func (b *outbox) report(t *testing.T, when string) {
 }
 
 // sendStats counts one life's sends; box.mu guards it.
-type sendStats struct{ sent, accepted, refused, cut int }
+type sendStats struct {
+	sent, accepted, refused, cut int
+	firstAccepted                chan struct{} // closed at the first 202
+}
+
+func newSendStats() *sendStats { return &sendStats{firstAccepted: make(chan struct{})} }
 
 // waitAccepted waits until an event of this life was answered 202.
 func (b *outbox) waitAccepted(st *sendStats, limit time.Duration) bool {
-	deadline := time.Now().Add(limit)
-	for time.Now().Before(deadline) {
-		b.mu.Lock()
-		n := st.accepted
-		b.mu.Unlock()
-		if n > 0 {
-			return true
-		}
-		time.Sleep(2 * time.Millisecond)
+	select {
+	case <-st.firstAccepted:
+		return true
+	case <-time.After(limit):
+		return false
 	}
-	return false
 }
 
 func (b *outbox) add(fields map[string]any) {
@@ -679,7 +685,9 @@ func (b *outbox) sendAll(base string, stop <-chan struct{}, rng *rand.Rand, st *
 			b.problems = append(b.problems, fmt.Sprintf("a replay of event %s was accepted again", e.id))
 		case code == 202:
 			b.stored[e.id], b.accepted[e.id] = true, true
-			st.accepted++
+			if st.accepted++; st.accepted == 1 {
+				close(st.firstAccepted)
+			}
 			// The shim may deliver twice; half the time, send it again later.
 			if rng.IntN(2) == 0 {
 				b.queue = append(b.queue, &crashEvent{id: e.id, fields: e.fields, replay: true})
