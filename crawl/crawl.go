@@ -54,7 +54,8 @@ type Crawler struct {
 	Site    Site
 	Fetcher *Fetcher
 	Limiter *rate.Limiter
-	// StateDir is named in the error a full disk gives.
+	// StateDir is named in the error a full disk gives, and holds the
+	// lock that keeps passes of several processes apart.
 	StateDir string
 	// OnIndexed, when set, is called after a pass or a live fetch may have
 	// indexed new chunks (the embeddings worker listens).

@@ -64,6 +64,11 @@ func (c *Crawler) Index(ctx context.Context, opt IndexOptions) (_ *store.Run, er
 		return nil, ErrCrawlRunning
 	}
 	defer c.passMu.Unlock()
+	unlock, err := lockPass(c.StateDir)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	c.init()
 	if opt.Kind == "" {
 		opt.Kind = "index"

@@ -410,3 +410,59 @@ func TestIndex_CancelResumes(t *testing.T) {
 		t.Errorf("%d documents, want %d", stats.Documents, pages+1)
 	}
 }
+
+// TestCrawl_OnePassAcrossProcesses: two daemons on one state dir, as
+// `askwpd serve` and an `askwpd index` beside it are, never run a pass at
+// once. The second is refused while the first runs, and runs once it is
+// done.
+func TestCrawl_OnePassAcrossProcesses(t *testing.T) {
+	site := wptest.Get(t)
+	site.Lock(t)
+	d1 := openTestDaemon(t, site, nil)
+	cfg := d1.Config
+	d2, err := Open(context.Background(), cfg, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() { d2.Close() })
+
+	started, tried := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	first := make(chan error, 1)
+	go func() {
+		_, err := d1.Index(context.Background(), crawl.IndexOptions{Full: true, Progress: func(int, int) {
+			once.Do(func() { close(started); <-tried })
+		}})
+		first <- err
+	}()
+	select {
+	case <-started:
+	case err := <-first:
+		t.Fatalf("the first pass ended before its first page: %v", err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("the first pass did not start within 30 s")
+	}
+	_, err = d2.Index(context.Background(), crawl.IndexOptions{})
+	close(tried)
+	if !errors.Is(err, crawl.ErrCrawlRunning) {
+		t.Errorf("a second process's pass during the first: %v, want ErrCrawlRunning", err)
+	}
+	if err := <-first; err != nil {
+		t.Fatalf("first pass: %v", err)
+	}
+	if _, err := d2.Index(context.Background(), crawl.IndexOptions{}); err != nil {
+		t.Errorf("the second process's pass after the first: %v", err)
+	}
+	runs, err := d2.Store.Runs(context.Background(), 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) != 2 {
+		t.Errorf("%d passes recorded, want 2 (the refused one starts none)", len(runs))
+	}
+	for _, r := range runs {
+		if r.FinishedAt.IsZero() {
+			t.Errorf("pass %d has no finish record", r.ID)
+		}
+	}
+}
