@@ -15,29 +15,17 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/askwp/askwpd/internal/nettest"
 )
 
-// countingListener counts accepted connections.
-type countingListener struct {
-	net.Listener
-	n atomic.Int64
-}
-
-func (l *countingListener) Accept() (net.Conn, error) {
-	c, err := l.Listener.Accept()
-	if err == nil {
-		l.n.Add(1)
-	}
-	return c, err
-}
-
-func listen(t *testing.T) *countingListener {
+func listen(t *testing.T) *nettest.CountingListener {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &countingListener{Listener: ln}
+	return &nettest.CountingListener{Listener: ln}
 }
 
 // TestFetch_NeverLeavesOrigin redirects to another host, another port and
@@ -112,7 +100,7 @@ func TestFetch_NeverLeavesOrigin(t *testing.T) {
 
 	for name := range targets {
 		for _, path := range []string{"/to/" + name, "/hop/0?to=" + strings.ReplaceAll(name, " ", "+")} {
-			before := originLn.n.Load()
+			before := originLn.N.Load()
 			hitsBefore := originHits.Load()
 			_, err := f.Get(ctx, origin.URL+path, Conditional{})
 			if !errors.Is(err, ErrOffOrigin) {
@@ -120,12 +108,12 @@ func TestFetch_NeverLeavesOrigin(t *testing.T) {
 			}
 			// Every connection the origin saw carried one of our own
 			// same-origin requests: no TLS dial, no other-host dial.
-			if conns, hits := originLn.n.Load()-before, originHits.Load()-hitsBefore; conns != hits {
+			if conns, hits := originLn.N.Load()-before, originHits.Load()-hitsBefore; conns != hits {
 				t.Errorf("%s via %s: origin saw %d connections for %d requests", name, path, conns, hits)
 			}
 		}
 	}
-	if n := otherLn.n.Load() + tlsLn.n.Load(); n != 0 {
+	if n := otherLn.N.Load() + tlsLn.N.Load(); n != 0 {
 		t.Errorf("other listeners saw %d connections, want 0", n)
 	}
 	if n := otherHits.Load(); n != 0 {
@@ -143,7 +131,7 @@ func TestFetch_NeverLeavesOrigin(t *testing.T) {
 			t.Errorf("Open %s succeeded", name)
 		}
 	}
-	if n := otherLn.n.Load() + tlsLn.n.Load(); n != 0 {
+	if n := otherLn.N.Load() + tlsLn.N.Load(); n != 0 {
 		t.Errorf("other listeners saw %d connections after direct requests", n)
 	}
 	// More than five hops, all same-origin: refused as a loop.
@@ -278,25 +266,6 @@ func TestBreaker(t *testing.T) {
 	}
 }
 
-// trap listens where an attacker would want the crawler to go and counts
-// connections. It answers like a plausible page, so a fetch that got
-// there would have succeeded.
-func trap(t *testing.T, addr string) *countingListener {
-	t.Helper()
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		t.Skipf("cannot listen on %s: %v", addr, err)
-	}
-	cl := &countingListener{Listener: ln}
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/html")
-		io.WriteString(w, "<html><body><main><p>OFFORIGIN secret metadata</p></main></body></html>")
-	})}
-	go srv.Serve(cl)
-	t.Cleanup(func() { srv.Close() })
-	return cl
-}
-
 // TestFetcher_SameOriginGuard throws hostile URLs and redirects at the
 // fetcher, and asserts for each that no connection is opened anywhere but
 // the site: to another port, another loopback address, IPv6 loopback, or
@@ -323,18 +292,18 @@ func TestFetcher_SameOriginGuard(t *testing.T) {
 	// Traps: another port on the same address, the same port on another
 	// loopback address (127.0.0.2 stands in for a link-local metadata
 	// server, 169.254.169.254, which we must not touch here), and IPv6.
-	otherPort := trap(t, "127.0.0.1:0")
+	otherPort := nettest.Trap(t, "127.0.0.1:0")
 	_, trapPort, _ := net.SplitHostPort(otherPort.Addr().String())
-	otherHost := trap(t, "127.0.0.2:"+sitePort)
-	traps := []*countingListener{otherPort, otherHost}
+	otherHost := nettest.Trap(t, "127.0.0.2:"+sitePort)
+	traps := []*nettest.CountingListener{otherPort, otherHost}
 	if ln, err := net.Listen("tcp", "[::1]:"+trapPort); err == nil {
 		ln.Close()
-		traps = append(traps, trap(t, "[::1]:"+trapPort))
+		traps = append(traps, nettest.Trap(t, "[::1]:"+trapPort))
 	}
 	total := func() int64 {
 		var n int64
 		for _, tr := range traps {
-			n += tr.n.Load()
+			n += tr.N.Load()
 		}
 		return n
 	}

@@ -6,55 +6,21 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync/atomic"
 	"testing"
 
 	"github.com/askwp/askwpd/config"
 	"github.com/askwp/askwpd/crawl"
+	"github.com/askwp/askwpd/internal/nettest"
 )
-
-// countingListener counts accepted connections.
-type countingListener struct {
-	net.Listener
-	n atomic.Int64
-}
-
-func (l *countingListener) Accept() (net.Conn, error) {
-	c, err := l.Listener.Accept()
-	if err == nil {
-		l.n.Add(1)
-	}
-	return c, err
-}
-
-// trap listens where an attacker would want the crawler to go and counts
-// connections. It answers like a plausible page, so a fetch that got
-// there would have succeeded.
-func trap(t *testing.T, addr string) *countingListener {
-	t.Helper()
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		t.Skipf("cannot listen on %s: %v", addr, err)
-	}
-	cl := &countingListener{Listener: ln}
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/html")
-		io.WriteString(w, "<html><body><main><p>OFFORIGIN secret metadata</p></main></body></html>")
-	})}
-	go srv.Serve(cl)
-	t.Cleanup(func() { srv.Close() })
-	return cl
-}
 
 // TestDaemon_OffOriginDiscovery serves a sitemap and pages that list
 // off-origin URLs and runs a whole index pass and fetch_live_url: nothing
 // but the site is ever contacted.
 func TestDaemon_OffOriginDiscovery(t *testing.T) {
-	otherPort := trap(t, "127.0.0.1:0")
+	otherPort := nettest.Trap(t, "127.0.0.1:0")
 	trapURL := "http://" + otherPort.Addr().String()
 	var site *httptest.Server
 	site = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -97,7 +63,7 @@ func TestDaemon_OffOriginDiscovery(t *testing.T) {
 			t.Errorf("fetch_live_url(%s) returned off-origin content", u)
 		}
 	}
-	if n := otherPort.n.Load(); n != 0 {
+	if n := otherPort.N.Load(); n != 0 {
 		t.Errorf("%d connection(s) left the site during discovery, crawl and fetch_live_url", n)
 	}
 	urls, err := d.Store.DocumentURLs(context.Background())
