@@ -240,6 +240,35 @@ cat "$tmp/plugin.out"
   || fail "the plugin, unconfigured, did not reach the daemon on $sock with the secrets of the state dir"
 pass "the plugin, unconfigured, found $sock and read both secrets as $WEB_GROUP"
 
+# Publishing through WordPress, as an editor does: the plugin signs the event, the
+# daemon indexes the post, and a search through the plugin finds it.
+runuser -u "$WEB_GROUP" -- env SITE_URL="$SITE_URL" WP_ROOT="$WP_ROOT" php -d display_errors=stderr -r '
+  $u = parse_url(getenv("SITE_URL"));
+  $_SERVER["HTTP_HOST"] = $u["host"] . (isset($u["port"]) ? ":" . $u["port"] : "");
+  $_SERVER["REQUEST_URI"] = "/";
+  $_SERVER["REQUEST_METHOD"] = "GET";
+  define("WP_USE_THEMES", false);
+  require rtrim(getenv("WP_ROOT"), "/") . "/wp-load.php";
+  $word = "debpub" . wp_generate_password(8, false, false);
+  $id = wp_insert_post(array("post_title" => "Harbour notes $word", "post_content" => "<p>The $word ferry leaves at dawn.</p>", "post_status" => "publish"), true);
+  if (is_wp_error($id)) { fwrite(STDERR, $id->get_error_message()); exit(1); }
+  $sent = Askwpd_Webhooks::flush();
+  $found = -1;
+  $t0 = microtime(true);
+  while (microtime(true) - $t0 < 10) {
+    $r = Askwpd_Client::request("POST", "/v1/tools/search_site", json_encode(array("query" => $word, "limit" => 3)), array("Content-Type: application/json"));
+    if ($r["status"] === 200 && strpos($r["body"], get_permalink($id)) !== false) { $found = microtime(true) - $t0; break; }
+    usleep(100000);
+  }
+  wp_delete_post($id, true);
+  Askwpd_Webhooks::flush();
+  printf("event %d, found %s\n", $sent ? $sent[0]["status"] : 0, $found < 0 ? "no" : sprintf("%.2f", $found));
+' </dev/null >"$tmp/publish.out" 2>&1 || true
+cat "$tmp/publish.out"
+grep -q '^event 202, found [0-9]' "$tmp/publish.out" \
+  || fail "a post published through WordPress did not become searchable through the plugin"
+pass "a post published through WordPress was searchable through the plugin $(sed -n 's/^event 202, found //p' "$tmp/publish.out") s after its event"
+
 kill "$daemon_pid"
 wait "$daemon_pid" 2>/dev/null || true
 daemon_pid=""
