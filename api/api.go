@@ -147,6 +147,9 @@ func (s *Server) hostAllowed(r *http.Request) bool {
 	if !ok {
 		return loopback
 	}
+	if port == "" {
+		port = "80" // a Host without a port names HTTP's default
+	}
 	if port != strconv.Itoa(tcp.Port) {
 		return false
 	}
