@@ -221,16 +221,23 @@ cat "$tmp/doctor-secrets.out"
 [ "$(grep -c '^ok' "$tmp/doctor-secrets.out")" = 2 ] || fail "askwpd doctor, as root, does not find both secrets readable by the web server"
 pass "askwpd doctor: both secrets readable as the web server's user"
 
+# wp_as_web CODE runs CODE inside the host's WordPress as the web server's user,
+# as php-fpm runs the plugin.
+wp_as_web() {
+  runuser -u "$WEB_GROUP" -- env SITE_URL="$SITE_URL" WP_ROOT="$WP_ROOT" php -d display_errors=stderr -r '
+    $u = parse_url(getenv("SITE_URL"));
+    $_SERVER["HTTP_HOST"] = $u["host"] . (isset($u["port"]) ? ":" . $u["port"] : "");
+    $_SERVER["REQUEST_URI"] = "/";
+    $_SERVER["REQUEST_METHOD"] = "GET";
+    define("WP_USE_THEMES", false);
+    require rtrim(getenv("WP_ROOT"), "/") . "/wp-load.php";
+  '"$1"
+}
+
 # The plugin, with nothing configured, as php-fpm runs it: it must find the package's
 # socket and read the secrets from the state dir by itself.
 ASKWPD_TEST_WP_ENV="$host_env" bash "$(dirname "$host_up")/shim-up.sh" >/dev/null
-runuser -u "$WEB_GROUP" -- env SITE_URL="$SITE_URL" WP_ROOT="$WP_ROOT" php -d display_errors=stderr -r '
-  $u = parse_url(getenv("SITE_URL"));
-  $_SERVER["HTTP_HOST"] = $u["host"] . (isset($u["port"]) ? ":" . $u["port"] : "");
-  $_SERVER["REQUEST_URI"] = "/";
-  $_SERVER["REQUEST_METHOD"] = "GET";
-  define("WP_USE_THEMES", false);
-  require rtrim(getenv("WP_ROOT"), "/") . "/wp-load.php";
+wp_as_web '
   $s = Askwpd_Settings::get();
   $r = Askwpd_Client::request("GET", "/v1/status");
   printf("%s %s %s %s %d\n", $s["url"], $s["source"]["url"], $s["source"]["token"], $s["source"]["secret"], $r["status"]);
@@ -242,13 +249,7 @@ pass "the plugin, unconfigured, found $sock and read both secrets as $WEB_GROUP"
 
 # Publishing through WordPress, as an editor does: the plugin signs the event, the
 # daemon indexes the post, and a search through the plugin finds it.
-runuser -u "$WEB_GROUP" -- env SITE_URL="$SITE_URL" WP_ROOT="$WP_ROOT" php -d display_errors=stderr -r '
-  $u = parse_url(getenv("SITE_URL"));
-  $_SERVER["HTTP_HOST"] = $u["host"] . (isset($u["port"]) ? ":" . $u["port"] : "");
-  $_SERVER["REQUEST_URI"] = "/";
-  $_SERVER["REQUEST_METHOD"] = "GET";
-  define("WP_USE_THEMES", false);
-  require rtrim(getenv("WP_ROOT"), "/") . "/wp-load.php";
+wp_as_web '
   $word = "debpub" . wp_generate_password(8, false, false);
   $id = wp_insert_post(array("post_title" => "Harbour notes $word", "post_content" => "<p>The $word ferry leaves at dawn.</p>", "post_status" => "publish"), true);
   if (is_wp_error($id)) { fwrite(STDERR, $id->get_error_message()); exit(1); }
