@@ -64,7 +64,7 @@ func (s *Service) documentResponse(ctx context.Context, doc *store.Document, a D
 		resp.Start, resp.End, resp.Content = pageOf(text, a.Start, a.MaxChars)
 		resp.TotalChars = len(text)
 	case "outline":
-		resp.Outline = outline(body)
+		resp.Outline = outline(doc.Body)
 		resp.End, resp.TotalChars = len(body), len(body)
 	case "chunks":
 		resp.Segments = segments(body, doc.Chunks, a.Start, a.MaxChars)
@@ -147,9 +147,9 @@ func backslashesBefore(text []rune, i int) int {
 }
 
 // outline lists the Markdown headings of body outside code fences.
-func outline(body []rune) []OutlineEntry {
+func outline(body string) []OutlineEntry {
 	out := []OutlineEntry{}
-	for _, h := range extract.Outline(string(body)) {
+	for _, h := range extract.Outline(body) {
 		out = append(out, OutlineEntry{Level: h.Level, Heading: h.Title, Start: h.Start})
 	}
 	return out
