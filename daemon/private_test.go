@@ -678,7 +678,7 @@ func TestPrivate_NothingLeaks(t *testing.T) {
 		}
 	}
 	inputs = append(inputs, w1, flipURL)
-	if found := filesHolding(t, d.Config.StateDir, []string{w1}); len(found) == 0 {
+	if found := wptest.FilesHolding(t, d.Config.StateDir, w1); len(found) == 0 {
 		t.Fatalf("before: no file of the state dir holds the public post's word %s; the scan below would see nothing", w1)
 	}
 	site.PHP(t, fmt.Sprintf(`wp_update_post(array('ID' => %d, 'post_status' => 'private'));`, flip.ID))
@@ -715,7 +715,7 @@ func TestPrivate_NothingLeaks(t *testing.T) {
 	// that follows a removal empties the WAL, and the freed pages of the
 	// database were zeroed.
 	deadline := time.Now().Add(15 * time.Second)
-	for found := filesHolding(t, d.Config.StateDir, lc.markers); len(found) > 0; found = filesHolding(t, d.Config.StateDir, lc.markers) {
+	for found := wptest.FilesHolding(t, d.Config.StateDir, lc.markers...); len(found) > 0; found = wptest.FilesHolding(t, d.Config.StateDir, lc.markers...) {
 		if time.Now().After(deadline) {
 			t.Errorf("15 s after the post went private, the state dir's files still hold %v", found)
 			break
@@ -723,33 +723,6 @@ func TestPrivate_NothingLeaks(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	phase("privatized")
-}
-
-// filesHolding lists, for each file of dir holding one of the markers in
-// any case, the file and the marker.
-func filesHolding(t *testing.T, dir string, markers []string) []string {
-	t.Helper()
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var found []string
-	for _, e := range entries {
-		if e.IsDir() {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		lb := bytes.ToLower(b)
-		for _, m := range markers {
-			if bytes.Contains(lb, []byte(strings.ToLower(m))) {
-				found = append(found, e.Name()+": "+m)
-			}
-		}
-	}
-	return found
 }
 
 // checkStore reads every row of every table of the store: none may hold a

@@ -1,7 +1,6 @@
 package store
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -11,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/askwp/askwpd/internal/wptest"
 )
 
 func openTest(t *testing.T) *DB { return openTB(t) }
@@ -94,33 +95,6 @@ func TestOpen_ConcurrentMigrations(t *testing.T) {
 	}
 }
 
-// stateFilesHolding lists the files of dir whose bytes contain any of
-// needles.
-func stateFilesHolding(t *testing.T, dir string, needles ...[]byte) []string {
-	t.Helper()
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var found []string
-	for _, e := range entries {
-		if e.IsDir() {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, n := range needles {
-			if bytes.Contains(b, n) {
-				found = append(found, fmt.Sprintf("%s (%d bytes)", e.Name(), len(b)))
-				break
-			}
-		}
-	}
-	return found
-}
-
 // TestDB_RemovedTextLeavesTheFiles: a page that leaves the index leaves
 // no byte of its text or of its chunks' vectors in askwpd.db, -wal or
 // -shm, once the checkpoint that follows a removal has run, and none
@@ -171,8 +145,8 @@ func TestDB_RemovedTextLeavesTheFiles(t *testing.T) {
 	if n, err := db.PutVectors(ctx, "m", vs); err != nil || n != 2 {
 		t.Fatalf("PutVectors = %d, %v", n, err)
 	}
-	needles := [][]byte{[]byte(marker), vectorBlob(vec)[:32]}
-	if found := stateFilesHolding(t, dir, needles...); len(found) == 0 {
+	needles := []string{marker, string(vectorBlob(vec)[:32])}
+	if found := wptest.FilesHolding(t, dir, needles...); len(found) == 0 {
 		t.Fatal("the marker is in no file before the removal: the scan sees nothing")
 	}
 
@@ -189,7 +163,7 @@ func TestDB_RemovedTextLeavesTheFiles(t *testing.T) {
 	// The checkpoint a removal schedules, without any call to ask for it.
 	var found []string
 	for deadline := time.Now().Add(10 * checkpointDelay); ; time.Sleep(50 * time.Millisecond) {
-		if found = stateFilesHolding(t, dir, needles...); len(found) == 0 {
+		if found = wptest.FilesHolding(t, dir, needles...); len(found) == 0 {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -204,7 +178,7 @@ func TestDB_RemovedTextLeavesTheFiles(t *testing.T) {
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if found := stateFilesHolding(t, dir, needles...); len(found) > 0 {
+	if found := wptest.FilesHolding(t, dir, needles...); len(found) > 0 {
 		t.Errorf("after Close, the removed page is in %v", found)
 	}
 	// Still a sound database: the zeroing did not corrupt it.
