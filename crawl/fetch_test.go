@@ -11,12 +11,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/askwp/askwpd/internal/nettest"
+	"github.com/askwp/askwpd/internal/wptest"
 )
 
 func listen(t *testing.T) *nettest.CountingListener {
@@ -93,7 +93,7 @@ func TestFetch_NeverLeavesOrigin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	logs := &syncBuffer{}
+	logs := &wptest.SyncBuffer{}
 	f := NewFetcher(o, 5*time.Second, 1<<20, "askwpd-test", slog.New(slog.NewTextHandler(logs, nil)))
 	f.Client.Transport.(*http.Transport).TLSClientConfig = &tls.Config{InsecureSkipVerify: true} // would a TLS dial succeed, it would be counted
 	ctx := context.Background()
@@ -416,21 +416,4 @@ func TestFetcher_SameOriginGuard(t *testing.T) {
 	if total() != int64(len(traps)) {
 		t.Errorf("control: traps counted %d connections, want %d", total(), len(traps))
 	}
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

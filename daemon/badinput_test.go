@@ -92,7 +92,7 @@ func TestBadInput(t *testing.T) {
 	cfg.Crawl.RatePerSec = 500
 	cfg.Crawl.Timeout = config.Duration{Duration: 20 * time.Second}
 	cfg.Schedule.Disabled = true
-	logs := &syncBuffer{}
+	logs := &wptest.SyncBuffer{}
 	d, err := Open(context.Background(), cfg, slog.New(slog.NewJSONHandler(logs, nil)))
 	if err != nil {
 		t.Fatal(err)
@@ -245,7 +245,7 @@ func serveQuiet(t *testing.T, change func(*config.Config)) (*Daemon, string) {
 	if change != nil {
 		change(&cfg)
 	}
-	logs := &syncBuffer{}
+	logs := &wptest.SyncBuffer{}
 	d, err := Open(context.Background(), cfg, slog.New(slog.NewJSONHandler(logs, nil)))
 	if err != nil {
 		t.Fatal(err)

@@ -151,7 +151,7 @@ func TestCrawl_ResumeAfterKill(t *testing.T) {
 	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperCrawlChild$", "-test.v")
 	cmd.Env = append(os.Environ(), "ASKWPD_CRAWL_CHILD=1", "ASKWPD_CHILD_STATE="+state,
 		fmt.Sprintf("ASKWPD_CHILD_EVENT=%d %s", postID, postURL))
-	var childOut syncBuffer
+	var childOut wptest.SyncBuffer
 	cmd.Stdout, cmd.Stderr = &childOut, &childOut
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

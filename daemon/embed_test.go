@@ -53,7 +53,7 @@ func TestHybrid_RealWordPress(t *testing.T) {
 	site.Lock(t)
 	ctx := context.Background()
 	srv := fakeembed.NewServer(t)
-	logs := &syncBuffer{}
+	logs := &wptest.SyncBuffer{}
 	stateDir := t.TempDir()
 	d := openHybridDaemon(t, site, stateDir, srv.Config(srv.Model), logs)
 

@@ -20,7 +20,7 @@ func TestIndex_RealWordPress(t *testing.T) {
 	site := wptest.Get(t)
 	site.Lock(t)
 	ctx := context.Background()
-	logs := &syncBuffer{}
+	logs := &wptest.SyncBuffer{}
 	d := openTestDaemon(t, site, logs)
 	if d.Crawler.Site.URL != strings.TrimRight(site.URL(), "/") {
 		t.Fatalf("site URL read from WordPress = %q, want %q", d.Crawler.Site.URL, site.URL())

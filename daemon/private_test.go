@@ -393,7 +393,7 @@ func TestPrivate_NothingLeaks(t *testing.T) {
 	flipURL := crawl.Canonical(flip.URL)
 
 	// The daemon as systemd runs it: Serve, with its initial pass.
-	logs := &syncBuffer{}
+	logs := &wptest.SyncBuffer{}
 	d := openTestDaemon(t, site, logs)
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan error, 1)

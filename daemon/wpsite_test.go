@@ -5,7 +5,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"strings"
 	"sync"
 	"testing"
 
@@ -13,24 +12,6 @@ import (
 	"github.com/askwp/askwpd/crawl"
 	"github.com/askwp/askwpd/internal/wptest"
 )
-
-// syncBuffer collects logs written from several goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // openTestDaemon opens a daemon on the test site with a fresh state dir,
 // configured from wp_root alone, as a site owner would.
@@ -57,7 +38,7 @@ var (
 	indexedOnce sync.Once
 	indexedD    *Daemon
 	indexedErr  error
-	indexedLogs = &syncBuffer{}
+	indexedLogs = &wptest.SyncBuffer{}
 )
 
 // indexedDaemon is one daemon over the indexed test site, opened from
