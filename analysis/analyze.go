@@ -94,44 +94,91 @@ func (a *Analyzer) AnalyzeTokens(text, lang string) []Token {
 func isHyphen(r rune) bool { return r == '-' || r == '\u2010' || r == '\u2011' }
 
 // hyphenJoins calls fn with each hyphenated compound of text written as
-// one word: "co-culture" → "coculture", "plug-in" → "plugin", "IL-6" →
-// "IL6". Writers use both spellings, so the index holds the joined form
+// one word: "e-mail" → "email", "plug-in" → "plugin", "WP-CLI" →
+// "WPCLI". Writers use both spellings, so the index holds the joined form
 // after the pieces. Queries don't add it: a query's own compound would
 // then count twice, as pieces and as a rare joined term, which measured
 // worse than matching the pieces alone.
 func hyphenJoins(text string, fn func(string)) {
-	var joined []byte
-	pieces, inWord := 0, false
-	flush := func() {
-		// A Greek symbol splits words anyway ("TNF-α" is "tnf alpha").
-		if pieces >= 2 && pieces <= 4 && !strings.ContainsFunc(string(joined), isGreek) {
-			fn(string(joined))
-		}
-		joined, pieces, inWord = joined[:0], 0, false
+	// Most text has few hyphens or none: jump from one to the next rather
+	// than walk every rune.
+	if strings.IndexByte(text, '-') < 0 && !strings.ContainsRune(text, '\u2010') && !strings.ContainsRune(text, '\u2011') {
+		return
 	}
-	prevHyphen := false
-	for i := 0; i < len(text); {
-		r, size := utf8.DecodeRuneInString(text[i:])
-		i += size
-		switch {
-		case isWordRune(r):
-			if !inWord {
-				if pieces > 0 && !prevHyphen {
-					flush()
-				}
-				pieces++
-				inWord = true
+	wide := strings.ContainsRune(text, '\u2010') || strings.ContainsRune(text, '\u2011')
+	next := func(from int) (at, size int) {
+		if !wide {
+			if k := strings.IndexByte(text[from:], '-'); k >= 0 {
+				return from + k, 1
 			}
-			joined = utf8.AppendRune(joined, r)
-			prevHyphen = false
-		case isHyphen(r) && inWord:
-			inWord, prevHyphen = false, true
-		default:
-			flush()
-			prevHyphen = false
+			return -1, 0
 		}
+		for i := from; i < len(text); {
+			r, n := utf8.DecodeRuneInString(text[i:])
+			if isHyphen(r) {
+				return i, n
+			}
+			i += n
+		}
+		return -1, 0
 	}
-	flush()
+	// wordEnd is where the run of word runes starting at i ends.
+	wordEnd := func(i int) int {
+		for i < len(text) {
+			r, n := utf8.DecodeRuneInString(text[i:])
+			if !isWordRune(r) {
+				break
+			}
+			i += n
+		}
+		return i
+	}
+	for from := 0; from < len(text); {
+		h, hl := next(from)
+		if h < 0 {
+			return
+		}
+		// The compound starts at the word before its first hyphen; the
+		// words before from belong to the compound before it.
+		start := h
+		for start > from {
+			r, n := utf8.DecodeLastRuneInString(text[from:start])
+			if !isWordRune(r) {
+				break
+			}
+			start -= n
+		}
+		if start == h {
+			from = h + hl
+			continue
+		}
+		pieces, end := 1, h
+		for {
+			we := wordEnd(h + hl)
+			if we == h+hl {
+				break // a hyphen that no word follows ends the compound
+			}
+			pieces, end = pieces+1, we
+			r, n := utf8.DecodeRuneInString(text[we:])
+			if we == len(text) || !isHyphen(r) {
+				break
+			}
+			h, hl = we, n
+		}
+		if pieces == 1 {
+			from = h + hl
+			continue
+		}
+		if c := text[start:end]; pieces <= 4 {
+			fn(strings.Map(func(r rune) rune {
+				if isHyphen(r) {
+					return -1
+				}
+				return r
+			}, c))
+		}
+		from = end
+	}
 }
 
 // ExactTerms are the surface forms, not stemmed, of text's words: an
@@ -155,6 +202,17 @@ type language struct {
 	code      string
 	stem      func(*snowballstem.Env) bool
 	stopwords map[string]bool
+	// stopShape has bit n of entry b set when a stopword of n bytes
+	// starts with byte b: most words fail that test, and skip the map.
+	stopShape [256]uint64
+}
+
+// stop reports a stopword.
+func (l *language) stop(s string) bool {
+	if s == "" || len(s) < 64 && l.stopShape[s[0]]&(1<<len(s)) == 0 {
+		return false
+	}
+	return l.stopwords[s]
 }
 
 var stemmers = map[string]func(*snowballstem.Env) bool{
@@ -175,7 +233,15 @@ var languages = func() map[string]*language {
 	sort.Strings(codes)
 	m := make(map[string]*language, len(stemmers))
 	for i, code := range codes {
-		m[code] = &language{idx: i, code: code, stem: stemmers[code], stopwords: loadStopwords(code)}
+		l := &language{idx: i, code: code, stem: stemmers[code], stopwords: loadStopwords(code)}
+		for w := range l.stopwords {
+			if w != "" && len(w) < 64 {
+				l.stopShape[w[0]] |= 1 << len(w)
+			} else if w != "" {
+				l.stopShape[w[0]] = ^uint64(0) // longer words take the map
+			}
+		}
+		m[code] = l
 	}
 	return m
 }()
@@ -198,6 +264,9 @@ func languageOf(tag string) *language {
 
 // token analyzes one raw word from scanTokens. ok is false for stopwords.
 func (l *language) token(raw string, a *Analyzer) (Token, bool) {
+	if t, ok, done := l.letterToken(raw, a, false); done {
+		return t, ok
+	}
 	s, camel, ok := l.surface(raw)
 	if !ok {
 		return Token{}, false
@@ -216,7 +285,7 @@ func (l *language) token(raw string, a *Analyzer) (Token, bool) {
 	}
 	for _, p := range parts {
 		p = strings.ToLower(p)
-		if p == "" || p == s || l.stopwords[p] {
+		if p == "" || p == s || l.stop(p) {
 			continue
 		}
 		if utf8.RuneCountInString(p) >= 4 && !hasDigit(p) {
@@ -227,18 +296,68 @@ func (l *language) token(raw string, a *Analyzer) (Token, bool) {
 	return t, true
 }
 
+// letterToken is token for the commonest word, ASCII letters that are not
+// camelCase nor an acronym's plural, in one pass over its bytes. done is
+// false when the word needs the full path. With termOnly, a capitalized
+// word whose stem is remembered comes back without its Surface, and
+// without a lowercase copy made for it.
+func (l *language) letterToken(raw string, a *Analyzer, termOnly bool) (t Token, ok, done bool) {
+	if len(raw) == 0 || len(raw) > maxTokenRunes {
+		return Token{}, false, false
+	}
+	upper, prevLower := false, false
+	for i := 0; i < len(raw); i++ {
+		switch c := raw[i]; {
+		case 'a' <= c && c <= 'z':
+			prevLower = true
+		case 'A' <= c && c <= 'Z' && !prevLower:
+			upper = true
+		default:
+			return Token{}, false, false
+		}
+	}
+	if upper && acronymPlural(raw) {
+		return Token{}, false, false
+	}
+	if upper && termOnly && a != nil && len(raw) >= 4 {
+		var low [maxTokenRunes]byte
+		for i := 0; i < len(raw); i++ {
+			low[i] = raw[i] | 0x20 // ASCII letters only, here
+		}
+		w := low[:len(raw)]
+		if l.stopShape[w[0]]&(1<<len(w)) != 0 && l.stopwords[string(w)] {
+			return Token{}, false, true
+		}
+		if stem, ok := a.stems[l.idx].loadBytes(w); ok {
+			return Token{Term: stem}, true, true
+		}
+	}
+	s := raw
+	if upper {
+		s = strings.ToLower(raw)
+	}
+	if l.stop(s) {
+		return Token{}, false, true
+	}
+	t = Token{Surface: s, Term: s}
+	if len(s) >= 4 {
+		t.Term = a.stem(l, s)
+	}
+	return t, true, true
+}
+
 // surface is token's first half: the folded, lowercased word, and
 // whether it was camelCase. ok is false for stopwords.
 func (l *language) surface(raw string) (s string, camel, ok bool) {
 	camel = hasInnerUpper(raw)
 	if acronymPlural(raw) {
-		// "APIs", "CPUs", "VSMCs": the stemmer keeps the s when no vowel
+		// "CPTs", "CPUs", "PRs": the stemmer keeps the s when no vowel
 		// precedes it, so the plural would not meet the singular.
 		raw = raw[:len(raw)-1]
 		camel = false
 	}
 	s = lower(fold(raw))
-	if s == "" || utf8.RuneCountInString(s) > maxTokenRunes || l.stopwords[s] {
+	if s == "" || utf8.RuneCountInString(s) > maxTokenRunes || l.stop(s) {
 		return "", false, false
 	}
 	return s, camel, true
@@ -250,12 +369,12 @@ func (l *language) surface(raw string) (s string, camel, ok bool) {
 // index) holds it; the package's functions share none. Safe for
 // concurrent use.
 type Analyzer struct {
-	stems []sync.Map // per language: word → stem
+	stems []stemCache // per language
 	n     atomic.Int64
 }
 
 // NewAnalyzer returns an Analyzer that remembers stems.
-func NewAnalyzer() *Analyzer { return &Analyzer{stems: make([]sync.Map, len(languages))} }
+func NewAnalyzer() *Analyzer { return &Analyzer{stems: make([]stemCache, len(languages))} }
 
 // plain is the Analyzer of the package's functions: nil, remembering
 // nothing.
@@ -269,24 +388,95 @@ func (a *Analyzer) stem(l *language, w string) string {
 	if a == nil {
 		return l.stemWord(w)
 	}
-	m := &a.stems[l.idx]
-	if v, ok := m.Load(w); ok {
-		return v.(string)
+	c := &a.stems[l.idx]
+	if s, ok := c.load(w); ok {
+		return s
 	}
+	// w may be a slice of a page's text, and a stem often a slice of its
+	// word: the cache keeps copies, not the page.
+	w = strings.Clone(w)
 	s := l.stemWord(w)
 	if a.n.Add(1) > maxStems {
 		a.Forget()
 	}
-	m.Store(strings.Clone(w), s)
+	c.store(w, s)
 	return s
 }
 
 // Forget drops the stems a remembers.
 func (a *Analyzer) Forget() {
 	for i := range a.stems {
-		a.stems[i].Clear()
+		a.stems[i].clear()
 	}
 	a.n.Store(0)
+}
+
+// stemCache maps words to stems. A search looks up thousands of words and
+// adds almost none, so reads go to an immutable map without a lock (a
+// sync.Map's lookups were an eighth of a search's CPU); new stems wait in
+// a small locked map until they are a quarter of the big one, which is
+// then copied with them.
+type stemCache struct {
+	snap   atomic.Pointer[map[string]string]
+	mu     sync.Mutex
+	recent map[string]string
+}
+
+func (c *stemCache) load(w string) (string, bool) {
+	if m := c.snap.Load(); m != nil {
+		if s, ok := (*m)[w]; ok {
+			return s, true
+		}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s, ok := c.recent[w]
+	return s, ok
+}
+
+// loadBytes is load for a word in a buffer, without a string made of it.
+func (c *stemCache) loadBytes(w []byte) (string, bool) {
+	if m := c.snap.Load(); m != nil {
+		if s, ok := (*m)[string(w)]; ok {
+			return s, true
+		}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s, ok := c.recent[string(w)]
+	return s, ok
+}
+
+func (c *stemCache) store(w, s string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.recent == nil {
+		c.recent = map[string]string{}
+	}
+	c.recent[w] = s
+	var old map[string]string
+	if m := c.snap.Load(); m != nil {
+		old = *m
+	}
+	if len(c.recent) < max(256, len(old)/4) {
+		return
+	}
+	merged := make(map[string]string, len(old)+len(c.recent))
+	for k, v := range old {
+		merged[k] = v
+	}
+	for k, v := range c.recent {
+		merged[k] = v
+	}
+	c.snap.Store(&merged)
+	c.recent = nil
+}
+
+func (c *stemCache) clear() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.snap.Store(nil)
+	c.recent = nil
 }
 
 // stemWord stems w with the language's Snowball stemmer.
@@ -327,8 +517,8 @@ func identifierParts(s string) []string {
 }
 
 // alnumParts splits a word of letters and digits where one gives way to
-// the other, as Elasticsearch's word_delimiter does: "IL6" and "IL-6",
-// "oct4" and "Oct-4", "php8" and "PHP 8" then share their parts. One-letter
+// the other, as Elasticsearch's word_delimiter does: "php8", "PHP-8" and
+// "PHP 8", or "es2015" and "ES 2015", then share their parts. One-letter
 // parts are dropped: alone they match almost anything.
 func alnumParts(s string) []string {
 	var parts []string
@@ -354,7 +544,7 @@ func alnumParts(s string) []string {
 }
 
 // acronymPlural reports an acronym of two or more capitals with a plural
-// "s": "URLs", "SNPs".
+// "s": "URLs", "CPTs".
 func acronymPlural(raw string) bool {
 	n := len(raw)
 	if n < 3 || raw[n-1] != 's' {
@@ -427,16 +617,42 @@ func isWordRune(r rune) bool {
 // intact. A word is a run of letters, digits, marks and '_'. Inside a word
 // an apostrophe between letters is dropped ("don't" → "dont"), and a '.'
 // between digits or between identifier parts is kept ("3.14", "v1.2").
+//
+// A word is passed as a slice of text, not a copy, unless an apostrophe
+// was dropped from it: a search analyzes thousands of words of stored text
+// per query, and a string for each was most of its allocations.
 func scanTokens(text string, fn func(string)) {
-	var buf []byte
+	scanWords(text, func(raw string, _ int) { fn(raw) })
+}
+
+// scanWords is scanTokens telling fn where in text each word starts.
+func scanWords(text string, fn func(raw string, at int)) {
+	var buf []byte // the word, once an apostrophe was dropped from it
+	start, end := -1, 0
+	split := false
 	flush := func() {
-		if len(buf) > 0 {
-			greekWord(buf, fn)
-			buf = buf[:0]
+		if start < 0 {
+			return
 		}
+		w := text[start:end]
+		if split {
+			w = string(buf)
+		}
+		fn(w, start)
+		start, split = -1, false
+	}
+	add := func(i, size int) {
+		if start < 0 {
+			start = i
+		}
+		if split {
+			buf = append(buf, text[i:i+size]...)
+		}
+		end = i + size
 	}
 	prev := rune(-1)
 	for i := 0; i < len(text); {
+		at := i
 		r, size := rune(text[i]), 1
 		if r >= utf8.RuneSelf {
 			r, size = utf8.DecodeRuneInString(text[i:])
@@ -445,22 +661,26 @@ func scanTokens(text string, fn func(string)) {
 		switch {
 		case r < utf8.RuneSelf && ('a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' || r == '_'):
 			// Most text is ASCII: skip the Unicode tables.
-			buf = append(buf, byte(r))
+			add(at, size)
+		case r < utf8.RuneSelf && r != '\'' && r != '.':
+			flush()
 		case isIdeograph(r):
 			flush()
-			fn(string(r))
+			fn(text[at:i], at)
 		case isWordRune(r):
-			buf = utf8.AppendRune(buf, r)
-		case (r == '\'' || r == '’') && len(buf) > 0 && unicode.IsLetter(prev):
+			add(at, size)
+		case (r == '\'' || r == '’') && start >= 0 && unicode.IsLetter(prev):
 			next, _ := utf8.DecodeRuneInString(text[i:])
 			if !unicode.IsLetter(next) {
 				flush()
+			} else if !split {
+				// Skip the apostrophe and keep joining.
+				buf, split = append(buf[:0], text[start:end]...), true
 			}
-			// Otherwise skip the apostrophe and keep joining.
-		case r == '.' && len(buf) > 0 && unicode.IsDigit(prev):
+		case r == '.' && start >= 0 && unicode.IsDigit(prev):
 			next, _ := utf8.DecodeRuneInString(text[i:])
 			if unicode.IsDigit(next) {
-				buf = append(buf, '.')
+				add(at, size)
 			} else {
 				flush()
 			}
@@ -470,64 +690,6 @@ func scanTokens(text string, fn func(string)) {
 		prev = r
 	}
 	flush()
-}
-
-// greekNames spells out Greek letters: technical writing uses them as
-// symbols ("TNF-α", "IL-1β", "NF-κB") as often as it writes their names
-// ("TNF-alpha"), and a symbol glued to Latin letters would otherwise make
-// a word nobody types.
-var greekNames = map[rune]string{
-	'α': "alpha", 'β': "beta", 'γ': "gamma", 'δ': "delta", 'ε': "epsilon", 'ζ': "zeta", 'η': "eta",
-	'θ': "theta", 'ι': "iota", 'κ': "kappa", 'λ': "lambda", 'μ': "mu", 'ν': "nu", 'ξ': "xi",
-	'ο': "omicron", 'π': "pi", 'ρ': "rho", 'σ': "sigma", 'ς': "sigma", 'τ': "tau", 'υ': "upsilon",
-	'φ': "phi", 'χ': "chi", 'ψ': "psi", 'ω': "omega", 'ϕ': "phi", 'ϵ': "epsilon",
-}
-
-func isGreek(r rune) bool { return r >= 0x370 && r <= 0x3ff || r >= 0x1f00 && r <= 0x1fff }
-
-// greekWord passes word to fn, except that Greek letters used as symbols
-// become their names: a Greek letter inside a word of other letters or
-// digits splits it there, and a Greek word of one letter is spelled out.
-// Greek-language words (two or more Greek letters alone) stay as they are.
-func greekWord(word []byte, fn func(string)) {
-	greek, other := 0, 0
-	for _, r := range string(word) {
-		if isGreek(r) {
-			greek++
-		} else {
-			other++
-		}
-	}
-	switch {
-	case greek == 0:
-		fn(string(word))
-		return
-	case other == 0 && greek > 1:
-		fn(string(word))
-		return
-	}
-	start := 0
-	s := string(word)
-	for i, r := range s {
-		if !isGreek(r) {
-			continue
-		}
-		if i > start {
-			fn(s[start:i])
-		}
-		lr := unicode.ToLower(r)
-		if name, ok := greekNames[lr]; ok {
-			fn(name)
-		} else if n := norm.NFD.String(string(lr)); n != "" {
-			if r0, _ := utf8.DecodeRuneInString(n); greekNames[r0] != "" {
-				fn(greekNames[r0]) // an accented letter: ά, ὠ
-			}
-		}
-		start = i + utf8.RuneLen(r)
-	}
-	if start < len(s) {
-		fn(s[start:])
-	}
 }
 
 // foldMap covers letters that are not a base letter plus a combining mark,
@@ -547,15 +709,21 @@ func isASCII(s string) bool {
 	return true
 }
 
+// folders are fold's transformers; one is not safe for concurrent use.
+var folders = sync.Pool{New: func() any {
+	return transform.Chain(norm.NFD, runes.Remove(runes.In(unicode.Mn)), norm.NFC)
+}}
+
 // fold removes diacritics: "Café" → "Cafe", "Łódź" → "Lodz", "Straße" →
 // "Strasse".
 func fold(s string) string {
 	if isASCII(s) {
 		return s
 	}
-	// A transform.Chain keeps buffers between calls: each call gets its
-	// own, and only non-ASCII words pay for it.
-	folder := transform.Chain(norm.NFD, runes.Remove(runes.In(unicode.Mn)), norm.NFC)
+	// A transform.Chain holds two 4 KB buffers and state: a call takes
+	// one from the pool rather than allocate them for every word.
+	folder := folders.Get().(transform.Transformer)
+	defer folders.Put(folder)
 	out, _, err := transform.String(folder, s)
 	if err != nil {
 		out = s
@@ -583,20 +751,41 @@ func Words(text string) []string {
 	return out
 }
 
-// Initials is the set of first runes of the terms a caller looks for.
-type Initials map[rune]bool
+// Initials is the set of first runes of the terms a caller looks for. It
+// is asked about nearly every word of a text, so ASCII runes are looked up
+// in an array, not a map.
+type Initials struct {
+	ascii [utf8.RuneSelf]bool
+	other map[rune]bool
+}
 
 // InitialsOf collects the first runes of terms.
-func InitialsOf(terms ...[]string) Initials {
-	m := Initials{}
+func InitialsOf(terms ...[]string) *Initials {
+	m := &Initials{}
 	for _, ts := range terms {
 		for _, t := range ts {
-			if r, _ := utf8.DecodeRuneInString(t); t != "" {
-				m[r] = true
+			if t == "" {
+				continue
+			}
+			switch r, _ := utf8.DecodeRuneInString(t); {
+			case r < utf8.RuneSelf:
+				m.ascii[r] = true
+			default:
+				if m.other == nil {
+					m.other = map[rune]bool{}
+				}
+				m.other[r] = true
 			}
 		}
 	}
 	return m
+}
+
+func (m *Initials) has(r rune) bool {
+	if r >= 0 && r < utf8.RuneSelf {
+		return m.ascii[r]
+	}
+	return m.other[r]
 }
 
 // suffixOnly lists the stemmers that change only the ends of words, so
@@ -610,41 +799,89 @@ func (l *language) suffixOnly() bool {
 // one of want's runes: any other word comes back as "" (still counted, as
 // it occupies a position), without the stemming that is most of
 // analysis's cost. ok is false for stopwords, as with token.
-func (l *language) tokenFor(raw string, want Initials, fast bool, a *Analyzer) (Token, bool) {
+func (l *language) tokenFor(raw string, want *Initials, fast, termOnly bool, a *Analyzer) (Token, bool) {
+	if fast && want != nil {
+		if skip, ok := l.skipLetters(raw, want); skip {
+			return Token{}, ok
+		}
+	}
 	if fast && want != nil && !strings.ContainsAny(raw, "_.") && !hasInnerUpper(raw) && !hasDigit(raw) {
 		s := lower(fold(raw))
-		if r, _ := utf8.DecodeRuneInString(s); !want[r] {
-			if s == "" || utf8.RuneCountInString(s) > maxTokenRunes || l.stopwords[s] {
+		if r, _ := utf8.DecodeRuneInString(s); !want.has(r) {
+			if s == "" || utf8.RuneCountInString(s) > maxTokenRunes || l.stop(s) {
 				return Token{}, false
 			}
 			return Token{}, true
 		}
 	}
+	if termOnly {
+		if t, ok, done := l.letterToken(raw, a, true); done {
+			return t, ok
+		}
+	}
 	return l.token(raw, a)
+}
+
+// skipLetters is tokenFor's shortcut for the commonest word, ASCII letters
+// that are not camelCase, whose first letter is not wanted: it decides in
+// one pass over the bytes, without a copy. skip is false when the word
+// needs the full path; ok is false for stopwords.
+func (l *language) skipLetters(raw string, want *Initials) (skip, ok bool) {
+	if len(raw) == 0 || len(raw) > maxTokenRunes {
+		return false, false
+	}
+	var low [maxTokenRunes]byte
+	prevLower := false
+	for i := 0; i < len(raw); i++ {
+		switch c := raw[i]; {
+		case 'a' <= c && c <= 'z':
+			low[i], prevLower = c, true
+		case 'A' <= c && c <= 'Z' && !prevLower:
+			low[i] = c + ('a' - 'A')
+		default:
+			return false, false
+		}
+	}
+	if want.ascii[low[0]] {
+		return false, false
+	}
+	n := len(raw)
+	if n < 64 && l.stopShape[low[0]]&(1<<n) == 0 {
+		return true, true
+	}
+	return true, !l.stopwords[string(low[:n])]
 }
 
 // IndexTerms are the terms an index holds for text: AnalyzeFor's, with
 // each identifier's parts after it and hyphenated compounds joined at the
 // end. A rescoring that analyzes the same way counts what the index
 // matched.
-func IndexTerms(text, lang string, want Initials) []string { return plain.IndexTerms(text, lang, want) }
+func IndexTerms(text, lang string, want *Initials) []string {
+	return plain.IndexTerms(text, lang, want)
+}
 
 // IndexTerms is the package's IndexTerms, remembering stems.
-func (a *Analyzer) IndexTerms(text, lang string, want Initials) []string {
-	var terms []string
+func (a *Analyzer) IndexTerms(text, lang string, want *Initials) []string {
+	// About one term in seven bytes of English prose: growing the slice
+	// from nothing was a third of a search's allocated bytes.
+	return a.AppendIndexTerms(make([]string, 0, len(text)/7+1), text, lang, want)
+}
+
+// AppendIndexTerms is IndexTerms appending to terms, for a caller that
+// reuses one slice for many texts.
+func (a *Analyzer) AppendIndexTerms(terms []string, text, lang string, want *Initials) []string {
 	l := languageOf(lang)
 	fast := l.suffixOnly()
-	emit := func(raw string) {
-		t, ok := l.tokenFor(raw, want, fast, a)
+	scanWords(text, func(raw string, _ int) {
+		t, ok := l.tokenFor(raw, want, fast, true, a)
 		if !ok {
 			return
 		}
 		terms = append(terms, t.Term)
 		terms = append(terms, t.Parts...)
-	}
-	scanTokens(text, emit)
+	})
 	hyphenJoins(text, func(raw string) {
-		if t, ok := l.tokenFor(raw, want, fast, a); ok && t.Term != "" {
+		if t, ok := l.tokenFor(raw, want, fast, true, a); ok && t.Term != "" {
 			terms = append(terms, t.Term)
 		}
 	})
@@ -654,15 +891,17 @@ func (a *Analyzer) IndexTerms(text, lang string, want Initials) []string {
 // AnalyzeFor is Analyze for scoring against known terms: a word whose term
 // cannot be one of them (its first letter is not one of want's) is "".
 // The length and positions are Analyze's; a nil want is Analyze.
-func AnalyzeFor(text, lang string, want Initials) []string { return plain.AnalyzeFor(text, lang, want) }
+func AnalyzeFor(text, lang string, want *Initials) []string {
+	return plain.AnalyzeFor(text, lang, want)
+}
 
 // AnalyzeFor is the package's AnalyzeFor, remembering stems.
-func (a *Analyzer) AnalyzeFor(text, lang string, want Initials) []string {
+func (a *Analyzer) AnalyzeFor(text, lang string, want *Initials) []string {
 	var terms []string
 	l := languageOf(lang)
 	fast := l.suffixOnly()
 	scanTokens(text, func(raw string) {
-		t, ok := l.tokenFor(raw, want, fast, a)
+		t, ok := l.tokenFor(raw, want, fast, true, a)
 		if !ok {
 			return
 		}
@@ -671,16 +910,17 @@ func (a *Analyzer) AnalyzeFor(text, lang string, want Initials) []string {
 	return terms
 }
 
-// Each calls fn with each analyzed token of text in lang, in order,
-// stopwords left out. Like AnalyzeFor, a word whose term cannot start with
-// one of want's runes comes back with an empty Term and Surface, unstemmed;
-// a nil want analyzes every word.
-func (a *Analyzer) Each(text, lang string, want Initials, fn func(Token)) {
+// EachAt calls fn with each analyzed token of text in lang, in order,
+// stopwords left out, and the byte offset in text of the word it comes
+// from. Like AnalyzeFor, a word whose term cannot start with one of want's
+// runes comes back with an empty Term and Surface, unstemmed; a nil want
+// analyzes every word.
+func (a *Analyzer) EachAt(text, lang string, want *Initials, fn func(t Token, at int)) {
 	l := languageOf(lang)
 	fast := l.suffixOnly()
-	scanTokens(text, func(raw string) {
-		if t, ok := l.tokenFor(raw, want, fast, a); ok {
-			fn(t)
+	scanWords(text, func(raw string, at int) {
+		if t, ok := l.tokenFor(raw, want, fast, false, a); ok {
+			fn(t, at)
 		}
 	})
 }

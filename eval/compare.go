@@ -128,6 +128,7 @@ func compare(out io.Writer, qs []QueryScore, base map[string][]string, qrels map
 		}
 	}
 	report("all", all)
+	printHalves(out, all)
 	types := make([]string, 0, len(byType))
 	for t := range byType {
 		types = append(types, t)
@@ -155,6 +156,50 @@ func compare(out io.Writer, qs []QueryScore, base map[string][]string, qrels map
 	}
 	show("largest gains:", gains)
 	show("largest losses:", drops)
+}
+
+// halvesSplits is how many random halvings printHalves makes.
+const halvesSplits = 10
+
+// printHalves prints the mean difference on both halves of random splits
+// of the queries: a change worth keeping holds on each half, not only on
+// their union, which is what a change tuned on all of them may not do.
+func printHalves(out io.Writer, ds []float64) {
+	if len(ds) < 2 {
+		return
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	idx := make([]int, len(ds))
+	for i := range idx {
+		idx[i] = i
+	}
+	var halves []float64
+	for range halvesSplits {
+		rng.Shuffle(len(idx), func(i, j int) { idx[i], idx[j] = idx[j], idx[i] })
+		var a, b []float64
+		for k, i := range idx {
+			if k < len(idx)/2 {
+				a = append(a, ds[i])
+			} else {
+				b = append(b, ds[i])
+			}
+		}
+		halves = append(halves, mean(a), mean(b))
+	}
+	fmt.Fprintf(out, "  halves: %d random splits in two; Δ nDCG@10 per half:", halvesSplits)
+	ge := 0
+	for i, h := range halves {
+		if i%2 == 0 {
+			fmt.Fprint(out, " ")
+		} else {
+			fmt.Fprint(out, "/")
+		}
+		fmt.Fprintf(out, "%+.4f", h)
+		if h >= -1e-9 {
+			ge++
+		}
+	}
+	fmt.Fprintf(out, "\n  halves not worse: %d of %d, worst %+.4f, best %+.4f\n", ge, len(halves), slices.Min(halves), slices.Max(halves))
 }
 
 func mean(xs []float64) float64 {

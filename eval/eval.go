@@ -121,7 +121,7 @@ func Evaluate(ctx context.Context, opt Options, out io.Writer) (*Metrics, error)
 
 	m := &Metrics{}
 	start := time.Now()
-	if m.Docs, m.Chunks, err = indexBEIR(ctx, db, opt.Corpus, opt.ChunkTokens); err != nil {
+	if m.Docs, m.Chunks, err = IndexCorpus(ctx, db, opt.Corpus, opt.ChunkTokens); err != nil {
 		return nil, err
 	}
 	m.IndexTime = time.Since(start)
@@ -137,52 +137,50 @@ func Evaluate(ctx context.Context, opt Options, out io.Writer) (*Metrics, error)
 	if err != nil {
 		return nil, err
 	}
-
-	var run *bufio.Writer
-	if opt.Run != "" {
-		f, err := os.Create(opt.Run)
-		if err != nil {
-			return nil, fmt.Errorf("eval: %w", err)
-		}
-		defer f.Close()
-		run = bufio.NewWriter(f)
-	}
 	depth := runDepth
 	if opt.Depth > 0 {
 		depth = opt.Depth
 	}
-	lat, err := runQueries(ctx, ix, hyb, queries, qrels, depth, run, m)
-	if err != nil {
+	engine := func(ctx context.Context, text string) ([]string, []float64, error) {
+		res, err := ix.Search(ctx, search.Query{Text: text, Limit: depth, PerDoc: 1, Hybrid: hyb.query(ctx, text)})
+		if err != nil {
+			return nil, nil, err
+		}
+		ids, scores := make([]string, len(res.Hits)), make([]float64, len(res.Hits))
+		for i, h := range res.Hits {
+			ids[i], scores[i] = strings.TrimPrefix(h.URL, "beir:"), h.Score
+		}
+		return ids, scores, nil
+	}
+	if err := runQueries(ctx, engine, queries, qrels, opt.Run, m); err != nil {
 		return nil, err
 	}
-	if run != nil {
-		if err := run.Flush(); err != nil {
-			return nil, fmt.Errorf("eval: write run: %w", err)
-		}
-	}
-	m.Queries = len(queries)
-	if m.Queries > 0 {
-		n := float64(m.Queries)
-		m.NDCG10, m.Recall100, m.MRR10 = m.NDCG10/n, m.Recall100/n, m.MRR10/n
-	}
-	m.P50, m.P95 = percentile(lat, 0.50), percentile(lat, 0.95)
 	hyb.report(out)
+	if err := m.report(out, opt, qrels); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// report prints the metrics, per query type, and the comparison with
+// opt.Baseline when there is one.
+func (m *Metrics) report(out io.Writer, opt Options, qrels map[string]map[string]int) error {
 	m.print(out, qrels != nil)
 	printByType(out, m.PerQuery)
 	if opt.Baseline != "" && qrels != nil {
 		base, err := readRun(opt.Baseline)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		compare(out, m.PerQuery, base, qrels)
 	}
-	return m, nil
+	return nil
 }
 
 // loadQueries reads the queries, keeps only judged ones when qrels are
 // given, and applies opt.Limit.
-func loadQueries(opt Options) ([]beirQuery, map[string]map[string]int, error) {
-	queries, err := readBEIRQueries(opt.Queries)
+func loadQueries(opt Options) ([]Query, map[string]map[string]int, error) {
+	queries, err := ReadQueries(opt.Queries)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -193,7 +191,7 @@ func loadQueries(opt Options) ([]beirQuery, map[string]map[string]int, error) {
 		}
 		kept := queries[:0]
 		for _, q := range queries {
-			if _, ok := qrels[q.id]; ok {
+			if _, ok := qrels[q.ID]; ok {
 				kept = append(kept, q)
 			}
 		}
@@ -205,40 +203,50 @@ func loadQueries(opt Options) ([]beirQuery, map[string]map[string]int, error) {
 	return queries, qrels, nil
 }
 
-// runQueries searches each query, writes its ranking to run when set, and
-// adds its scores to m; it returns the latencies.
-func runQueries(ctx context.Context, ix *search.Index, hyb *hybrid, queries []beirQuery, qrels map[string]map[string]int,
-	depth int, run *bufio.Writer, m *Metrics) ([]time.Duration, error) {
+// ranker returns a query's ranked document ids and their scores.
+type ranker func(ctx context.Context, text string) (ids []string, scores []float64, err error)
+
+// runQueries ranks each query, writes the rankings to a TREC run at
+// runPath when set, and fills m's scores (means over the queries) and
+// latencies.
+func runQueries(ctx context.Context, rank ranker, queries []Query, qrels map[string]map[string]int,
+	runPath string, m *Metrics) error {
+	var run *bufio.Writer
+	if runPath != "" {
+		f, err := os.Create(runPath)
+		if err != nil {
+			return fmt.Errorf("eval: %w", err)
+		}
+		defer f.Close()
+		run = bufio.NewWriter(f)
+	}
 	var lat []time.Duration
 	for _, q := range queries {
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			return err
 		}
 		t0 := time.Now()
-		res, err := ix.Search(ctx, search.Query{Text: q.text, Limit: depth, PerDoc: 1, Hybrid: hyb.query(ctx, q.text)})
+		ranked, scores, err := rank(ctx, q.Text)
 		if err != nil {
-			return nil, fmt.Errorf("eval: query %s: %w", q.id, err)
+			return fmt.Errorf("eval: query %s: %w", q.ID, err)
 		}
 		lat = append(lat, time.Since(t0))
-		var ranked []string
-		prev := math.Inf(1)
-		for _, h := range res.Hits {
-			id := strings.TrimPrefix(h.URL, "beir:")
-			ranked = append(ranked, id)
-			// trec_eval orders by score; keep scores strictly decreasing so
-			// it sees our order.
-			s := h.Score
-			if s >= prev {
-				s = prev - 1e-6
-			}
-			prev = s
-			if run != nil {
-				fmt.Fprintf(run, "%s Q0 %s %d %.6f askwpd\n", q.id, id, len(ranked), s)
+		if run != nil {
+			prev := math.Inf(1)
+			for i, id := range ranked {
+				// trec_eval orders by score; keep scores strictly
+				// decreasing so it sees our order.
+				s := scores[i]
+				if s >= prev {
+					s = prev - 1e-6
+				}
+				prev = s
+				fmt.Fprintf(run, "%s Q0 %s %d %.6f askwpd\n", q.ID, id, i+1, s)
 			}
 		}
 		if qrels != nil {
-			rel := qrels[q.id]
-			qs := QueryScore{ID: q.id, Text: q.text, Type: q.typ,
+			rel := qrels[q.ID]
+			qs := QueryScore{ID: q.ID, Text: q.Text, Type: q.Type,
 				NDCG10: ndcgAt(ranked, rel, 10), Recall100: recallAt(ranked, rel, 100), MRR10: mrrAt(ranked, rel, 10)}
 			m.PerQuery = append(m.PerQuery, qs)
 			m.NDCG10 += qs.NDCG10
@@ -246,11 +254,24 @@ func runQueries(ctx context.Context, ix *search.Index, hyb *hybrid, queries []be
 			m.MRR10 += qs.MRR10
 		}
 	}
-	return lat, nil
+	m.Queries = len(queries)
+	if m.Queries > 0 {
+		n := float64(m.Queries)
+		m.NDCG10, m.Recall100, m.MRR10 = m.NDCG10/n, m.Recall100/n, m.MRR10/n
+	}
+	m.P50, m.P95 = percentile(lat, 0.50), percentile(lat, 0.95)
+	if run != nil {
+		if err := run.Flush(); err != nil {
+			return fmt.Errorf("eval: write run: %w", err)
+		}
+	}
+	return nil
 }
 
 func (m *Metrics) print(out io.Writer, judged bool) {
-	fmt.Fprintf(out, "corpus: %d documents, %d chunks, indexed in %s\n", m.Docs, m.Chunks, m.IndexTime.Round(time.Millisecond))
+	if m.Docs > 0 {
+		fmt.Fprintf(out, "corpus: %d documents, %d chunks, indexed in %s\n", m.Docs, m.Chunks, m.IndexTime.Round(time.Millisecond))
+	}
 	fmt.Fprintf(out, "queries: %d\n", m.Queries)
 	if judged {
 		fmt.Fprintf(out, "nDCG@10: %.4f\nRecall@100: %.4f\nMRR@10: %.4f\n", m.NDCG10, m.Recall100, m.MRR10)
@@ -268,8 +289,9 @@ type beirDoc struct {
 	Text  string `json:"text"`
 }
 
-// indexBEIR loads corpus.jsonl into the store, in batches.
-func indexBEIR(ctx context.Context, db *store.DB, path string, chunkTokens int) (docs, chunks int, err error) {
+// IndexCorpus loads a BEIR corpus.jsonl into the store, in batches, as
+// crawled pages are stored.
+func IndexCorpus(ctx context.Context, db *store.DB, path string, chunkTokens int) (docs, chunks int, err error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return 0, 0, fmt.Errorf("eval: %w", err)
@@ -333,11 +355,12 @@ func beirDocument(bd beirDoc, chunkTokens int) *store.Document {
 	return d
 }
 
-// beirQuery is one query; typ is its optional "type" field (howto,
+// Query is one BEIR query; Type is its optional "type" field (howto,
 // keyword, concept …), for the per-type report.
-type beirQuery struct{ id, text, typ string }
+type Query struct{ ID, Text, Type string }
 
-func readBEIRQueries(path string) ([]beirQuery, error) {
+// ReadQueries reads a BEIR queries.jsonl.
+func ReadQueries(path string) ([]Query, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("eval: %w", err)
@@ -345,7 +368,7 @@ func readBEIRQueries(path string) ([]beirQuery, error) {
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), 16<<20)
-	var qs []beirQuery
+	var qs []Query
 	for sc.Scan() {
 		if len(strings.TrimSpace(sc.Text())) == 0 {
 			continue
@@ -358,7 +381,7 @@ func readBEIRQueries(path string) ([]beirQuery, error) {
 		if err := json.Unmarshal(sc.Bytes(), &q); err != nil {
 			return nil, fmt.Errorf("eval: %s: %w", path, err)
 		}
-		qs = append(qs, beirQuery{q.ID, q.Text, q.Type})
+		qs = append(qs, Query{q.ID, q.Text, q.Type})
 	}
 	return qs, sc.Err()
 }

@@ -113,6 +113,27 @@ func TestBootstrapCI(t *testing.T) {
 	}
 }
 
+// Each half's mean is a mean of half the differences: with every query
+// gaining the same, each half gains it; with one query carrying all the
+// gain, the halves without it gain nothing.
+func TestPrintHalves(t *testing.T) {
+	var out strings.Builder
+	printHalves(&out, []float64{0.1, 0.1, 0.1, 0.1})
+	if !strings.Contains(out.String(), "halves not worse: 20 of 20, worst +0.1000, best +0.1000") {
+		t.Errorf("constant differences:\n%s", out.String())
+	}
+	out.Reset()
+	printHalves(&out, []float64{0.4, 0, 0, 0})
+	if !strings.Contains(out.String(), "worst +0.0000, best +0.2000") {
+		t.Errorf("one query's gain:\n%s", out.String())
+	}
+	out.Reset()
+	printHalves(&out, []float64{-0.4, 0, 0, 0})
+	if !strings.Contains(out.String(), "halves not worse: 10 of 20, worst -0.2000") {
+		t.Errorf("one query's loss:\n%s", out.String())
+	}
+}
+
 func TestNDCG(t *testing.T) {
 	rel := map[string]int{"a": 2, "b": 1}
 	// Ideal: a then b.

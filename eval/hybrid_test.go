@@ -55,7 +55,7 @@ func TestHybrid_Latency(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	qs, err := readBEIRQueries(opt.Queries)
+	qs, err := ReadQueries(opt.Queries)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +63,7 @@ func TestHybrid_Latency(t *testing.T) {
 	e := embed.NewClient(ec, nil)
 	vecs := make([][]float32, len(qs))
 	for i, q := range qs {
-		if vecs[i], err = e.Query(ctx, q.text); err != nil {
+		if vecs[i], err = e.Query(ctx, q.Text); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -74,7 +74,7 @@ func TestHybrid_Latency(t *testing.T) {
 		var lat []time.Duration
 		for round := 0; round < 2; round++ {
 			for i, q := range qs {
-				sq := search.Query{Text: q.text, Limit: 10}
+				sq := search.Query{Text: q.Text, Limit: 10}
 				if mode != "keyword" {
 					sq.Hybrid = &search.HybridQuery{Vector: vecs[i], Alpha: 0.5, Fusion: mode}
 				}

@@ -664,7 +664,7 @@ func (m *memIndex) candidates(ps []memPhrase, groups int, q Query, rk Ranking, k
 		need = 1
 	}
 	byDate := q.Sort == "date"
-	var hits []memHit
+	hits := make([]memHit, 0, len(touched))
 	for _, s := range touched {
 		if groups > 0 && mask[s] != need {
 			continue

@@ -28,6 +28,8 @@ func (ix *Index) rerank(ctx context.Context, pq *parsedQuery, rk Ranking, df map
 	for i, c := range top {
 		docs[i] = r.analyze(c)
 		c.score = r.score(docs[i])
+		// The next chunk's terms reuse the slice.
+		r.buf, docs[i].bodyTerms = docs[i].bodyTerms, nil
 	}
 	sort.SliceStable(docs, func(i, j int) bool { return docs[i].c.score > docs[j].c.score })
 	for i, d := range docs {
@@ -35,7 +37,7 @@ func (ix *Index) rerank(ctx context.Context, pq *parsedQuery, rk Ranking, df map
 		// Which query words the chunk matched only through a variant, for
 		// match_explain.
 		for t := range joined(r.weights, r.unseen) {
-			if d.title[t]+d.kw[t]+d.body[t] == 0 && d.variant[r.variants.prefix[t]] != nil {
+			if i := r.index[t]; d.title[i]+d.kw[i]+d.body[i] == 0 && d.variant[r.variants.prefix[t]] != nil {
 				d.c.variantOf = append(d.c.variantOf, t)
 			}
 		}
@@ -52,29 +54,44 @@ func (ix *Index) rerank(ctx context.Context, pq *parsedQuery, rk Ranking, df map
 
 // reranker holds what scoring a query's chunks needs.
 type reranker struct {
-	an       *analysis.Analyzer
-	pq       *parsedQuery
-	rk       Ranking
-	fs       fieldStats
-	weights  map[string]float64 // query term → weight
-	idf      map[string]float64
-	unseen   map[string]float64 // query words found nowhere, scored by variants only
-	surface  map[string]string  // query term → its surface, for the exact column
+	an      *analysis.Analyzer
+	pq      *parsedQuery
+	rk      Ranking
+	fs      fieldStats
+	weights map[string]float64 // query term → weight
+	idf     map[string]float64
+	unseen  map[string]float64 // query words found nowhere, scored by variants only
+	// order lists weights' terms, then unseen's, in query order: a score
+	// summed in map order differed in its last bits from run to run, and
+	// near-ties swapped places.
+	order    []string
+	index    map[string]int    // term → its place in order
+	surface  map[string]string // query term → its surface, for the exact column
 	useExact bool
-	initials analysis.Initials
+	surfaces map[string]bool // the surfaces of the scored terms, for the exact column
+	initials *analysis.Initials
 	variants variantSet
+	titles   map[*memDoc]*titleCols
+	buf      []string        // a chunk's body terms, reused chunk after chunk
+	inSeq    map[string]bool // the query's words in sequence, for proximity
 }
 
 func (ix *Index) newReranker(pq *parsedQuery, rk Ranking, df map[string]int) *reranker {
 	r := &reranker{an: ix.an, pq: pq, rk: rk, fs: ix.mem.fieldStats(), weights: map[string]float64{}, idf: map[string]float64{},
-		unseen: map[string]float64{}, surface: map[string]string{}}
+		unseen: map[string]float64{}, surface: map[string]string{}, surfaces: map[string]bool{}, titles: map[*memDoc]*titleCols{},
+		index: map[string]int{}}
 	var missing []string
 	for _, t := range pq.Terms {
 		if t.Weight <= 0 {
 			continue
 		}
+		if _, ok := r.weights[t.Term]; !ok {
+			r.index[t.Term] = len(r.order)
+			r.order = append(r.order, t.Term)
+		}
 		r.weights[t.Term] += float64(t.Weight)
 		r.surface[t.Term] = t.Surface
+		r.surfaces[t.Surface] = true
 		if _, ok := df[t.Term]; !ok {
 			missing = append(missing, t.Term)
 		}
@@ -89,8 +106,10 @@ func (ix *Index) newReranker(pq *parsedQuery, rk Ranking, df map[string]int) *re
 	// A query word found nowhere on the site has weight 0, but the site
 	// may hold its variants ("partner" where pages say "partnership").
 	for _, t := range pq.unseenWords() {
-		if _, ok := r.weights[t]; !ok {
+		if _, ok := r.weights[t]; !ok && r.unseen[t] == 0 {
 			r.unseen[t] = 1
+			r.index[t] = len(r.order)
+			r.order = append(r.order, t)
 		}
 	}
 	r.variants = ix.variantPrefixes(pq, r.weights, r.unseen, r.fs.n, rk)
@@ -107,10 +126,11 @@ func (ix *Index) newReranker(pq *parsedQuery, rk Ranking, df map[string]int) *re
 	return r
 }
 
-// rdoc is a reranked chunk's analyzed text.
+// rdoc is a reranked chunk's analyzed text: the counts of the query's
+// terms per column (in reranker.order), and the column lengths.
 type rdoc struct {
 	c               *candidate
-	title, kw, body map[string]float64
+	title, kw, body []float64
 	exact           map[string]float64
 	nt, nk, nb      float64 // BM25F length normalizations
 	bodyTerms       []string
@@ -119,34 +139,94 @@ type rdoc struct {
 	variant map[string]*[3]float64
 }
 
-func count(terms []string) map[string]float64 {
-	m := make(map[string]float64, len(terms))
+// titleCols are a document's title and exact columns, shared by its
+// reranked chunks.
+type titleCols struct {
+	title   []float64
+	exact   map[string]float64
+	n       int
+	variant map[string]*[3]float64
+}
+
+// tally counts the query's words among terms, in reranker.order, and the
+// words under each query prefix into (*variant)[prefix][col]. Scoring
+// reads only those: a chunk has hundreds of other words, a query a few.
+func (r *reranker) tally(terms []string, col int, variant *map[string]*[3]float64) []float64 {
+	m := make([]float64, len(r.order))
 	for _, t := range terms {
-		m[t]++
+		if t == "" {
+			continue
+		}
+		if i, ok := r.index[t]; ok {
+			m[i]++
+		}
+		if len(r.variants.idf) == 0 {
+			continue
+		}
+		p, ok := runePrefix(t, r.variants.n)
+		if !ok {
+			continue
+		}
+		if _, want := r.variants.idf[p]; !want {
+			continue
+		}
+		if *variant == nil {
+			*variant = map[string]*[3]float64{}
+		}
+		if (*variant)[p] == nil {
+			(*variant)[p] = new([3]float64)
+		}
+		(*variant)[p][col]++
 	}
 	return m
+}
+
+// docCols analyzes a document's title and exact columns once per query:
+// a page's chunks share them.
+func (r *reranker) docCols(doc *memDoc, known string) *titleCols {
+	if tc := r.titles[doc]; tc != nil {
+		return tc
+	}
+	// Titles are analyzed whole: their lengths count, and a skipped word's
+	// hyphenated compound would not be counted in them.
+	title := r.an.IndexTerms(doc.Title, doc.Lang, nil)
+	tc := &titleCols{n: len(title)}
+	tc.title = r.tally(title, 0, &tc.variant)
+	if r.useExact {
+		tc.exact = map[string]float64{}
+		for _, s := range analysis.ExactTerms(doc.Title+" "+known, doc.Lang) {
+			if r.surfaces[s] {
+				tc.exact[s]++
+			}
+		}
+	}
+	r.titles[doc] = tc
+	return tc
 }
 
 func (r *reranker) analyze(c *candidate) *rdoc {
 	doc, rk := c.doc, r.rk
 	known := strings.Join(doc.Categories, " ") + " " + strings.Join(doc.Tags, " ")
-	// Title and keywords are analyzed whole: their lengths count, and a
-	// skipped word's hyphenated compound would not be counted in them.
-	title := r.an.IndexTerms(doc.Title, doc.Lang, nil)
+	tc := r.docCols(doc, known)
+	// Keywords are analyzed whole, as titles are.
 	kw := r.an.IndexTerms(strings.Join(c.headingPath, " ")+" "+known, doc.Lang, nil)
-	body := r.an.IndexTerms(c.text, doc.Lang, r.initials)
+	body := r.an.AppendIndexTerms(r.buf[:0], c.text, doc.Lang, r.initials)
 	d := &rdoc{
-		c: c, title: count(title), kw: count(kw), body: count(body), bodyTerms: body,
-		nt: 1 - rk.BTitle + rk.BTitle*float64(len(title))/max(r.fs.avgTitle, 1),
+		c: c, title: tc.title, exact: tc.exact, bodyTerms: body,
+		nt: 1 - rk.BTitle + rk.BTitle*float64(tc.n)/max(r.fs.avgTitle, 1),
 		nk: 1 - rk.BBody + rk.BBody*float64(len(kw))/max(r.fs.avgKeywords, 1),
 		nb: 1 - rk.BBody + rk.BBody*float64(len(body))/max(r.fs.avgBody, 1),
 	}
-	if r.useExact {
-		d.exact = count(analysis.ExactTerms(doc.Title+" "+known, doc.Lang))
+	// The title's variant counts are the document's; the chunk adds its
+	// own columns to a copy.
+	for p, n := range tc.variant {
+		if d.variant == nil {
+			d.variant = map[string]*[3]float64{}
+		}
+		d.variant[p] = &[3]float64{n[0]}
 	}
-	if len(r.variants.idf) > 0 {
-		d.variant = r.variants.count(d.title, d.kw, d.body)
-	}
+	d.kw = r.tally(kw, 1, &d.variant)
+	d.body = r.tally(body, 2, &d.variant)
 	return d
 }
 
@@ -155,8 +235,13 @@ func (r *reranker) analyze(c *candidate) *rdoc {
 func (r *reranker) score(d *rdoc) float64 {
 	rk := r.rk
 	var s float64
-	for t, w := range r.weights {
-		f := rk.TitleWeight*d.title[t]/d.nt + rk.KeywordWeight*d.kw[t]/d.nk + rk.BodyWeight*d.body[t]/d.nb
+	for i, t := range r.order {
+		w, ok := r.weights[t]
+		if !ok {
+			s += r.variant(d, t, r.unseen[t])
+			continue
+		}
+		f := rk.TitleWeight*d.title[i]/d.nt + rk.KeywordWeight*d.kw[i]/d.nk + rk.BodyWeight*d.body[i]/d.nb
 		if d.exact != nil && r.surface[t] != "" {
 			f += rk.ExactWeight * d.exact[r.surface[t]] / d.nt
 		}
@@ -166,11 +251,14 @@ func (r *reranker) score(d *rdoc) float64 {
 			s += r.variant(d, t, w)
 		}
 	}
-	for t, w := range r.unseen {
-		s += r.variant(d, t, w)
-	}
 	if rk.Proximity > 0 && len(r.pq.Seq) > 1 {
-		s += rk.Proximity * proximity(d.bodyTerms, r.pq.Seq, r.idf, rk.ProximityWindow)
+		if r.inSeq == nil {
+			r.inSeq = map[string]bool{}
+			for _, t := range r.pq.Seq {
+				r.inSeq[t] = true
+			}
+		}
+		s += rk.Proximity * proximity(d.bodyTerms, r.inSeq, r.idf, rk.ProximityWindow)
 	}
 	return s
 }
@@ -275,44 +363,14 @@ func joined(a, b map[string]float64) func(func(string) bool) {
 	}
 }
 
-// count tallies a chunk's words, column by column, under the query
-// prefixes they start with. Words equal to a query term are counted too,
-// but a term the chunk holds never reads its variants.
-func (vs variantSet) count(cols ...map[string]float64) map[string]*[3]float64 {
-	var out map[string]*[3]float64
-	for i, col := range cols {
-		for u, c := range col {
-			p, ok := runePrefix(u, vs.n)
-			if !ok {
-				continue
-			}
-			if _, want := vs.idf[p]; !want {
-				continue
-			}
-			if out == nil {
-				out = map[string]*[3]float64{}
-			}
-			if out[p] == nil {
-				out[p] = new([3]float64)
-			}
-			out[p][i] += c
-		}
-	}
-	return out
-}
-
 // proximity scores pairs of distinct query terms that occur within window
 // positions of each other, each pair counted once, weighted by the
 // smaller IDF of the two.
-func proximity(body, seq []string, idf map[string]float64, window int) float64 {
+func proximity(body []string, inQuery map[string]bool, idf map[string]float64, window int) float64 {
 	if window <= 0 {
 		window = 4
 	}
-	inQuery := map[string]bool{}
-	for _, t := range seq {
-		inQuery[t] = true
-	}
-	seen := map[[2]string]bool{}
+	var seen map[[2]string]bool
 	var s float64
 	for i, a := range body {
 		if !inQuery[a] {
@@ -326,6 +384,9 @@ func proximity(body, seq []string, idf map[string]float64, window int) float64 {
 			k := [2]string{min(a, b), max(a, b)}
 			if seen[k] {
 				continue
+			}
+			if seen == nil {
+				seen = map[[2]string]bool{}
 			}
 			seen[k] = true
 			s += min(idf[a], idf[b])

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/askwp/askwpd/analysis"
 )
@@ -208,9 +209,12 @@ type candidate struct {
 
 // docHit is a document with its ranked chunks.
 type docHit struct {
-	docID   int64
-	score   float64
-	chunks  []*candidate
+	docID  int64
+	score  float64
+	chunks []*candidate
+	// bm25 is the best chunk's score, match_explain's first phrase: it is
+	// formatted only for the documents shown.
+	bm25    float64
 	explain []string
 }
 
@@ -496,7 +500,7 @@ func groupDocs(an *analysis.Analyzer, cands []*candidate, pq *parsedQuery, q Que
 		if len(d.chunks) > 1 {
 			d.score += rk.SecondChunk * d.chunks[1].score
 		}
-		d.explain = append(d.explain, fmt.Sprintf("bm25 %.2f", first.score))
+		d.bm25 = first.score
 		if len(first.variantOf) > 0 {
 			d.explain = append(d.explain, "variants of "+strings.Join(first.variantOf, ", "))
 		}
@@ -577,12 +581,20 @@ func isArchive(rawURL, postType string) bool {
 	case "category", "tag", "post_tag", "author", "archive", "search", "feed", "taxonomy":
 		return true
 	}
+	// Most URLs name none of it: no need to parse them.
+	if !strings.ContainsAny(rawURL, "?%") && !strings.Contains(rawURL, "/category") && !strings.Contains(rawURL, "/tag") &&
+		!strings.Contains(rawURL, "/author") && !strings.Contains(rawURL, "/search") && !strings.Contains(rawURL, "/feed") &&
+		!strings.Contains(rawURL, "/page/") {
+		return false
+	}
 	u, err := url.Parse(rawURL)
 	if err != nil {
 		return false
 	}
-	if u.Query().Has("s") || u.Query().Has("cat") || u.Query().Has("tag") || u.Query().Has("author") || u.Query().Has("feed") {
-		return true
+	if u.RawQuery != "" {
+		if q := u.Query(); q.Has("s") || q.Has("cat") || q.Has("tag") || q.Has("author") || q.Has("feed") {
+			return true
+		}
 	}
 	return archivePath.MatchString(u.Path)
 }
@@ -624,7 +636,7 @@ func makeHit(an *analysis.Analyzer, d *docHit, c *candidate, pq *parsedQuery, wi
 		Passage:     Passage{Text: c.text, Start: c.start, End: c.end},
 		HeadingPath: c.headingPath, ChunkID: c.chunkID, ChunkType: c.chunkType,
 		CodeLang: c.codeLang, ContentHash: c.contentHash, Thin: doc.Thin, Source: "keyword",
-		Start: c.start, End: c.end, MatchExplain: d.explain,
+		Start: c.start, End: c.end, MatchExplain: append([]string{fmt.Sprintf("bm25 %.2f", d.bm25)}, d.explain...),
 	}
 	if h.HeadingPath == nil {
 		h.HeadingPath = []string{}
@@ -668,32 +680,42 @@ func evidence(an *analysis.Analyzer, terms []string, meta, text, lang string, n 
 	}
 	initials := analysis.InitialsOf(terms)
 	have := map[string]bool{}
-	note := func(raw string) bool {
+	wanted := func(t analysis.Token) bool {
+		if t.Term == "" {
+			return false
+		}
 		hit := false
-		an.Each(raw, lang, initials, func(t analysis.Token) {
-			if t.Term == "" {
-				return
+		for _, x := range t.Parts {
+			if want[x] {
+				have[x], hit = true, true
 			}
-			for _, x := range append([]string{t.Term, t.Surface}, t.Parts...) {
-				if want[x] {
-					have[x] = true
-					hit = true
+		}
+		for _, x := range [2]string{t.Term, t.Surface} {
+			if want[x] {
+				have[x], hit = true, true
+			}
+		}
+		return hit
+	}
+	an.EachAt(meta, lang, initials, func(t analysis.Token, _ int) { wanted(t) })
+	// The text is analyzed in one pass; a token's offset says which of
+	// its space-separated words to highlight (no token spans a space).
+	words, starts := fields(text)
+	hits := make([]bool, len(words))
+	first := -1
+	if len(want) > 0 {
+		w := 0
+		an.EachAt(text, lang, initials, func(t analysis.Token, at int) {
+			for w+1 < len(starts) && starts[w+1] <= at {
+				w++
+			}
+			if wanted(t) {
+				hits[w] = true
+				if first < 0 {
+					first = w
 				}
 			}
 		})
-		return hit
-	}
-	note(meta)
-	words := strings.Fields(text)
-	hits := make([]bool, len(words))
-	first := -1
-	for i, w := range words {
-		if len(want) > 0 && note(w) {
-			hits[i] = true
-			if first < 0 {
-				first = i
-			}
-		}
 	}
 	out := []string{}
 	for _, t := range terms {
@@ -729,4 +751,30 @@ func evidence(an *analysis.Analyzer, terms []string, meta, text, lang string, n 
 		b.WriteString("…")
 	}
 	return out, b.String()
+}
+
+// fields is strings.Fields with the byte offset of each field.
+func fields(s string) (words []string, starts []int) {
+	n := 0
+	for i := 0; i < len(s); i++ {
+		if s[i] == ' ' || s[i] == '\n' {
+			n++
+		}
+	}
+	words, starts = make([]string, 0, n+1), make([]int, 0, n+1)
+	start := -1
+	for i, r := range s {
+		if unicode.IsSpace(r) {
+			if start >= 0 {
+				words, starts = append(words, s[start:i]), append(starts, start)
+				start = -1
+			}
+		} else if start < 0 {
+			start = i
+		}
+	}
+	if start >= 0 {
+		words, starts = append(words, s[start:]), append(starts, start)
+	}
+	return words, starts
 }

@@ -404,3 +404,21 @@ func TestSearch_VariantsSkipLiterals(t *testing.T) {
 		t.Errorf("terms with variants %v, want %v (from %+v)", got, want, pq.Terms)
 	}
 }
+
+// The snippet highlights the words the matches came from, analyzed in
+// one pass over the passage, and starts a few words before the first.
+func TestEvidence(t *testing.T) {
+	an := analysis.NewAnalyzer()
+	text := "Blocks are the units of content in the editor, and each one has a type. To register a type, call " +
+		"register_block_type() from PHP with the path to the folder of its block.json file; registering twice logs a notice."
+	terms := analysis.Analyze("register json", "en")
+	matched, snippet := evidence(an, terms, "How to register blocks", text, "en", 240)
+	if want := []string{"regist", "json"}; !slices.Equal(matched, want) {
+		t.Errorf("matched = %q, want %q", matched, want)
+	}
+	want := "…editor, and each one has a type. To **register** a type, call **register_block_type()** from PHP with the path " +
+		"to the folder of its **block.json** file; **registering** twice logs a notice."
+	if snippet != want {
+		t.Errorf("snippet = %q\nwant      %q", snippet, want)
+	}
+}

@@ -173,50 +173,11 @@ func (v *vocabulary) correct(word string) (string, bool) {
 
 // osaBytes is osaDistance for ASCII strings. []byte(a) of a short,
 // non-escaping string needs no allocation.
-func osaBytes(a, b string, limit int) int { return osa([]byte(a), []byte(b), limit) }
+func osaBytes(a, b string, limit int) int { return analysis.Distance([]byte(a), []byte(b), limit) }
 
 // osaDistance is the optimal string alignment distance (Levenshtein plus
 // adjacent transpositions), giving up with limit+1 once it exceeds limit.
-func osaDistance(a, b []rune, limit int) int { return osa(a, b, limit) }
-
-func osa[E byte | rune](a, b []E, limit int) int {
-	if abs(len(a)-len(b)) > limit || len(a) >= 40 || len(b) >= 40 {
-		return limit + 1
-	}
-	var rows [3][41]int
-	prev2, prev, cur := rows[0][:len(b)+1], rows[1][:len(b)+1], rows[2][:len(b)+1]
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		rowMin := cur[0]
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			d := min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
-				d = min(d, prev2[j-2]+1)
-			}
-			cur[j] = d
-			rowMin = min(rowMin, d)
-		}
-		if rowMin > limit {
-			return limit + 1
-		}
-		prev2, prev, cur = prev, cur, prev2
-	}
-	return prev[len(b)]
-}
-
-func abs(x int) int {
-	if x < 0 {
-		return -x
-	}
-	return x
-}
+func osaDistance(a, b []rune, limit int) int { return analysis.Distance(a, b, limit) }
 
 func isASCII(s string) bool {
 	for i := 0; i < len(s); i++ {

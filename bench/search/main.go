@@ -27,6 +27,8 @@ func main() {
 	switch os.Args[1] {
 	case "eval":
 		err = runEval(ctx, os.Args[2:])
+	case "tool":
+		err = runTool(ctx, os.Args[2:])
 	case "calibrate":
 		err = runCalibrate(ctx, os.Args[2:])
 	case "latency":
@@ -70,6 +72,7 @@ func runEval(ctx context.Context, args []string) error {
 	fs.StringVar(&opt.Queries, "queries", "", "queries.jsonl")
 	fs.StringVar(&opt.Qrels, "qrels", "", "qrels.tsv")
 	fs.StringVar(&opt.Run, "run", "", "TREC run output")
+	fs.StringVar(&opt.Baseline, "baseline", "", "a TREC run to compare with, query by query, on all queries and on random halves")
 	fs.IntVar(&opt.Limit, "limit", 0, "queries")
 	fs.IntVar(&opt.ChunkTokens, "chunk", 0, "chunk target tokens")
 	fs.IntVar(&opt.Depth, "depth", 0, "documents per query (0: 100)")

@@ -1,0 +1,198 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/pprof"
+	"sort"
+	"syscall"
+	"time"
+
+	"github.com/askwp/askwpd/config"
+	"github.com/askwp/askwpd/daemon"
+	"github.com/askwp/askwpd/eval"
+	"github.com/askwp/askwpd/search"
+	"github.com/askwp/askwpd/store"
+	"github.com/askwp/askwpd/tool"
+)
+
+// runTool times whole search_site calls as the HTTP API and MCP make them,
+// in-process: argument decoding, search, confidence, match explanations,
+// selective expansion, result cards, the log line and the JSON answer. The
+// engine alone (latency) leaves out most of what a caller pays for.
+func runTool(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("tool", flag.ExitOnError)
+	corpus := fs.String("corpus", "", "BEIR corpus.jsonl (e.g. ../shared/evaldata/beir-scifact/corpus.jsonl)")
+	queries := fs.String("queries", "", "BEIR queries.jsonl: each query is one search_site call")
+	rounds := fs.Int("rounds", 2, "times each query is asked, after one untimed warm-up pass")
+	limit := fs.Int("limit", 10, "search_site limit")
+	cpuProf := fs.String("cpuprofile", "", "CPU profile of the timed calls")
+	memProf := fs.String("memprofile", "", "allocation profile of the timed calls")
+	overHTTP := fs.Bool("http", false, "call over the daemon's HTTP API on loopback, as the PHP plugin does (the CPU is then the server's and the client's)")
+	outPath := fs.String("out", "", "write each answer's JSON, one a line, to compare two builds' answers")
+	fs.Parse(args)
+	if *corpus == "" || *queries == "" {
+		return fmt.Errorf("tool: -corpus and -queries are required")
+	}
+	if _, err := os.Stat(*corpus); err != nil {
+		fmt.Printf("skipped: %v\n", err)
+		return nil
+	}
+	qs, err := eval.ReadQueries(*queries)
+	if err != nil {
+		return err
+	}
+
+	dir, err := os.MkdirTemp("", "askwpd-tool-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	db, err := store.Open(ctx, filepath.Join(dir, "askwpd.db"))
+	if err != nil {
+		return err
+	}
+	docs, chunks, err := eval.IndexCorpus(ctx, db, *corpus, 0)
+	db.Close()
+	if err != nil {
+		return err
+	}
+	cfg := config.Default()
+	cfg.StateDir, cfg.SiteURL = dir, "https://site.test"
+	// The daemon's JSON log, written nowhere: formatting the "Tool call"
+	// line is part of a call's cost.
+	d, err := daemon.Open(ctx, cfg, slog.New(slog.NewJSONHandler(io.Discard, nil)))
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	var m0, m1 runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&m0)
+	if err := d.Search.Load(ctx); err != nil {
+		return err
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&m1)
+	fmt.Printf("store: %d documents, %d chunks; in-memory index %.1f MB of heap (%.0f bytes per chunk)\n",
+		docs, chunks, float64(m1.HeapAlloc-m0.HeapAlloc)/1e6, float64(m1.HeapAlloc-m0.HeapAlloc)/float64(chunks))
+
+	bodies := make([]json.RawMessage, len(qs))
+	for i, q := range qs {
+		bodies[i], _ = json.Marshal(tool.SearchArgs{Query: q.Text, Limit: *limit})
+	}
+	var viaHTTP func(search.Query) error
+	if *overHTTP {
+		d.Close()
+		call, stop, err := serveHTTP(ctx, dir)
+		if err != nil {
+			return err
+		}
+		defer stop()
+		viaHTTP = call
+	}
+	expanded := 0
+	var answers [][]byte // of the warm-up pass
+	warm := true
+	call := func(i int) error {
+		if viaHTTP != nil {
+			return viaHTTP(search.Query{Text: qs[i].Text, Limit: *limit})
+		}
+		out, err := d.Tools.Call(ctx, "search_site", bodies[i])
+		if err != nil {
+			return err
+		}
+		if r, ok := out.(*tool.SearchResponse); ok && r.ExpansionStop != "" {
+			expanded++
+		}
+		b, err := json.Marshal(out)
+		if warm {
+			answers = append(answers, b)
+		}
+		return err
+	}
+	// The warm-up pass builds what a running daemon has cached.
+	for i := range bodies {
+		if err := call(i); err != nil {
+			return err
+		}
+	}
+	if *outPath != "" {
+		f, err := os.Create(*outPath)
+		if err != nil {
+			return err
+		}
+		for _, a := range answers {
+			f.Write(append(a, '\n'))
+		}
+		if err := f.Close(); err != nil {
+			return err
+		}
+	}
+	expanded, answers, warm = 0, nil, false
+
+	if *cpuProf != "" {
+		f, err := os.Create(*cpuProf)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
+	if *memProf != "" {
+		runtime.MemProfileRate = 4096
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&m0)
+	cpu0 := cpuTime()
+	lat := make([]time.Duration, 0, len(bodies)**rounds)
+	for range *rounds {
+		for i := range bodies {
+			t := time.Now()
+			if err := call(i); err != nil {
+				return err
+			}
+			lat = append(lat, time.Since(t))
+		}
+	}
+	cpu := cpuTime() - cpu0
+	runtime.ReadMemStats(&m1)
+	n := float64(len(lat))
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	pct := func(p float64) float64 { return float64(lat[int(p*float64(len(lat)-1))]) / 1e6 }
+	fmt.Printf("search_site calls: %d (%d queries × %d)\n", len(lat), len(bodies), *rounds)
+	fmt.Printf("cpu per call (process, all threads, GC included): %.3f ms\n", float64(cpu)/1e6/n)
+	fmt.Printf("wall p50 %.3f ms  p95 %.3f ms  p99 %.3f ms\n", pct(0.5), pct(0.95), pct(0.99))
+	fmt.Printf("allocs per call %.0f, bytes per call %.0f\n", float64(m1.Mallocs-m0.Mallocs)/n, float64(m1.TotalAlloc-m0.TotalAlloc)/n)
+	if viaHTTP == nil {
+		fmt.Printf("selective expansion ran on %d of %d calls (%.1f %%)\n", expanded, len(lat), 100*float64(expanded)/n)
+	}
+	if *memProf != "" {
+		f, err := os.Create(*memProf)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// cpuTime is the process's user and system time so far.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
