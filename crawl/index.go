@@ -25,6 +25,9 @@ import (
 // another is still running.
 var ErrCrawlRunning = errors.New("an index pass is already running")
 
+// errLeaseLost stops a pass whose crawl lease another process took.
+var errLeaseLost = errors.New("the crawl lease was taken over by another process")
+
 // ErrSiteFailing stops a pass whose requests the site keeps failing.
 var ErrSiteFailing = errors.New("the site is failing")
 
@@ -64,11 +67,6 @@ func (c *Crawler) Index(ctx context.Context, opt IndexOptions) (_ *store.Run, er
 		return nil, ErrCrawlRunning
 	}
 	defer c.passMu.Unlock()
-	unlock, err := lockPass(c.StateDir)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
 	c.init()
 	if opt.Kind == "" {
 		opt.Kind = "index"
@@ -76,6 +74,24 @@ func (c *Crawler) Index(ctx context.Context, opt IndexOptions) (_ *store.Run, er
 			opt.Kind = "incremental"
 		}
 	}
+	holder := c.PassHolder
+	if holder == "" {
+		holder = "askwpd"
+	}
+	release, lost, err := c.holdPass(ctx, holder+", "+opt.Kind+" pass,")
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	go func() {
+		select {
+		case <-lost:
+			cancel(errLeaseLost)
+		case <-ctx.Done():
+		}
+	}()
 	started := c.Store.Now()
 	run, ropt, discoveryOK, err := c.Store.ResumableRun(ctx)
 	resumed := err == nil
@@ -102,6 +118,9 @@ func (c *Crawler) Index(ctx context.Context, opt IndexOptions) (_ *store.Run, er
 	}
 	ps := &passState{run: run, opt: opt, seenPost: map[int64]bool{}, seenURL: map[string]bool{}}
 	err = c.pass(ctx, ps, resumed, discoveryOK)
+	if err != nil && errors.Is(context.Cause(ctx), errLeaseLost) {
+		err = errLeaseLost
+	}
 	c.indexed()
 	if err != nil {
 		run.Error = err.Error()
@@ -415,6 +434,12 @@ type fetched struct {
 // workers always have the crawl's requests in flight while processors
 // extract and store what came back.
 func (c *Crawler) crawlFetch(ctx context.Context, ps *passState, t *store.URLState) fetched {
+	if c.share != nil {
+		if err := c.share.acquire(ctx); err != nil {
+			return fetched{t: t, err: err}
+		}
+		defer c.share.release()
+	}
 	if err := c.Limiter.Wait(ctx); err != nil {
 		return fetched{t: t, err: err}
 	}

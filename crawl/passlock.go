@@ -1,37 +1,95 @@
 package crawl
 
 import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"syscall"
+	"time"
+
+	"github.com/askwp/askwpd/store"
 )
 
-// passLockName is the file in the state dir that one pass at a time holds.
-// passMu keeps two passes of one process apart; this keeps apart the
-// daemon's scheduled pass and an `askwpd index` run beside it, which would
-// otherwise both resume the same interrupted pass. An flock dies with its
-// process, so a killed pass never leaves the next one locked out.
-const passLockName = "crawl.lock"
+// One pass at a time across processes: the daemon's scheduled pass and an
+// `askwpd index` beside it would otherwise both resume the same
+// interrupted pass. The pass holds the store's "crawl" lease (passMu
+// keeps two passes of one process apart). It replaces the flock on
+// state_dir/crawl.lock that did this before: the lease names its holder,
+// so a refused pass can say who runs and since when, and it needs no
+// state dir, only the store.
+//
+// A holder renews the lease every passLeaseTTL/3. A holder that is
+// killed stops renewing: on its own host the next pass sees that its
+// pid is gone and takes the lease at once; anywhere else, or if the pid
+// was reused, the lease lapses within passLeaseTTL.
+const (
+	passLease    = "crawl"
+	passLeaseTTL = 30 * time.Second
+)
 
-// lockPass takes the state dir's pass lock without waiting; it returns
-// ErrCrawlRunning when another process holds it. With no state dir (an
-// evaluation's temporary crawler) there is nothing to share, and no lock.
-func lockPass(stateDir string) (unlock func(), err error) {
-	if stateDir == "" {
-		return func() {}, nil
-	}
-	f, err := os.OpenFile(filepath.Join(stateDir, passLockName), os.O_RDWR|os.O_CREATE, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("pass lock: %w", err)
-	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		f.Close()
-		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, fmt.Errorf("%w in another process (%s is held)", ErrCrawlRunning, f.Name())
+// holdPass takes the crawl lease for a pass described by what, and
+// renews it until release is called. When the lease is lost (this
+// process stalled past its expiry and another took it), lost is closed,
+// and the pass must stop. It returns an error wrapping ErrCrawlRunning,
+// naming the holder, when another process runs a pass.
+func (c *Crawler) holdPass(ctx context.Context, what string) (release func(), lost <-chan struct{}, err error) {
+	host, _ := os.Hostname()
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	l := store.Lease{Name: passLease, Holder: hex.EncodeToString(b[:]), PID: os.Getpid(), Host: host, What: what}
+	unreleased, _ := c.unreleased.Load().(string)
+	gone := func(h store.Lease) bool { return h.Holder == unreleased || holderGone(h) }
+	if _, err := c.Store.AcquireLease(ctx, l, passLeaseTTL, gone); err != nil {
+		var held *store.LeaseHeldError
+		if errors.As(err, &held) {
+			return nil, nil, fmt.Errorf("%w: %w", ErrCrawlRunning, held)
 		}
-		return nil, fmt.Errorf("pass lock: %w", err)
+		return nil, nil, fmt.Errorf("crawl lease: %w", err)
 	}
-	return func() { f.Close() }, nil
+	stop, done, lostc := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(passLeaseTTL / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+			}
+			_, err := c.Store.RenewLease(context.WithoutCancel(ctx), passLease, l.Holder, passLeaseTTL)
+			if errors.Is(err, store.ErrLeaseLost) {
+				c.Log.Error("The crawl lease was taken over; stopping the pass", "error", err)
+				close(lostc)
+				return
+			}
+			if err != nil {
+				// Retried at the next tick, well before the lease lapses.
+				c.Log.Warn("Unable to renew the crawl lease", "error", err)
+			}
+		}
+	}()
+	return func() {
+		close(stop)
+		<-done
+		if err := c.Store.ReleaseLease(context.WithoutCancel(ctx), passLease, l.Holder); err != nil {
+			// A full disk refuses even this delete. The lease is still
+			// this process's to take back; others wait for it to lapse.
+			c.unreleased.Store(l.Holder)
+			c.Log.Warn("Unable to release the crawl lease; it lapses by itself", "error", err)
+		}
+	}, lostc, nil
+}
+
+// holderGone says whether a lease's holder was a process of this host
+// that has exited.
+func holderGone(l store.Lease) bool {
+	host, err := os.Hostname()
+	if err != nil || l.Host != host || l.PID <= 0 {
+		return false
+	}
+	return errors.Is(syscall.Kill(l.PID, 0), syscall.ESRCH)
 }

@@ -36,15 +36,169 @@ type Event struct {
 // before; nothing of the batch is stored.
 var ErrDuplicateEvent = errors.New("store: event id seen before")
 
-// InsertEvents stores a batch of events in one transaction. A replayed
-// event id fails the whole batch with ErrDuplicateEvent.
+// InsertEvents stores a batch of events durably (committed when it
+// returns nil). A replayed event id fails the whole batch with
+// ErrDuplicateEvent, storing nothing of it.
+//
+// Concurrent calls are committed together (group commit): one goroutine
+// takes every batch waiting, writes them in one transaction with a
+// savepoint each, and answers each caller. A burst of webhooks then
+// costs a few transactions instead of one each, and waits for the single
+// write connection as one waiter rather than hundreds: database/sql hands
+// a freed connection to a random waiter, so with one goroutine per
+// webhook a crawl's writers and the event worker were outnumbered and an
+// unlucky webhook waited seconds.
 func (db *DB) InsertEvents(ctx context.Context, evs []*Event) error {
-	tx, err := db.write.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("store: insert events: %w", err)
+	db.intakeOnce.Do(db.startIntake)
+	r := &intakeReq{ctx: ctx, evs: evs, done: make(chan error, 1)}
+	db.intakeMu.RLock()
+	if db.intakeClosed {
+		db.intakeMu.RUnlock()
+		return errors.New("store: insert events: the store is closed")
 	}
-	defer tx.Rollback()
-	now := db.Now()
+	select {
+	case db.intake <- r:
+	case <-ctx.Done():
+		db.intakeMu.RUnlock()
+		return fmt.Errorf("store: insert events: %w", ctx.Err())
+	}
+	db.intakeMu.RUnlock()
+	// Once queued, the answer is awaited even when ctx ends: the batch
+	// may already be committing, and the caller must not take an event
+	// that was stored for one that was not.
+	return <-r.done
+}
+
+// intakeReq is one InsertEvents call waiting for its group commit.
+type intakeReq struct {
+	ctx  context.Context
+	evs  []*Event
+	done chan error
+}
+
+// maxIntakeBatch bounds the calls committed in one transaction, so that a
+// transaction stays short even under a flood.
+const maxIntakeBatch = 256
+
+func (db *DB) startIntake() {
+	db.intake = make(chan *intakeReq, maxIntakeBatch)
+	db.intakeStop = make(chan struct{})
+	db.intakeDone = make(chan struct{})
+	go db.runIntake()
+}
+
+// stopIntake ends the group-commit goroutine after the calls it holds.
+func (db *DB) stopIntake() {
+	// A store that never took an event starts the goroutine only to stop
+	// it: one code path, and a later call is refused the same way.
+	db.intakeOnce.Do(db.startIntake)
+	// No call queues after this, so the goroutine answers every queued one.
+	db.intakeMu.Lock()
+	closed := db.intakeClosed
+	db.intakeClosed = true
+	db.intakeMu.Unlock()
+	if !closed {
+		close(db.intakeStop)
+	}
+	<-db.intakeDone
+}
+
+func (db *DB) runIntake() {
+	defer close(db.intakeDone)
+	for {
+		var batch []*intakeReq
+		select {
+		case r := <-db.intake:
+			batch = append(batch, r)
+		case <-db.intakeStop:
+			db.refuseQueued()
+			return
+		}
+	fill:
+		for len(batch) < maxIntakeBatch {
+			select {
+			case r := <-db.intake:
+				batch = append(batch, r)
+			default:
+				break fill
+			}
+		}
+		db.commitEvents(batch)
+	}
+}
+
+// refuseQueued answers the calls still queued at Close.
+func (db *DB) refuseQueued() {
+	for {
+		select {
+		case r := <-db.intake:
+			r.done <- errors.New("store: insert events: the store is closed")
+		default:
+			return
+		}
+	}
+}
+
+// commitEvents writes a group of InsertEvents calls in one transaction
+// and answers each. A call whose id was seen before is rolled back to its
+// savepoint and answered ErrDuplicateEvent; any other failure fails the
+// whole group, which stores nothing.
+func (db *DB) commitEvents(batch []*intakeReq) {
+	live := batch[:0:0]
+	for _, r := range batch {
+		if err := r.ctx.Err(); err != nil {
+			r.done <- fmt.Errorf("store: insert events: %w", err)
+			continue
+		}
+		live = append(live, r)
+	}
+	if len(live) == 0 {
+		return
+	}
+	results := make([]error, len(live))
+	err := func() error {
+		// Not the callers' contexts: one caller going away must not roll
+		// back the others' events.
+		ctx := context.Background()
+		tx, err := db.write.BeginTx(ctx, nil)
+		if err != nil {
+			return err
+		}
+		defer tx.Rollback()
+		now := db.Now()
+		for i, r := range live {
+			if _, err := tx.ExecContext(ctx, `SAVEPOINT intake`); err != nil {
+				return err
+			}
+			dup, err := insertEvents(ctx, tx, r.evs, now)
+			if err != nil {
+				return err
+			}
+			if dup != "" {
+				if _, err := tx.ExecContext(ctx, `ROLLBACK TO intake`); err != nil {
+					return err
+				}
+				results[i] = fmt.Errorf("%w: %s", ErrDuplicateEvent, dup)
+			}
+			if _, err := tx.ExecContext(ctx, `RELEASE intake`); err != nil {
+				return err
+			}
+		}
+		return tx.Commit()
+	}()
+	for i, r := range live {
+		switch {
+		case err != nil:
+			r.done <- fmt.Errorf("store: insert events: %w", err)
+		default:
+			r.done <- results[i]
+		}
+	}
+}
+
+// insertEvents inserts one call's events and returns the first id seen
+// before, if any, leaving the rollback to the caller.
+func insertEvents(ctx context.Context, tx *sql.Tx, evs []*Event, now time.Time) (dup string, err error) {
 	for _, e := range evs {
 		ids, _ := json.Marshal(nonNil(e.PostIDs))
 		payload := string(e.Payload)
@@ -57,20 +211,17 @@ func (db *DB) InsertEvents(ctx context.Context, evs []*Event) error {
 			ON CONFLICT(event_id) DO NOTHING`,
 			e.EventID, e.Type, e.PostID, e.URL, payload, fmtTimeNano(now), e.PostType, e.Status, string(ids), fmtTimeNano(e.SentAt))
 		if err != nil {
-			return fmt.Errorf("store: insert event %s: %w", e.EventID, err)
+			return "", fmt.Errorf("event %s: %w", e.EventID, err)
 		}
 		if n, _ := res.RowsAffected(); n == 0 {
-			return fmt.Errorf("%w: %s", ErrDuplicateEvent, e.EventID)
+			return e.EventID, nil
 		}
 		if e.ID, err = res.LastInsertId(); err != nil {
-			return fmt.Errorf("store: insert event %s: %w", e.EventID, err)
+			return "", fmt.Errorf("event %s: %w", e.EventID, err)
 		}
 		e.ReceivedAt = now
 	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("store: insert events: %w", err)
-	}
-	return nil
+	return "", nil
 }
 
 func nonNil(xs []int64) []int64 {
@@ -272,13 +423,17 @@ const (
 	EventMenuChanged       = "menu_changed"
 	EventThemeChanged      = "theme_changed"
 	EventPermalinksChanged = "permalinks_changed"
+	// EventSiteChanged says a site of a network was created, archived,
+	// spammed, deleted, restored or opted out: the daemon reads the
+	// network's sites again rather than storing it.
+	EventSiteChanged = "site_changed"
 )
 
 // KnownEventType reports whether t is one of the event types above.
 func KnownEventType(t string) bool {
 	switch t {
 	case EventPostPublished, EventPostUpdated, EventPostUnpublished, EventPostDeleted, EventPostTrashed,
-		EventTermChanged, EventMenuChanged, EventThemeChanged, EventPermalinksChanged:
+		EventTermChanged, EventMenuChanged, EventThemeChanged, EventPermalinksChanged, EventSiteChanged:
 		return true
 	}
 	return false

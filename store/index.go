@@ -54,7 +54,8 @@ type IndexCommit struct {
 // IndexObserver receives the store's index commits. Within a process they
 // arrive in Gen order, one at a time; a Gen that skips numbers means
 // another process wrote the store in between. IndexCommitted runs while
-// the next writer waits, so it must be quick and must not write the store.
+// the next commit's delivery (and its writer) waits, so it must be quick
+// and must not write the store.
 type IndexObserver interface {
 	IndexCommitted(IndexCommit)
 }
@@ -110,9 +111,12 @@ const bumpIndexWrites = `INSERT INTO meta(key, value) VALUES('index_writes', '1'
 // commitIndexed commits tx and hands its index changes to the observers.
 // Writers share one connection, so their transactions, and their counts,
 // are serial; but once a commit returns the connection, the next writer
-// may commit before the first one has told the observers. commitMu, taken
-// before the commit and held until the observers have it, keeps the
-// deliveries in count order.
+// may commit before the first one has told the observers. Each commit
+// takes a ticket while it still holds the connection, so tickets follow
+// commit order, and deliveries wait for their ticket's turn after the
+// commit. The connection is not held during that wait: an observer
+// analyzing a large commit delays the next delivery, not the next write
+// (a webhook's insert used to queue behind it).
 func (db *DB) commitIndexed(ctx context.Context, tx *sql.Tx, it *indexTx) error {
 	if len(it.ops) == 0 {
 		return tx.Commit()
@@ -123,9 +127,22 @@ func (db *DB) commitIndexed(ctx context.Context, tx *sql.Tx, it *indexTx) error 
 	}
 	db.inflight.Add(1)
 	defer db.inflight.Add(-1)
+	// Not under commitMu, which a delivery holds: taking it here would
+	// hold the connection through that delivery again.
+	ticket := db.tickets.Add(1)
+	err := tx.Commit()
 	db.commitMu.Lock()
 	defer db.commitMu.Unlock()
-	if err := tx.Commit(); err != nil {
+	for db.delivered != ticket-1 {
+		db.commitCond.Wait()
+	}
+	// A failed commit still takes its turn, or every later one would wait
+	// for it forever.
+	defer func() {
+		db.delivered = ticket
+		db.commitCond.Broadcast()
+	}()
+	if err != nil {
 		return err
 	}
 	db.obsMu.Lock()

@@ -1,5 +1,6 @@
 // Package store is askwpd's embedded SQLite store: documents, their chunks,
-// their vectors, the crawl frontier, webhook events and small facts. It
+// their vectors, the crawl frontier, webhook events, leases and small
+// facts. It
 // holds no search index: it tells observers of each committed change to
 // the chunks (index.go), and the search package keeps its index from that.
 //
@@ -49,10 +50,25 @@ type DB struct {
 
 	obsMu     sync.Mutex
 	observers []IndexObserver
-	// commitMu orders the deliveries of index commits (commitIndexed).
-	commitMu sync.Mutex
+	// commitMu guards the tickets that order the deliveries of index
+	// commits (commitIndexed): delivered is the last ticket delivered.
+	commitMu   sync.Mutex
+	commitCond *sync.Cond
+	tickets    atomic.Int64
+	delivered  int64
 	// inflight counts index commits counted but not yet delivered.
 	inflight atomic.Int32
+
+	// intake is the group commit of InsertEvents (events.go), started on
+	// first use and stopped by Close.
+	intakeOnce sync.Once
+	intake     chan *intakeReq
+	intakeStop chan struct{}
+	intakeDone chan struct{}
+	// intakeMu and intakeClosed keep calls from queueing once Close
+	// has stopped the intake.
+	intakeMu     sync.RWMutex
+	intakeClosed bool
 
 	// ckMu guards the checkpoint that follows removals (checkpoint.go).
 	ckMu      sync.Mutex
@@ -105,6 +121,7 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	w.SetConnMaxLifetime(0)
 
 	db := &DB{Path: path, write: w, Now: time.Now}
+	db.commitCond = sync.NewCond(&db.commitMu)
 	if err := db.migrateRetrying(ctx); err != nil {
 		w.Close()
 		return nil, err
@@ -133,6 +150,7 @@ func (db *DB) Close() error {
 		errs = append(errs, db.read.Close())
 	}
 	if db.write != nil {
+		db.stopIntake()
 		errs = append(errs, db.stopCheckpoints())
 		errs = append(errs, db.write.Close())
 	}

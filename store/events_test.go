@@ -1,0 +1,98 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+)
+
+// TestDB_InsertEventsGroupCommit: concurrent calls, some replaying an id
+// another call stores, are committed together and each answered for
+// itself: every id is stored once, exactly one call per id succeeds, a
+// call that replays an id stores none of its events, and the ids the
+// callers get back are the stored rows'.
+func TestDB_InsertEventsGroupCommit(t *testing.T) {
+	db := openTest(t)
+	ctx := context.Background()
+	const calls = 200
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		ok   = map[string]int64{}
+		dups int
+	)
+	for i := range calls {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			// Call i stores "e<i>" and "f<i>"; every fourth call also
+			// replays the id of call i-1, so either it or call i-1
+			// (whichever commits second) is refused whole.
+			evs := []*Event{{EventID: fmt.Sprintf("e%d", i), Type: EventPostUpdated, PostID: int64(i)},
+				{EventID: fmt.Sprintf("f%d", i), Type: EventPostUpdated, PostID: int64(i)}}
+			if i%4 == 0 && i > 0 {
+				evs = append(evs, &Event{EventID: fmt.Sprintf("e%d", i-1), Type: EventPostUpdated})
+			}
+			err := db.InsertEvents(ctx, evs)
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case errors.Is(err, ErrDuplicateEvent):
+				dups++
+			case err != nil:
+				t.Errorf("call %d: %v", i, err)
+			default:
+				for _, e := range evs {
+					if e.ID == 0 {
+						t.Errorf("call %d: event %s stored without a row id", i, e.EventID)
+					}
+					ok[e.EventID] = e.ID
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	// 49 pairs (call 4k and call 4k-1) share an id: one of each pair is
+	// refused.
+	if want := (calls - 1) / 4; dups != want {
+		t.Errorf("%d calls refused as replays, want %d", dups, want)
+	}
+	evs, err := db.PendingEvents(ctx, 10*calls, allAttempts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored := map[string]int64{}
+	for _, e := range evs {
+		if _, seen := stored[e.EventID]; seen {
+			t.Errorf("event %s stored twice", e.EventID)
+		}
+		stored[e.EventID] = e.ID
+	}
+	if len(stored) != len(ok) {
+		t.Errorf("%d events stored, %d acknowledged", len(stored), len(ok))
+	}
+	for id, row := range ok {
+		if stored[id] != row {
+			t.Errorf("event %s acknowledged as row %d, stored as row %d", id, row, stored[id])
+		}
+	}
+}
+
+// allAttempts lets PendingEvents return every unapplied event.
+const allAttempts = 1 << 30
+
+// TestDB_InsertEventsAfterClose: a closed store refuses events with an
+// error rather than blocking the caller.
+func TestDB_InsertEventsAfterClose(t *testing.T) {
+	db := openTest(t)
+	ctx := context.Background()
+	if err := db.InsertEvents(ctx, []*Event{{EventID: "a", Type: EventPostUpdated}}); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	if err := db.InsertEvents(ctx, []*Event{{EventID: "b", Type: EventPostUpdated}}); err == nil {
+		t.Fatal("InsertEvents on a closed store succeeded")
+	}
+}
