@@ -1,0 +1,48 @@
+package insights
+
+import (
+	"regexp"
+	"strings"
+)
+
+// What Redact replaces. A question is kept for what it asks, never for
+// who asked it: contact details and account, order or card numbers are
+// cut before the question is stored.
+var (
+	reEmail = regexp.MustCompile(`(?i)[a-z0-9._%+\-]+@[a-z0-9\-]+(\.[a-z0-9\-]+)*\.[a-z]{2,}`)
+	// A phone number: digits with the separators people write in them,
+	// at least 7 digits in all (checked in Redact), optionally after a +.
+	rePhone = regexp.MustCompile(`\+?\(?\d[\d\s().\-/]{5,}\d`)
+	// Any run of 6 or more digits that is left: a card, account or order
+	// number. Years (4 digits) and postal codes of 5 stay readable.
+	reDigits = regexp.MustCompile(`\d{6,}`)
+	// Dates written with dashes or slashes are not phone numbers.
+	reDate = regexp.MustCompile(`^\d{4}[-/]\d{1,2}[-/]\d{1,2}$|^\d{1,2}[-/.]\d{1,2}[-/.]\d{2,4}$`)
+)
+
+// Redact replaces emails, phone numbers and long digit runs in s with
+// [email], [phone] and [number].
+func Redact(s string) string {
+	s = reEmail.ReplaceAllString(s, "[email]")
+	s = rePhone.ReplaceAllStringFunc(s, func(m string) string {
+		// The match may end in spaces or brackets taken as separators;
+		// keep what is not part of the number.
+		core := strings.TrimRight(m, " ()./-")
+		// A bare run of digits is a number, not a phone (reDigits).
+		if reDate.MatchString(strings.TrimLeft(core, "+(")) || digits(core) < 7 || digits(core) == len(core) {
+			return m
+		}
+		return "[phone]" + m[len(core):]
+	})
+	return reDigits.ReplaceAllString(s, "[number]")
+}
+
+func digits(s string) int {
+	n := 0
+	for i := 0; i < len(s); i++ {
+		if s[i] >= '0' && s[i] <= '9' {
+			n++
+		}
+	}
+	return n
+}
