@@ -1,0 +1,505 @@
+package daemon
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"html"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/robfig/cron/v3"
+
+	"github.com/askwp/askwpd/api"
+	"github.com/askwp/askwpd/chat"
+	"github.com/askwp/askwpd/crawl"
+	"github.com/askwp/askwpd/search"
+	"github.com/askwp/askwpd/store"
+	"github.com/askwp/askwpd/tool"
+	"github.com/askwp/askwpd/wp"
+)
+
+// siteResync is how often a network's blogs table is read again, for
+// sites created, archived or opted out while no event said so.
+const siteResync = 5 * time.Minute
+
+// netSite is one site of a network with its own index and the services
+// over it, as ElasticPress keeps an index per site. The main site's are
+// the Daemon's own.
+type netSite struct {
+	ID      int64
+	Home    string
+	Name    string
+	Store   *store.DB
+	Search  *search.Index
+	Crawler *crawl.Crawler
+	Tools   *tool.Service
+	Agent   *chat.Agent
+	// dir is the site's state dir (sites/<blog_id>); "" for the main site,
+	// which keeps the single-site layout.
+	dir string
+	// cancel stops the site's work when it leaves the network.
+	cancel     context.CancelFunc
+	stopEvents func()
+}
+
+// network holds the sites of a multisite install, by blog id.
+type network struct {
+	conf  wp.Network
+	share *crawl.Share
+	main  int64
+
+	mu    sync.RWMutex
+	sites map[int64]*netSite
+	// bg is the serving lifetime, set by Serve: sites added while it runs
+	// start at once.
+	bg context.Context
+	// syncMu keeps two reads of the blogs table from adding a site twice.
+	syncMu sync.Mutex
+}
+
+// siteCaller is the tool contract as one site's chat sees it: calls
+// without a site argument answer from that site.
+type siteCaller struct {
+	d  *Daemon
+	id int64
+}
+
+func (c siteCaller) Call(ctx context.Context, name string, args json.RawMessage) (any, error) {
+	return c.d.Call(tool.WithSite(ctx, strconv.FormatInt(c.id, 10)), name, args)
+}
+
+// openNetwork finds whether the install is a network and, when it is,
+// gives each of its indexable sites its own index. A single site is left
+// exactly as it was.
+func (d *Daemon) openNetwork(ctx context.Context) error {
+	if d.wpNet == nil || d.WP == nil {
+		return nil
+	}
+	ok, err := d.WP.IsNetwork(ctx)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		d.Log.Warn("wp-config.php says MULTISITE but the database has no blogs table; indexing the main site only")
+		return nil
+	}
+	n := &network{conf: *d.wpNet, main: d.wpNet.MainBlogID, sites: map[int64]*netSite{},
+		share: crawl.NewShare(d.Config.Crawl.Concurrency, d.Config.Crawl.RatePerSec)}
+	n.share.Join(d.Crawler)
+	n.sites[n.main] = &netSite{ID: n.main, Home: d.Crawler.Site.URL, Name: d.Crawler.Site.Name, Store: d.Store,
+		Search: d.Search, Crawler: d.Crawler, Tools: d.Tools, Agent: d.Agent}
+	d.net = n
+	d.netObs = d.registerNetMetrics()
+	d.Agent.Tools = siteCaller{d, n.main}
+	all, err := d.WP.Sites(ctx)
+	if err != nil {
+		return err
+	}
+	// The main site's origin holds a subdirectory network's other sites:
+	// its crawl leaves their paths to them (syncSites keeps the set).
+	d.Crawler.Site.Exclude = &crawl.PathSet{}
+	return d.syncSites(ctx, all)
+}
+
+// nestedPaths are the home paths of the other sites that live under
+// home's path on home's origin.
+func nestedPaths(home string, self int64, all []*wp.NetSite) []string {
+	hu, err := url.Parse(home)
+	if err != nil {
+		return nil
+	}
+	base := strings.TrimRight(hu.Path, "/") + "/"
+	var out []string
+	for _, s := range all {
+		su, err := url.Parse(siteHome(s))
+		if err != nil || s.BlogID == self || !strings.EqualFold(su.Host, hu.Host) {
+			continue
+		}
+		p := strings.TrimRight(su.Path, "/") + "/"
+		if p != base && strings.HasPrefix(p, base) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// siteHome is a site's address: its home option, or, for a row whose
+// options are unreadable, the blogs row's domain and path.
+func siteHome(s *wp.NetSite) string {
+	if s.Home != "" {
+		return strings.TrimRight(s.Home, "/")
+	}
+	return strings.TrimRight("http://"+s.Domain+s.Path, "/")
+}
+
+// syncSites brings the network's indexes in step with its blogs table:
+// a new site gets an index, a site archived, spammed, deleted or opted out
+// loses its own, files and all. all is the table as read; nil reads it.
+func (d *Daemon) syncSites(ctx context.Context, all []*wp.NetSite) error {
+	n := d.net
+	if n == nil {
+		return nil
+	}
+	n.syncMu.Lock()
+	defer n.syncMu.Unlock()
+	if all == nil {
+		var err error
+		if all, err = d.WP.Sites(ctx); err != nil {
+			return err
+		}
+	}
+	want := map[int64]*wp.NetSite{}
+	for _, s := range all {
+		if s.BlogID != n.main && s.Indexable() {
+			want[s.BlogID] = s
+		}
+	}
+	n.mu.RLock()
+	var gone []*netSite
+	for id, s := range n.sites {
+		if id != n.main && want[id] == nil {
+			gone = append(gone, s)
+		}
+	}
+	have := func(id int64) bool { _, ok := n.sites[id]; return ok }
+	var added []*wp.NetSite
+	for id, s := range want {
+		if !have(id) {
+			added = append(added, s)
+		}
+	}
+	n.mu.RUnlock()
+	var errs []error
+	for _, s := range gone {
+		if err := d.removeSite(s); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	slices.SortFunc(added, func(a, b *wp.NetSite) int { return int(a.BlogID - b.BlogID) })
+	for _, s := range added {
+		if err := d.addSite(ctx, s); err != nil {
+			errs = append(errs, fmt.Errorf("site %d (%s): %w", s.BlogID, siteHome(s), err))
+		}
+	}
+	// Each site leaves the paths of the sites under its own (on a
+	// subdirectory network, the main site every other's) to them, including
+	// sites askwpd does not index.
+	for _, s := range d.allSites() {
+		s.Crawler.Site.Exclude.Set(nestedPaths(s.Home, s.ID, all))
+	}
+	return errors.Join(errs...)
+}
+
+// addSite opens a site's own store under sites/<blog_id>/ and builds its
+// crawler, tools and chat over it; while serving, it starts them.
+func (d *Daemon) addSite(ctx context.Context, s *wp.NetSite) error {
+	n := d.net
+	home := siteHome(s)
+	o, err := crawl.ParseOrigin(home)
+	if err != nil {
+		return err
+	}
+	bw := d.WP.ForBlog(s.BlogID)
+	info, err := bw.Site(ctx)
+	if err != nil {
+		return err
+	}
+	site := crawl.Site{URL: home, Name: html.UnescapeString(info.Name), Tagline: html.UnescapeString(info.Tagline), Origin: o,
+		PageOnFront: info.PageOnFront, PageForPosts: info.PageForPosts, Exclude: &crawl.PathSet{}}
+	if hu, err := url.Parse(home); err == nil && strings.Trim(hu.Path, "/") != "" {
+		site.Within = strings.TrimRight(hu.Path, "/") + "/"
+	}
+	dir := filepath.Join(d.Config.StateDir, "sites", strconv.FormatInt(s.BlogID, 10))
+	if err := os.MkdirAll(dir, StateDirMode); err != nil {
+		return fmt.Errorf("create %s: %w", dir, err)
+	}
+	st, err := store.Open(ctx, filepath.Join(dir, "askwpd.db"))
+	if err != nil {
+		return fmt.Errorf("%w (check state_dir %s is writable)", err, d.Config.StateDir)
+	}
+	if site.Name != "" {
+		_ = st.SetMeta(ctx, "site_name", site.Name)
+		_ = st.SetMeta(ctx, "site_tagline", site.Tagline)
+	}
+	log := d.Log.With("site", s.BlogID)
+	ns := &netSite{ID: s.BlogID, Home: home, Name: site.Name, Store: st, Search: search.New(st), dir: dir}
+	if path := d.Config.Search.Synonyms; path != "" {
+		syn, err := search.LoadSynonyms(path)
+		if err != nil {
+			st.Close()
+			return fmt.Errorf("config: search.synonyms: %w", err)
+		}
+		ns.Search.SetSynonyms(syn)
+	}
+	ns.Crawler = crawl.New(site, crawlOptions(d.Config.Crawl), st, bw, log)
+	ns.Crawler.StateDir = dir
+	n.share.Join(ns.Crawler)
+	ns.Tools = &tool.Service{Log: log, Store: st, Search: ns.Search, Crawler: ns.Crawler, Metrics: d.obs()}
+	ns.Agent = &chat.Agent{Tools: siteCaller{d, s.BlogID}, Log: log, Provider: chat.ProviderConfig(d.Config.Provider),
+		Site:       chat.Site{URL: home, Name: site.Name, Tagline: site.Tagline},
+		SiteOption: fallbackOption(bw.Option, d.WP.Option, d.WP.NetworkOption),
+		OnResponse: func(r *chat.Response) { d.obs().observeChat(len(r.ToolCalls), len(r.Sources)) },
+		// One cap and one day's budget for the whole network: one daemon,
+		// one provider account.
+		Gate: d.Agent.Gate}
+	n.mu.Lock()
+	n.sites[s.BlogID] = ns
+	bg := n.bg
+	n.mu.Unlock()
+	d.Log.Info("Network site opened", "site", s.BlogID, "home", home, "state_dir", dir)
+	if bg != nil {
+		d.startSite(bg, ns)
+	}
+	return nil
+}
+
+// fallbackOption reads an option from the first source that has it: the
+// site, then the main site, then the network. Each site's chat thereby
+// uses its own AskWP settings and falls back to the network's.
+func fallbackOption(srcs ...func(context.Context, string) (string, error)) func(context.Context, string) (string, error) {
+	return func(ctx context.Context, name string) (string, error) {
+		for _, src := range srcs {
+			v, err := src(ctx, name)
+			if err != nil || strings.TrimSpace(v) != "" {
+				return v, err
+			}
+		}
+		return "", nil
+	}
+}
+
+// startSite runs a site's own work under the serving lifetime: its
+// search index, its event worker, and a first pass when it has nothing.
+func (d *Daemon) startSite(bg context.Context, s *netSite) {
+	ctx, cancel := context.WithCancel(bg)
+	s.cancel = cancel
+	s.stopEvents = s.Crawler.StartEvents(ctx)
+	go func() {
+		if err := s.Search.Load(ctx); err != nil && ctx.Err() == nil {
+			d.Log.Warn("Unable to load a site's search index; the next search retries", "site", s.ID, "error", err)
+		}
+	}()
+	if stats, err := s.Store.Stats(ctx); err == nil && stats.Documents == 0 {
+		go d.runSitePass(ctx, s, crawl.IndexOptions{Kind: "initial"})
+	}
+}
+
+func (d *Daemon) runSitePass(ctx context.Context, s *netSite, opt crawl.IndexOptions) {
+	if _, err := s.Crawler.Index(ctx, opt); err != nil && !errors.Is(err, crawl.ErrCrawlRunning) && ctx.Err() == nil {
+		d.Log.Error("Index pass failed", "site", s.ID, "kind", opt.Kind, "error", err)
+	}
+}
+
+// removeSite takes a site out of the network's indexes and deletes its
+// state dir: an archived or deleted site's pages must leave the disk, not
+// only the answers.
+func (d *Daemon) removeSite(s *netSite) error {
+	n := d.net
+	n.mu.Lock()
+	delete(n.sites, s.ID)
+	n.mu.Unlock()
+	if s.cancel != nil {
+		s.cancel()
+		s.stopEvents()
+	}
+	s.Crawler.Wait()
+	err := s.Store.Close()
+	if rerr := os.RemoveAll(s.dir); rerr != nil {
+		err = errors.Join(err, rerr)
+	}
+	d.Log.Info("Network site removed from the index", "site", s.ID, "home", s.Home)
+	return err
+}
+
+// serveNetwork starts every non-main site and re-reads the blogs table on
+// a schedule; it returns a func that stops them and waits for their passes.
+func (d *Daemon) serveNetwork(bg context.Context) func() {
+	n := d.net
+	if n == nil {
+		return func() {}
+	}
+	n.mu.Lock()
+	n.bg = bg
+	var start []*netSite
+	for id, s := range n.sites {
+		if id != n.main {
+			start = append(start, s)
+		}
+	}
+	n.mu.Unlock()
+	for _, s := range start {
+		d.startSite(bg, s)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(siteResync)
+		defer t.Stop()
+		for {
+			select {
+			case <-bg.Done():
+				return
+			case <-t.C:
+				if err := d.syncSites(bg, nil); err != nil && bg.Err() == nil {
+					d.Log.Warn("Unable to re-read the network's sites", "error", err)
+				}
+			}
+		}
+	}()
+	return func() {
+		<-done
+		for _, s := range d.otherSites() {
+			if s.stopEvents != nil {
+				s.stopEvents()
+			}
+			s.Crawler.Wait()
+		}
+	}
+}
+
+// otherSites are the network's sites but the main one, by blog id.
+func (d *Daemon) otherSites() []*netSite {
+	n := d.net
+	if n == nil {
+		return nil
+	}
+	n.mu.RLock()
+	defer n.mu.RUnlock()
+	out := make([]*netSite, 0, len(n.sites))
+	for id, s := range n.sites {
+		if id != n.main {
+			out = append(out, s)
+		}
+	}
+	slices.SortFunc(out, func(a, b *netSite) int { return int(a.ID - b.ID) })
+	return out
+}
+
+// allSites are every site of the network, the main one first.
+func (d *Daemon) allSites() []*netSite {
+	n := d.net
+	n.mu.RLock()
+	main := n.sites[n.main]
+	n.mu.RUnlock()
+	return append([]*netSite{main}, d.otherSites()...)
+}
+
+// closeNetwork closes the other sites' stores.
+func (d *Daemon) closeNetwork() error {
+	var errs []error
+	for _, s := range d.otherSites() {
+		errs = append(errs, s.Store.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// siteFor finds a site by a site argument: a blog id or a home URL; ""
+// is the main site.
+func (d *Daemon) siteFor(ref string) (*netSite, error) {
+	n := d.net
+	n.mu.RLock()
+	defer n.mu.RUnlock()
+	if ref == "" {
+		return n.sites[n.main], nil
+	}
+	if id, ok := tool.ParseBlogID(ref); ok {
+		if s := n.sites[id]; s != nil {
+			return s, nil
+		}
+		return nil, tool.Invalid(fmt.Sprintf("site %d is not an indexed site of this network", id))
+	}
+	want := strings.TrimRight(crawl.Canonical(ref), "/")
+	for _, s := range n.sites {
+		if want != "" && strings.TrimRight(crawl.Canonical(s.Home), "/") == want {
+			return s, nil
+		}
+	}
+	return nil, tool.Invalid(fmt.Sprintf("%q is not the blog id or home URL of an indexed site of this network", ref))
+}
+
+// siteOwning finds the site a page's URL belongs to: the one whose
+// address is the longest prefix of it.
+func (d *Daemon) siteOwning(raw string) *netSite {
+	u, err := url.Parse(strings.TrimSpace(raw))
+	if err != nil || u.Host == "" {
+		return nil
+	}
+	var best *netSite
+	for _, s := range d.allSites() {
+		if s.Crawler.Site.Owns(u) && (best == nil || len(s.Home) > len(best.Home)) {
+			best = s
+		}
+	}
+	return best
+}
+
+// networkStatus is each site's index and the network's total.
+func (d *Daemon) networkStatus(ctx context.Context) (*api.NetworkStatus, error) {
+	ns := &api.NetworkStatus{Sites: []api.SiteStatus{}, Total: store.Stats{ByType: map[string]int{}}}
+	for _, s := range d.allSites() {
+		stats, err := s.Store.Stats(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("site %d: %w", s.ID, err)
+		}
+		ss := api.SiteStatus{ID: s.ID, URL: s.Home, Name: s.Name, Index: stats, Crawling: s.Crawler.Running()}
+		if runs, err := s.Store.Runs(ctx, 1); err == nil && len(runs) > 0 {
+			ss.LastRun = &runs[0]
+		}
+		ns.Sites = append(ns.Sites, ss)
+		ns.Total.Documents += stats.Documents
+		ns.Total.Chunks += stats.Chunks
+		ns.Total.Thin += stats.Thin
+		for k, v := range stats.ByType {
+			ns.Total.ByType[k] += v
+		}
+		if stats.LastIndexedAt.After(ns.Total.LastIndexedAt) {
+			ns.Total.LastIndexedAt = stats.LastIndexedAt
+		}
+	}
+	return ns, nil
+}
+
+// scheduleSites adds the cron entries of the sites that have a schedule
+// of their own ([network.sites.ID]); runPass leaves them out of the
+// network-wide schedule. A site named there but not (yet) indexed is
+// looked up at each run.
+func (d *Daemon) scheduleSites(ctx context.Context, c *cron.Cron) {
+	if d.net == nil {
+		return
+	}
+	for id, sc := range d.Config.Network.Sites {
+		for _, job := range []struct {
+			spec string
+			opt  crawl.IndexOptions
+		}{
+			{sc.Incremental, crawl.IndexOptions{Kind: "incremental", Incremental: true}},
+			{sc.Nightly, crawl.IndexOptions{Kind: "nightly", Full: true}},
+		} {
+			if job.spec == "" {
+				continue
+			}
+			if _, err := c.AddFunc(job.spec, func() {
+				if s, err := d.siteFor(id); err == nil {
+					d.runSitePass(ctx, s, job.opt)
+				}
+			}); err != nil {
+				d.Log.Error("Bad site schedule; job disabled", "site", id, "kind", job.opt.Kind, "spec", job.spec, "error", err)
+			}
+		}
+	}
+}
+
+// ownSchedule reports whether a scheduled pass of kind leaves site s to
+// its own schedule.
+func (d *Daemon) ownSchedule(s *netSite, kind string) bool {
+	_, own := d.Config.Network.Sites[strconv.FormatInt(s.ID, 10)]
+	return own && (kind == "incremental" || kind == "nightly")
+}
