@@ -9,6 +9,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strconv"
 	"sync"
@@ -49,8 +50,10 @@ type eventSender struct {
 }
 
 // one sends one event: a replay of an accepted id with probability dup,
-// else a fresh post_updated or post_published event for a hot post.
-func (s *eventSender) one(ctx context.Context) {
+// else a fresh post_updated or post_published event for a hot post. Its
+// latency runs from sched when set (an open-loop stream's scheduled
+// start), else from the moment it is sent.
+func (s *eventSender) one(ctx context.Context, sched time.Time) {
 	s.rmu.Lock()
 	replay := s.rand.Float64() < s.dup
 	hp := s.hot[s.rand.IntN(len(s.hot))]
@@ -79,6 +82,9 @@ func (s *eventSender) one(ctx context.Context) {
 	req.Header.Set(api.HeaderSignature, api.Sign(s.p.secret, ts, body))
 	req.Header.Set("Content-Type", "application/json")
 	t0 := time.Now()
+	if !sched.IsZero() {
+		t0 = sched
+	}
 	resp, err := s.p.client.Do(req)
 	d := time.Since(t0)
 	outcome := ""
@@ -125,6 +131,62 @@ func (s *eventSender) one(ctx context.Context) {
 	}
 }
 
+// sideLoad is what runs beside the searches: the crawl (-crawl admin, the
+// admin's "reindex now") a moment in, then the event burst. Its fields are
+// set once the WaitGroup it was started on is done.
+type sideLoad struct {
+	crawlFlash string
+	burstTook  time.Duration
+}
+
+// startSideLoad starts the side load on wg: the crawl after
+// min(2 s, duration/10), the events send sends min(3 s, duration/10)
+// later, on lctx's end or not as send decides.
+func startSideLoad(lctx context.Context, wg *sync.WaitGroup, p *daemonProc, o options, hot []hotPost, es *eventStats,
+	send func(*eventSender) time.Duration) *sideLoad {
+	sl := &sideLoad{}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		select {
+		case <-lctx.Done():
+			return
+		case <-time.After(min(2*time.Second, o.duration/10)):
+		}
+		if o.crawl == "admin" {
+			f, err := p.reindex(lctx)
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "reindex:", err)
+				sl.crawlFlash = "error: " + err.Error()
+			} else {
+				sl.crawlFlash = f
+			}
+		}
+		select {
+		case <-lctx.Done():
+			return
+		case <-time.After(min(3*time.Second, o.duration/10)):
+		}
+		s := &eventSender{p: p, hot: hot, dup: o.dup, st: es, tag: strconv.FormatInt(time.Now().UnixNano(), 36), rand: rand.New(rand.NewPCG(42, 43))}
+		sl.burstTook = send(s)
+	}()
+	return sl
+}
+
+// waitTurn waits for the scheduled time of the i-th of n sends spread
+// evenly over window from start, and returns it, and whether ctx still
+// lets the send go.
+func waitTurn(ctx context.Context, start time.Time, window time.Duration, i, n int) (time.Time, bool) {
+	at := start.Add(time.Duration(int64(window) * int64(i) / int64(n)))
+	if w := time.Until(at); w > 0 {
+		select {
+		case <-ctx.Done():
+		case <-time.After(w):
+		}
+	}
+	return at, ctx.Err() == nil
+}
+
 // sendPaced sends n events spread evenly over window, from a pool of
 // workers, and returns how long the sending took.
 func (s *eventSender) sendPaced(ctx context.Context, n int, window time.Duration, workers int) time.Duration {
@@ -138,25 +200,40 @@ func (s *eventSender) sendPaced(ctx context.Context, n int, window time.Duration
 				if ctx.Err() != nil {
 					continue
 				}
-				s.one(ctx)
+				s.one(ctx, time.Time{})
 			}
 		}()
 	}
 	start := time.Now()
 	for i := range n {
-		at := start.Add(time.Duration(int64(window) * int64(i) / int64(n)))
-		if w := time.Until(at); w > 0 {
-			select {
-			case <-ctx.Done():
-			case <-time.After(w):
-			}
-		}
-		if ctx.Err() != nil {
+		if _, ok := waitTurn(ctx, start, window, i, n); !ok {
 			break
 		}
 		jobs <- struct{}{}
 	}
 	close(jobs)
+	wg.Wait()
+	return time.Since(start)
+}
+
+// sendOpen sends n events evenly spread over window, each at its
+// scheduled time in its own goroutine, whatever the answers to the
+// earlier ones: latency counts from the schedule, so a daemon that falls
+// behind shows it.
+func (s *eventSender) sendOpen(ctx context.Context, n int, window time.Duration) time.Duration {
+	var wg sync.WaitGroup
+	start := time.Now()
+	for i := range n {
+		at, ok := waitTurn(ctx, start, window, i, n)
+		if !ok {
+			break
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s.one(ctx, at)
+		}()
+	}
 	wg.Wait()
 	return time.Since(start)
 }

@@ -3,10 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
-	"os"
 	"sort"
-	"strconv"
 	"sync"
 	"time"
 )
@@ -50,33 +47,9 @@ func load(ctx context.Context, o options, p *daemonProc, hot []hotPost) (bool, e
 			}
 		}
 	}()
-	var crawlFlash string
-	var burstTook time.Duration
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		select {
-		case <-lctx.Done():
-			return
-		case <-time.After(min(2*time.Second, o.duration/10)):
-		}
-		if o.crawl == "admin" {
-			f, err := p.reindex(lctx)
-			if err != nil {
-				fmt.Fprintln(os.Stderr, "reindex:", err)
-				crawlFlash = "error: " + err.Error()
-			} else {
-				crawlFlash = f
-			}
-		}
-		select {
-		case <-lctx.Done():
-			return
-		case <-time.After(min(3*time.Second, o.duration/10)):
-		}
-		s := &eventSender{p: p, hot: hot, dup: o.dup, st: es, tag: strconv.FormatInt(time.Now().UnixNano(), 36), rand: rand.New(rand.NewPCG(42, 43))}
-		burstTook = s.sendPaced(ctx, o.events, o.burst, 64)
-	}()
+	side := startSideLoad(lctx, &wg, p, o, hot, es, func(s *eventSender) time.Duration {
+		return s.sendPaced(ctx, o.events, o.burst, 64)
+	})
 	loadStart := time.Now()
 	cpu0 := p.cpuSeconds()
 	<-lctx.Done()
@@ -133,7 +106,7 @@ func load(ctx context.Context, o options, p *daemonProc, hot []hotPost) (bool, e
 		nOther += v
 	}
 	fmt.Printf("\nevents: %d sent in %.1fs (%d fresh, %d replays): %d answered 202, %d duplicate (401 replayed event id), %d other %v\n",
-		es.sent, burstTook.Seconds(), es.fresh, es.replays, es.accepted, es.duplicate, nOther, es.other)
+		es.sent, side.burstTook.Seconds(), es.fresh, es.replays, es.accepted, es.duplicate, nOther, es.other)
 	slow := len(es.lat) - sort.Search(len(es.lat), func(i int) bool { return es.lat[i] > shimTimeout })
 	fmt.Printf("event request latency: p50 %.1f ms, p99 %.1f ms, max %.1f ms; %d answered after %s (the shim's timeout: it would drop them and pause 30 s)\n",
 		ms(quantile(es.lat, 0.5)), ms(quantile(es.lat, 0.99)), ms(quantile(es.lat, 1)), slow, shimTimeout)
@@ -155,7 +128,7 @@ func load(ctx context.Context, o options, p *daemonProc, hot []hotPost) (bool, e
 	}
 	if stEnd != nil {
 		fmt.Printf("\ncrawl (%s): crawling now: %v, frontier pending %d (a running pass's counts are written when it finishes)\n",
-			crawlFlash, stEnd.Crawling, stEnd.Freshness.FrontierPending)
+			side.crawlFlash, stEnd.Crawling, stEnd.Freshness.FrontierPending)
 		for _, r := range stEnd.Runs {
 			if r.ID > 0 && len(st0.Runs) > 0 && r.ID <= st0.Runs[0].ID {
 				continue

@@ -37,6 +37,24 @@
 //	go run ./bench/load                       # 60 s, 200 clients, 10k events in 10 s, 1500 generated posts
 //	go run ./bench/load -duration 15s -clients 50 -events 2000 -generate 0
 //	go run ./bench/load -soak 30m
+//	go run ./bench/load -corpus scifact -rate 200 -sweep 25,50,100,150,200 -compare 100
+//
+// Open-loop mode (-rate N) sends searches as a Poisson stream of N a
+// second for -duration from at most -clients virtual users, and measures
+// each one's latency from its scheduled start, so queueing counts. With
+// -corpus the site is grown by a BEIR corpus, loaded as posts
+// (scripts/wp/load-corpus.php, under the site lock, removed afterwards
+// even on Ctrl-C), and the searches are its queries. Alongside the stream
+// run a crawl, and -events signed events (default 2,000 updates plus 200
+// replays) each sent at its scheduled time over -burst; /v1/status and
+// /metrics are probed twice a second and the daemon's RSS every second.
+// Before the run, on the idle daemon, -compare times search_site against
+// WordPress core search on the same queries, and -sweep runs the stream
+// alone at each rate for -sweep-step to find where p99 crosses -p99. It
+// exits 1 unless: no search failed, search p99 <= -p99, every fresh event
+// got 202 and every replay was refused, event p99 <= -event-p99 and none
+// over the shim's 750 ms, /v1/status and /metrics p99 <= 50 ms, peak RSS
+// <= -max-rss, and every accepted event was applied.
 package main
 
 import (
@@ -55,8 +73,10 @@ type options struct {
 	duration, burst, think, drain, soak, sample, warmup, crawlEvery time.Duration
 	clients, events, hot, generate                                  int
 	dup, eventRate, flat                                            float64
-	p99                                                             time.Duration
-	bin, crawl, reuse                                               string
+	p99, eventP99, sweepStep                                        time.Duration
+	bin, crawl, reuse, corpus, sweep                                string
+	rate, maxRSS                                                    float64
+	compare                                                         int
 	keepState                                                       bool
 }
 
@@ -81,9 +101,28 @@ func main() {
 	flag.DurationVar(&o.crawlEvery, "crawl-every", 5*time.Minute, "soak: start a crawl this often")
 	flag.StringVar(&o.bin, "bin", "", "askwpd binary (default: go build ./cmd/askwpd into a temp dir)")
 	flag.BoolVar(&o.keepState, "keep-state", false, "keep the daemon's state dir (its log and database)")
+	flag.Float64Var(&o.rate, "rate", 0, "open loop: searches a second, a Poisson stream, latency from each one's scheduled start (0: closed-loop clients)")
+	flag.StringVar(&o.corpus, "corpus", "", "load this BEIR corpus dir as posts (\"scifact\": ../shared/evaldata/beir-scifact) and search with its queries; removed afterwards")
+	flag.StringVar(&o.sweep, "sweep", "", "open loop: rates for the saturation sweep before the run, e.g. 25,50,100,150,200")
+	flag.DurationVar(&o.sweepStep, "sweep-step", 15*time.Second, "open loop: length of each sweep step")
+	flag.IntVar(&o.compare, "compare", 0, "open loop: compare search_site with WordPress core search on this many queries")
+	flag.DurationVar(&o.eventP99, "event-p99", 100*time.Millisecond, "open loop: event answer p99 must not exceed this")
+	flag.Float64Var(&o.maxRSS, "max-rss", 200, "open loop: the daemon's peak RSS must not exceed this many MB")
 	flag.StringVar(&o.reuse, "state", "", "serve this existing state dir (a kept one) instead of indexing a fresh one")
 	flag.Parse()
 	if o.soak > 0 && !flagSet("generate") {
+		o.generate = 0
+	}
+	if o.rate > 0 {
+		// The stream: 2,000 update events plus 10% replays.
+		if !flagSet("events") {
+			o.events = 2200
+		}
+		if !flagSet("dup") {
+			o.dup = 200.0 / 2200
+		}
+	}
+	if o.corpus != "" && !flagSet("generate") {
 		o.generate = 0
 	}
 	if o.soak > 0 && !flagSet("clients") {

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/askwp/askwpd/internal/wptest"
 )
 
 type sample struct {
@@ -51,10 +53,11 @@ func uptime() string {
 }
 
 func run(ctx context.Context, o options) (bool, error) {
-	e, err := siteEnv()
+	site, err := wptest.Open()
 	if err != nil {
-		return false, err
+		return false, fmt.Errorf("%w: run scripts/wp-up.sh", err)
 	}
+	e := site.Env
 	fmt.Printf("load average at start: %s (%d CPUs)\n", uptime(), numCPU())
 	tmp, err := os.MkdirTemp("", "askwpd-bench-load-")
 	if err != nil {
@@ -73,12 +76,37 @@ func run(ctx context.Context, o options) (bool, error) {
 			return false, err
 		}
 	}
-	if o.generate > 0 {
-		unlock, err := lockSite(ctx, e)
+	var corpus string
+	if o.corpus != "" {
+		corpus = filepath.Join(corpusDir(o.corpus), "corpus.jsonl")
+		if _, err := os.Stat(corpus); err != nil {
+			fmt.Printf("no corpus at %s (%v): skipped\n", corpus, err)
+			return true, nil
+		}
+	}
+	if o.generate > 0 || corpus != "" {
+		unlock, err := lockSite(ctx, site)
 		if err != nil {
 			return false, err
 		}
 		defer unlock()
+	}
+	if corpus != "" {
+		defer func() {
+			t0 := time.Now()
+			if err := loadCorpus(e, "--remove"); err != nil {
+				fmt.Fprintln(os.Stderr, "removing the corpus posts:", err, "(run: php scripts/wp/load-corpus.php --url=SITE --remove)")
+				return
+			}
+			fmt.Printf("removed the corpus posts in %.1fs\n", time.Since(t0).Seconds())
+		}()
+		t0 := time.Now()
+		if err := loadCorpus(e, "--corpus="+corpus); err != nil {
+			return false, err
+		}
+		fmt.Printf("loaded %s as posts in %.1fs\n", corpus, time.Since(t0).Seconds())
+	}
+	if o.generate > 0 {
 		// Removal runs even when ctx is cancelled (Ctrl-C).
 		defer func() {
 			t0 := time.Now()
@@ -134,6 +162,12 @@ func run(ctx context.Context, o options) (bool, error) {
 	}
 	if o.soak > 0 {
 		return soak(ctx, o, p, hot)
+	}
+	if o.rate > 0 {
+		if o.corpus == "" {
+			return false, fmt.Errorf("-rate needs -corpus (its queries are the searches)")
+		}
+		return openLoad(ctx, o, p, hot, e["SITE_URL"])
 	}
 	return load(ctx, o, p, hot)
 }

@@ -16,53 +16,18 @@ import (
 	"github.com/askwp/askwpd/internal/wptest"
 )
 
-func siteEnv() (map[string]string, error) {
-	b, err := os.ReadFile(filepath.Join(wptest.RepoRoot(), ".wp-test", "env"))
-	if err != nil {
-		return nil, fmt.Errorf("the test WordPress is not up: %w", err)
-	}
-	m := map[string]string{}
-	for _, l := range strings.Split(string(b), "\n") {
-		if k, v, ok := strings.Cut(l, "="); ok {
-			m[k] = strings.Trim(v, `"'`)
-		}
-	}
-	return m, nil
-}
-
-// lockSite takes the test site lock (internal/wptest Lock's file). The
-// fd is close-on-exec, so neither the daemon nor PHP inherits it.
-func lockSite(ctx context.Context, e map[string]string) (func(), error) {
-	dir := e["WP_STATE_DIR"]
-	if dir == "" {
-		dir = filepath.Join(wptest.RepoRoot(), ".wp-test")
-	}
-	f, err := os.OpenFile(filepath.Join(dir, "test.lock"), os.O_CREATE|os.O_RDWR, 0o600)
+// lockSite takes the test site lock (wptest's), and says how long it
+// waited for it and held it.
+func lockSite(ctx context.Context, site *wptest.Site) (func(), error) {
+	t0 := time.Now()
+	release, err := site.Acquire(ctx)
 	if err != nil {
 		return nil, err
-	}
-	t0 := time.Now()
-	for {
-		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
-		if err == nil {
-			break
-		}
-		if !errors.Is(err, syscall.EWOULDBLOCK) {
-			f.Close()
-			return nil, err
-		}
-		select {
-		case <-ctx.Done():
-			f.Close()
-			return nil, ctx.Err()
-		case <-time.After(200 * time.Millisecond):
-		}
 	}
 	got := time.Now()
 	fmt.Printf("site lock taken after waiting %.1fs\n", got.Sub(t0).Seconds())
 	return func() {
-		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
-		f.Close()
+		release()
 		fmt.Printf("site lock held for %.1fs\n", time.Since(got).Seconds())
 	}, nil
 }
@@ -74,6 +39,17 @@ func genPosts(e map[string]string, args ...string) error {
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	// Its own process group: a Ctrl-C meant for the bench must not kill
 	// the removal of the posts.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	return cmd.Run()
+}
+
+// loadCorpus runs scripts/wp/load-corpus.php, in its own process group
+// like genPosts.
+func loadCorpus(e map[string]string, args ...string) error {
+	cmd := exec.Command("php", append([]string{"-d", "display_errors=stderr", "-d", "memory_limit=1024M",
+		filepath.Join(wptest.RepoRoot(), "scripts", "wp", "load-corpus.php"), "--url=" + e["SITE_URL"]}, args...)...)
+	cmd.Env = append(os.Environ(), "WP_ROOT="+e["WP_ROOT"], "SITE_URL="+e["SITE_URL"])
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	return cmd.Run()
 }

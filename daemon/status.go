@@ -1,0 +1,151 @@
+package daemon
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/askwp/askwpd/store"
+)
+
+// statusView is the part of /v1/status and /metrics read from the store
+// with scans of whole tables: counts by type and status, fetch ages, the
+// error list, the run history. Under load each read waited for a pooled
+// connection and CPU behind the searches, and /v1/status took seconds, so
+// these are read in the background and served from the last reading.
+// What a caller acts on at once (the event queue, the frontier, the
+// database and disk state, whether a pass runs) is still read per request.
+type statusView struct {
+	at time.Time
+	// gen is the statusCache's gen when the reading started.
+	gen     uint64
+	runs    []store.Run
+	stats   store.Stats
+	errs    []*store.URLState
+	counts  store.FrontierCounts
+	ages    []store.AgeBucket
+	history []store.StatsSample
+}
+
+// statusViewAge is how old a reading may be before a request starts the
+// next one in the background (it is answered from the old one meanwhile).
+const statusViewAge = 2 * time.Second
+
+// statusCache holds the latest statusView.
+type statusCache struct {
+	mu         sync.Mutex
+	v          *statusView
+	refreshing bool
+	// gen counts the store's index commits (staleOnCommit): a reading
+	// older than a commit is refreshed at the next request, so a page
+	// made private leaves the counts within a refresh, not statusViewAge.
+	gen uint64
+}
+
+// staleOnCommit counts the store's index commits into the status cache.
+type staleOnCommit struct{ c *statusCache }
+
+func (o staleOnCommit) IndexCommitted(store.IndexCommit) {
+	o.c.mu.Lock()
+	o.c.gen++
+	o.c.mu.Unlock()
+}
+
+// view returns the latest reading, starting a fresh one in the background
+// when it is older than statusViewAge. The first call reads synchronously.
+func (d *Daemon) view(ctx context.Context) (*statusView, error) {
+	c := &d.statusCache
+	c.mu.Lock()
+	v := c.v
+	if v != nil {
+		if (time.Since(v.at) > statusViewAge || v.gen != c.gen) && !c.refreshing {
+			c.refreshing = true
+			go d.refreshView(d.lifetime(ctx))
+		}
+		c.mu.Unlock()
+		return v, nil
+	}
+	gen := c.gen
+	c.mu.Unlock()
+	v, err := d.readView(ctx)
+	if err != nil {
+		return nil, err
+	}
+	v.gen = gen
+	c.mu.Lock()
+	if c.v == nil || c.v.at.Before(v.at) {
+		c.v = v
+	}
+	c.mu.Unlock()
+	return v, nil
+}
+
+// invalidateView drops the reading, so that the next request reads the
+// store: called when a pass of this daemon ends, whose record a caller
+// looks for next.
+func (d *Daemon) invalidateView() {
+	c := &d.statusCache
+	c.mu.Lock()
+	c.v = nil
+	c.mu.Unlock()
+}
+
+func (d *Daemon) refreshView(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	c := &d.statusCache
+	c.mu.Lock()
+	gen := c.gen
+	c.mu.Unlock()
+	v, err := d.readView(ctx)
+	if err == nil {
+		v.gen = gen
+	}
+	c.mu.Lock()
+	c.refreshing = false
+	if err == nil && c.v != nil && c.v.at.Before(v.at) {
+		c.v = v
+	}
+	c.mu.Unlock()
+	if err != nil && ctx.Err() == nil {
+		d.Log.Warn("Unable to read the status from the store", "error", err)
+	}
+}
+
+// readView reads the store's part of the status. The runs are read first:
+// a view that shows a pass finished shows its documents too.
+func (d *Daemon) readView(ctx context.Context) (*statusView, error) {
+	v := &statusView{at: time.Now()}
+	var err error
+	if v.runs, err = d.Store.Runs(ctx, 10); err != nil {
+		return nil, err
+	}
+	if v.stats, err = d.Store.Stats(ctx); err != nil {
+		return nil, err
+	}
+	if v.errs, err = d.Store.ListURLs(ctx, store.URLFilter{WithErrors: true, Limit: 20}); err != nil {
+		return nil, err
+	}
+	if v.errs == nil {
+		v.errs = []*store.URLState{}
+	}
+	if v.counts, err = d.Store.CountURLs(ctx); err != nil {
+		return nil, err
+	}
+	if v.ages, err = d.Store.FetchAges(ctx); err != nil {
+		return nil, err
+	}
+	var lag int64
+	if !v.stats.OldestFetch.IsZero() {
+		lag = int64(d.Store.Now().Sub(v.stats.OldestFetch).Seconds())
+	}
+	// The growth chart's sample is a write: here, off the request path,
+	// it never waits for the write connection while a caller does.
+	if err := d.sampleIndex(ctx, v.stats, lag, false); err != nil {
+		d.Log.Warn("Unable to record an index sample", "error", err)
+	}
+	if v.history, err = d.Store.StatsSamples(ctx, 96); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
