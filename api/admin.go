@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
+
+	"github.com/askwp/askwpd/insights"
 )
 
 // Reindexer starts an index pass in the background. Reindex returns at
@@ -138,7 +140,7 @@ func (s *Server) handleAdmin(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	data := adminData{Status: st, Flash: c.QueryParam("reindex")}
+	data := adminData{Status: s.withChat(st), Flash: c.QueryParam("reindex")}
 	if sid != "" {
 		data.CSRF = s.sign("csrf", sid)
 	}
@@ -148,6 +150,13 @@ func (s *Server) handleAdmin(c echo.Context) error {
 		data.LatencyChart = latencyChart(o.Latency)
 		data.GrowthChart = growthChart(o.History)
 		data.FreshChart = freshnessChart(o.FetchAges)
+	}
+	if in, ok := s.b.(Insighter); ok {
+		r, err := in.Insights(c.Request().Context(), insights.ReportOptions{Days: 30, Limit: 10})
+		if err != nil {
+			return err
+		}
+		data.Insights, data.QuestionsChart = r, questionsChart(r.Daily)
 	}
 	var b bytes.Buffer
 	if err := adminTmpl.Execute(&b, data); err != nil {
@@ -202,6 +211,9 @@ type adminData struct {
 	LatencyChart template.HTML
 	GrowthChart  template.HTML
 	FreshChart   template.HTML
+	// Insights is the question log's report; nil without one.
+	Insights       *insights.Report
+	QuestionsChart template.HTML
 }
 
 func humanBytes(n int64) string {

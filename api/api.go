@@ -20,6 +20,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/askwp/askwpd/chat"
 	"github.com/askwp/askwpd/search"
 	"github.com/askwp/askwpd/store"
 	"github.com/askwp/askwpd/tool"
@@ -43,6 +44,9 @@ type Options struct {
 	// the address a request came in on: "name" for any port, or
 	// "name:port".
 	AllowedHosts []string
+	// ChatGate, when set, caps concurrent /v1/chat turns and their daily
+	// model calls; its state shows on /v1/status and /admin.
+	ChatGate *chat.Gate
 }
 
 // Server routes HTTP requests to the backend.
@@ -53,6 +57,7 @@ type Server struct {
 	tokenSH [32]byte
 	maxBody int64
 	hosts   map[string]bool
+	gate    *chat.Gate
 }
 
 // New builds the routing table.
@@ -61,7 +66,7 @@ func New(b Backend, opt Options) *Server {
 		opt.MaxBody = 1 << 20
 	}
 	s := &Server{e: echo.New(), b: b, log: opt.Log, tokenSH: sha256.Sum256([]byte(opt.Token)),
-		maxBody: opt.MaxBody, hosts: map[string]bool{}}
+		maxBody: opt.MaxBody, hosts: map[string]bool{}, gate: opt.ChatGate}
 	for _, h := range opt.AllowedHosts {
 		if h = strings.ToLower(strings.TrimSpace(h)); h != "" {
 			s.hosts[h] = true
@@ -75,6 +80,7 @@ func New(b Backend, opt Options) *Server {
 	e.Pre(s.checkHost)
 	e.Use(s.limitBody)
 	e.Use(s.recoverer)
+	e.Use(requestSite)
 
 	getHead(e, "/healthz", s.handleHealth)
 
@@ -84,8 +90,27 @@ func New(b Backend, opt Options) *Server {
 	s.registerEventRoutes(e)
 	s.registerChatRoutes(auth)
 	s.registerAdminRoutes(e, auth)
+	s.registerInsightRoutes(e, auth)
 	s.registerMCPRoutes(e)
 	return s
+}
+
+// SiteHeader carries the blog id of the network site a request came from
+// (the shim sends get_current_blog_id()); tools called without a site
+// argument answer from that site.
+const SiteHeader = "X-AskWP-Blog-Id"
+
+func requestSite(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if v := strings.TrimSpace(c.Request().Header.Get(SiteHeader)); v != "" {
+			if _, err := strconv.ParseInt(v, 10, 64); err != nil {
+				return tool.Invalid(SiteHeader + ": want a blog id")
+			}
+			r := c.Request()
+			c.SetRequest(r.WithContext(tool.WithSite(r.Context(), v)))
+		}
+		return next(c)
+	}
 }
 
 // Handler returns the http.Handler.
@@ -228,11 +253,11 @@ func statusOf(code string) int {
 		return http.StatusBadRequest
 	case "unauthorized":
 		return http.StatusUnauthorized
-	case "unknown_tool", "not_indexed":
+	case "unknown_tool", "not_indexed", "unknown_turn":
 		return http.StatusNotFound
 	case "too_large":
 		return http.StatusRequestEntityTooLarge
-	case "no_provider", "disk_full":
+	case "no_provider", "disk_full", "insights_off":
 		return http.StatusServiceUnavailable
 	}
 	return http.StatusBadRequest
@@ -295,6 +320,36 @@ type Status struct {
 	Observability *Observability `json:"observability,omitempty"`
 	// Freshness is the event queue, frontier and schedule.
 	Freshness *Freshness `json:"freshness,omitempty"`
+	// Chat is the chat gate: turns in use of the cap, model calls of the
+	// day's budget.
+	Chat *chat.GateStatus `json:"chat,omitempty"`
+	// Network lists a multisite network's sites; nil for a single site.
+	Network *NetworkStatus `json:"network,omitempty"`
+}
+
+// withChat adds the chat gate's state to a status.
+func (s *Server) withChat(st *Status) *Status {
+	if s.gate != nil {
+		g := s.gate.Status()
+		st.Chat = &g
+	}
+	return st
+}
+
+// NetworkStatus is each site of a network and the network's total.
+type NetworkStatus struct {
+	Sites []SiteStatus `json:"sites"`
+	Total store.Stats  `json:"total"`
+}
+
+// SiteStatus is one site of a network.
+type SiteStatus struct {
+	ID       int64       `json:"id"`
+	URL      string      `json:"url"`
+	Name     string      `json:"name"`
+	Index    store.Stats `json:"index"`
+	Crawling bool        `json:"crawling"`
+	LastRun  *store.Run  `json:"last_crawl,omitempty"`
 }
 
 func (s *Server) handleStatus(c echo.Context) error {
@@ -302,5 +357,5 @@ func (s *Server) handleStatus(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, st)
+	return c.JSON(http.StatusOK, s.withChat(st))
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -42,6 +43,24 @@ func (s *Server) handleChat(c echo.Context, ch Chatter) error {
 		}
 		return tool.Invalid("body must be a JSON object: " + err.Error())
 	}
+	// Admitted before any byte of a stream goes out, so a refusal is a
+	// plain 429 whatever the Accept header.
+	release, err := s.gate.Admit()
+	if err != nil {
+		var r *chat.Refusal
+		if !errors.As(err, &r) {
+			return err
+		}
+		secs := int(max(time.Second, r.RetryAfter).Seconds())
+		c.Response().Header().Set("Retry-After", strconv.Itoa(secs))
+		// retry_after repeats the header for callers that read only the body.
+		type refusal struct {
+			errorDetail
+			RetryAfter int `json:"retry_after"`
+		}
+		return c.JSON(http.StatusTooManyRequests, map[string]refusal{"error": {errorDetail{r.Code, r.Message}, secs}})
+	}
+	defer release()
 	if !strings.Contains(c.Request().Header.Get("Accept"), "text/event-stream") {
 		resp, err := ch.Chat(c.Request().Context(), req, func(chat.Event) {})
 		if err != nil {

@@ -6,6 +6,8 @@ package chat
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -54,6 +56,9 @@ type Agent struct {
 	// OnResponse, when set, sees every finished turn, a degraded one
 	// included, so the daemon's metrics count what visitors got.
 	OnResponse func(*Response)
+	// Gate, when set, counts every model call against the daily budget
+	// and stops a turn's calls once it is spent.
+	Gate *Gate
 
 	wpMu   sync.Mutex
 	wpOpts map[string]string
@@ -170,6 +175,7 @@ func (a *Agent) Chat(ctx context.Context, req Request, emit func(Event)) (*Respo
 	t := &chatTurn{a: a, opt: a.Opts.withDefaults(), req: req, emit: emit, start: time.Now(),
 		retrieved: map[string]*retrievedDoc{}, offered: map[string]bool{}}
 	t.resp.Sources, t.resp.ToolCalls = []Source{}, []ToolCall{}
+	t.resp.TurnID = newTurnID()
 	history, question, err := chatHistory(req, t.opt.MaxHistory)
 	if err != nil {
 		return nil, err
@@ -317,6 +323,13 @@ func clipRunes(s string, n int) string {
 	return string(r[:n]) + "…"
 }
 
+// newTurnID returns 16 random bytes in hex.
+func newTurnID() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b) // crypto/rand's Read never fails
+	return hex.EncodeToString(b)
+}
+
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 // loop calls the model and runs its tool calls until it answers, up to
@@ -369,6 +382,9 @@ func (t *chatTurn) loop(ctx context.Context, prov llm.Provider, lreq llm.Request
 func (t *chatTurn) callModel(ctx context.Context, prov llm.Provider, lreq llm.Request) (*llm.Response, error) {
 	mctx, cancel := context.WithTimeout(ctx, t.opt.ModelTimeout)
 	defer cancel()
+	if err := t.a.Gate.takeModelCall(ctx); err != nil {
+		return nil, err
+	}
 	start := time.Now()
 	sep := t.reply.Len() > 0
 	res, err := prov.Stream(mctx, lreq, func(s string) {
@@ -512,8 +528,11 @@ func jsonKind(s string) string {
 // evidence was found, instead of an error.
 func (t *chatTurn) degrade(ctx context.Context, err error) {
 	t.resp.Degraded = "provider_unavailable"
+	var refusal *Refusal
 	if errors.Is(err, context.DeadlineExceeded) {
 		t.resp.Degraded = "timeout"
+	} else if errors.As(err, &refusal) {
+		t.resp.Degraded = refusal.Code
 	}
 	var b strings.Builder
 	if t.reply.Len() > 0 {
@@ -521,6 +540,8 @@ func (t *chatTurn) degrade(ctx context.Context, err error) {
 	}
 	if t.resp.Degraded == "timeout" {
 		b.WriteString("Sorry, the answer is taking too long, so I have to stop here.")
+	} else if refusal != nil {
+		b.WriteString("Sorry, the assistant has reached its limit for today, so I can't write a full answer.")
 	} else {
 		b.WriteString("Sorry, I can't reach the AI service right now, so I can't write a full answer.")
 	}

@@ -65,6 +65,10 @@ type Timing struct {
 // Response is POST /v1/chat's result, and the data of the SSE "done"
 // event.
 type Response struct {
+	// TurnID names this turn, so that a visitor's vote on the answer
+	// (POST /v1/feedback) finds it. It is random and says nothing about
+	// the visitor.
+	TurnID    string     `json:"turn_id"`
 	Reply     string     `json:"reply"`
 	Sources   []Source   `json:"sources"`
 	Evidence  string     `json:"evidence"` // grounded | thin | none

@@ -55,6 +55,38 @@ type Config struct {
 	Search   SearchConfig   `toml:"search"`
 
 	Embeddings EmbeddingsConfig `toml:"embeddings"`
+	Insights   InsightsConfig   `toml:"insights"`
+
+	Chat ChatConfig `toml:"chat"`
+
+	Network NetworkConfig `toml:"network"`
+}
+
+// InsightsConfig is the question log behind /v1/insights and the gap
+// report. It stores each visitor question redacted (no IP, user id or
+// cookie) for RetentionDays; 0 turns it off and deletes what it kept.
+type InsightsConfig struct {
+	RetentionDays int `toml:"retention_days"`
+}
+
+// ChatConfig bounds what /v1/chat may cost: turns at once, which share
+// the host's CPU and the provider's rate limit, and model calls a day,
+// which the site owner pays for.
+type ChatConfig struct {
+	// MaxConcurrent turns run at once; beyond it /v1/chat answers 429.
+	// 0 means no cap.
+	MaxConcurrent int `toml:"max_concurrent"`
+	// DailyModelCalls is the budget of LLM requests per UTC day; once
+	// spent, /v1/chat answers 429 until midnight UTC. 0 means no budget.
+	DailyModelCalls int `toml:"daily_model_calls"`
+}
+
+// NetworkConfig holds what applies to a multisite network only.
+type NetworkConfig struct {
+	// Sites gives a site, by blog id, a schedule of its own
+	// ([network.sites.3] incremental = "..."); every other site follows
+	// [schedule], network-wide. TOML only.
+	Sites map[string]ScheduleConfig `toml:"sites"`
 }
 
 // EmbeddingsConfig turns on hybrid retrieval: keyword search fused with
@@ -159,11 +191,13 @@ func Default() Config {
 			Incremental: "*/5 * * * *",
 			Nightly:     "17 3 * * *",
 		},
-		Search: SearchConfig{MemoryIndex: true},
+		Search:   SearchConfig{MemoryIndex: true},
+		Insights: InsightsConfig{RetentionDays: 30},
 		Embeddings: EmbeddingsConfig{
 			Alpha: 0.5, Fusion: "alpha", BatchSize: 64, Concurrency: 2,
 			Timeout: Duration{30 * time.Second}, QueryTimeout: Duration{2 * time.Second},
 		},
+		Chat: ChatConfig{MaxConcurrent: 8, DailyModelCalls: 2000},
 	}
 }
 
@@ -336,8 +370,23 @@ func (c *Config) Validate() error {
 	if err := ValidateSchedule(c.Schedule); err != nil {
 		return err
 	}
+	for id, sc := range c.Network.Sites {
+		if n, err := strconv.ParseInt(id, 10, 64); err != nil || n < 1 {
+			return fmt.Errorf("config: network.sites.%s: want a blog id", id)
+		}
+		if err := ValidateSchedule(sc); err != nil {
+			return fmt.Errorf("config: network.sites.%s: %w", id, err)
+		}
+	}
 	if err := c.Embeddings.Validate(); err != nil {
 		return err
+	}
+	if c.Insights.RetentionDays < 0 || c.Insights.RetentionDays > 3650 {
+		return fmt.Errorf("config: insights.retention_days %d must be 0 (off) to 3650", c.Insights.RetentionDays)
+	}
+	if c.Chat.MaxConcurrent < 0 || c.Chat.DailyModelCalls < 0 {
+		return fmt.Errorf("config: chat.max_concurrent (%d) and chat.daily_model_calls (%d) must be 0 (no limit) or more",
+			c.Chat.MaxConcurrent, c.Chat.DailyModelCalls)
 	}
 	return nil
 }

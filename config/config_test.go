@@ -2,6 +2,7 @@ package config
 
 import (
 	"log/slog"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -86,5 +87,30 @@ func TestConfig_Listen(t *testing.T) {
 	}
 	if p, ok := SocketPath(c.Listen); !ok || p != "/run/askwpd/askwpd.sock" {
 		t.Errorf("SocketPath(%q) = %q, %v", c.Listen, p, ok)
+	}
+}
+
+func TestConfig_NetworkSiteSchedules(t *testing.T) {
+	path := t.TempDir() + "/askwpd.toml"
+	if err := os.WriteFile(path, []byte("wp_root = \"/srv/wp\"\n[network.sites.3]\nincremental = \"*/2 * * * *\"\nnightly = \"\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Load(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sc, ok := c.Network.Sites["3"]; !ok || sc.Incremental != "*/2 * * * *" || sc.Nightly != "" {
+		t.Fatalf("network.sites = %+v", c.Network.Sites)
+	}
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	c.Network.Sites["3"] = ScheduleConfig{Incremental: "every tuesday"}
+	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "network.sites.3") {
+		t.Errorf("a bad site schedule: %v", err)
+	}
+	c.Network.Sites = map[string]ScheduleConfig{"main": {}}
+	if err := c.Validate(); err == nil {
+		t.Error("a site key that is no blog id was accepted")
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/url"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -41,6 +43,52 @@ type Site struct {
 	// PageOnFront and PageForPosts are the static front and posts pages.
 	PageOnFront  int64 `json:"-"`
 	PageForPosts int64 `json:"-"`
+	// Within and Exclude confine a site of a subdirectory network, whose
+	// sites share one origin, to its own pages: Within is its path
+	// ("/site2/"), Exclude the paths of the others under it. Both are empty
+	// for a single site, which owns its whole origin.
+	Within  string   `json:"-"`
+	Exclude *PathSet `json:"-"`
+}
+
+// PathSet is a set of path prefixes that may change while crawls read it:
+// a network gains and loses sites while its main site is crawled.
+type PathSet struct{ p atomic.Pointer[[]string] }
+
+// Set replaces the prefixes.
+func (ps *PathSet) Set(prefixes []string) { ps.p.Store(&prefixes) }
+
+// covers reports whether p is, or is under, one of the prefixes.
+func (ps *PathSet) covers(p string) bool {
+	if ps == nil {
+		return false
+	}
+	xs := ps.p.Load()
+	if xs == nil {
+		return false
+	}
+	for _, x := range *xs {
+		if p == strings.TrimRight(x, "/") || strings.HasPrefix(p, x) {
+			return true
+		}
+	}
+	return false
+}
+
+// Owns reports whether u is one of this site's pages: on its origin,
+// under Within, and not under another site's path.
+func (s *Site) Owns(u *url.URL) bool {
+	if !s.Origin.Same(u) {
+		return false
+	}
+	p := u.Path
+	if p == "" {
+		p = "/"
+	}
+	if w := s.Within; w != "" && p != strings.TrimRight(w, "/") && !strings.HasPrefix(p, w) {
+		return false
+	}
+	return !s.Exclude.covers(p)
 }
 
 // Crawler discovers the site's public pages, fetches them from the origin
@@ -54,15 +102,23 @@ type Crawler struct {
 	Site    Site
 	Fetcher *Fetcher
 	Limiter *rate.Limiter
-	// StateDir is named in the error a full disk gives, and holds the
-	// lock that keeps passes of several processes apart.
+	// StateDir is named in the error a full disk gives.
 	StateDir string
+	// PassHolder names this process in the crawl lease ("askwpd serve",
+	// "askwpd index"), for the message a pass refused beside it prints.
+	PassHolder string
 	// OnIndexed, when set, is called after a pass or a live fetch may have
 	// indexed new chunks (the embeddings worker listens).
 	OnIndexed func()
 
+	// share, when set, is the network's crawl budget (Share.Join).
+	share *Share
+
 	// passMu keeps two index passes from overlapping.
 	passMu sync.Mutex
+	// unreleased is the holder id of this crawler's last crawl lease when
+	// its release failed (passlock.go).
+	unreleased atomic.Value
 
 	// trailingSlash is the permalink convention: 1 with a trailing slash,
 	// -1 without, 0 unknown.

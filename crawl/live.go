@@ -2,6 +2,7 @@ package crawl
 
 import (
 	"context"
+	"fmt"
 	"net/url"
 	"path"
 	"strings"
@@ -32,6 +33,10 @@ type Live struct {
 // the frontier as a pass would. via names the caller in the page's
 // sources.
 func (c *Crawler) FetchNow(ctx context.Context, u, via string) Live {
+	if pu, err := url.Parse(u); err != nil || !c.Site.Owns(pu) {
+		// Another site of the network, on the same origin, is not this one's.
+		return Live{Status: "error", Err: fmt.Errorf("%w: %s is not a page of %s", ErrOffOrigin, u, c.Site.URL), ErrorClass: "off_origin"}
+	}
 	if err := c.Limiter.Wait(ctx); err != nil {
 		return Live{Status: "error", Err: err, ErrorClass: "timeout"}
 	}
@@ -56,7 +61,7 @@ func (c *Crawler) FetchNow(ctx context.Context, u, via string) Live {
 // admin or login, not feeds, files or listings.
 func (c *Crawler) Expandable(raw string) bool {
 	u, err := url.Parse(raw)
-	if err != nil || !c.Site.Origin.Same(u) || isLoginURL(u) {
+	if err != nil || !c.Site.Owns(u) || isLoginURL(u) {
 		return false
 	}
 	p := strings.ToLower(u.Path)
@@ -93,7 +98,7 @@ func (c *Crawler) saveLinks(ctx context.Context, docID int64, self string, links
 			continue
 		}
 		u, err := url.Parse(cu)
-		if err != nil || !c.Site.Origin.Same(u) {
+		if err != nil || !c.Site.Owns(u) {
 			continue
 		}
 		text := strings.Join(strings.Fields(l.Text), " ")

@@ -126,7 +126,7 @@ func (c *Crawler) resolve(raw string) string {
 		return ""
 	}
 	u, err := url.Parse(cu)
-	if err != nil || !c.Site.Origin.Same(u) {
+	if err != nil || !c.Site.Owns(u) {
 		return ""
 	}
 	return cu

@@ -320,6 +320,14 @@ func TestBadInput_ForeignHost(t *testing.T) {
 		}
 		return len(rs)
 	}
+	// The initial pass starts in its own goroutine after "Serving" is
+	// logged; wait for its run row before waiting it out, or it lands in
+	// the middle of the loop below and looks like a pass a foreign Host began.
+	for deadline := time.Now().Add(30 * time.Second); runs() == 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the initial pass never started")
+		}
+	}
 	d.Crawler.Wait()
 	before := runs()
 	for _, host := range []string{"evil.example:" + port, "evil.example", "localhost.evil.example:" + port,

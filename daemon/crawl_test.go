@@ -446,6 +446,8 @@ func TestCrawl_OnePassAcrossProcesses(t *testing.T) {
 	close(tried)
 	if !errors.Is(err, crawl.ErrCrawlRunning) {
 		t.Errorf("a second process's pass during the first: %v, want ErrCrawlRunning", err)
+	} else if want := fmt.Sprintf("(pid %d on ", os.Getpid()); !strings.Contains(err.Error(), want) {
+		t.Errorf("the refusal %q does not name the holder (%q)", err, want)
 	}
 	if err := <-first; err != nil {
 		t.Fatalf("first pass: %v", err)
@@ -459,6 +461,35 @@ func TestCrawl_OnePassAcrossProcesses(t *testing.T) {
 	}
 	if len(runs) != 2 {
 		t.Errorf("%d passes recorded, want 2 (the refused one starts none)", len(runs))
+	}
+
+	// A holder killed mid-pass leaves its lease unexpired; the next pass
+	// sees its pid is gone and takes over at once. A holder elsewhere is
+	// waited out.
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	host, _ := os.Hostname()
+	for _, c := range []struct {
+		l      store.Lease
+		refuse bool
+	}{
+		{store.Lease{Name: "crawl", Holder: "killed", PID: dead.Process.Pid, Host: host, What: "askwpd index"}, false},
+		{store.Lease{Name: "crawl", Holder: "other-host", PID: os.Getpid(), Host: host + ".elsewhere", What: "askwpd index"}, true},
+	} {
+		if _, err := d2.Store.AcquireLease(context.Background(), c.l, time.Hour, nil); err != nil {
+			t.Fatal(err)
+		}
+		_, err := d2.Index(context.Background(), crawl.IndexOptions{})
+		if c.refuse != errors.Is(err, crawl.ErrCrawlRunning) {
+			t.Errorf("a pass beside a lease held by %s: %v; want refused: %v", c.l.Holder, err, c.refuse)
+		}
+		_ = d2.Store.ReleaseLease(context.Background(), "crawl", c.l.Holder)
+	}
+	runs, err = d2.Store.Runs(context.Background(), 10)
+	if err != nil {
+		t.Fatal(err)
 	}
 	for _, r := range runs {
 		if r.FinishedAt.IsZero() {

@@ -18,6 +18,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -29,6 +30,7 @@ import (
 	"github.com/askwp/askwpd/config"
 	"github.com/askwp/askwpd/crawl"
 	"github.com/askwp/askwpd/embed"
+	"github.com/askwp/askwpd/insights"
 	"github.com/askwp/askwpd/search"
 	"github.com/askwp/askwpd/store"
 	"github.com/askwp/askwpd/tool"
@@ -50,8 +52,20 @@ type Daemon struct {
 	Tools *tool.Service
 	// Agent answers /v1/chat.
 	Agent *chat.Agent
+	// Questions is the question log behind the insights report.
+	Questions *insights.Log
+	// caller and chat are Tools and Agent as visitors reach them: through
+	// the question log.
+	caller tool.Caller
+	chat   insights.ChatFunc
 
 	startedAt time.Time
+
+	// wpNet is what wp-config.php says of a network; net, when the
+	// database holds one, its sites. Both nil for a single site.
+	wpNet  *wp.Network
+	net    *network
+	netObs *netMetrics
 
 	// life is cancelled when Serve shuts down; work started by a request
 	// but meant to outlive it (an admin reindex) runs under it.
@@ -62,6 +76,12 @@ type Daemon struct {
 	// nothing more.
 	metricsOnce sync.Once
 	metrics     *metrics
+	// slots bound the tool calls running at once (Call).
+	slotsOnce sync.Once
+	slots     chan struct{}
+
+	// statusCache holds the store's part of the status (status.go).
+	statusCache statusCache
 
 	// cronMu guards the schedule, for the status page's next runs.
 	cronMu  sync.Mutex
@@ -99,10 +119,11 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (*Daemon, er
 		return nil, fmt.Errorf("%w (check state_dir %s is writable)", err, cfg.StateDir)
 	}
 	d.Store = st
+	st.Observe(staleOnCommit{&d.statusCache})
 	d.Search = search.New(st)
+	var syn *search.Synonyms
 	if path := cfg.Search.Synonyms; path != "" {
-		syn, err := search.LoadSynonyms(path)
-		if err != nil {
+		if syn, err = search.LoadSynonyms(path); err != nil {
 			d.Close()
 			return nil, fmt.Errorf("config: search.synonyms: %w", err)
 		}
@@ -121,13 +142,19 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (*Daemon, er
 	d.Tools = &tool.Service{Log: log, Store: st, Search: d.Search, Crawler: d.Crawler, Embed: d.Embed, Metrics: d.obs()}
 	d.Agent = &chat.Agent{Tools: d.Tools, Log: log, Provider: chat.ProviderConfig(cfg.Provider),
 		Site:       chat.Site{URL: site.URL, Name: site.Name, Tagline: site.Tagline},
-		OnResponse: func(r *chat.Response) { d.obs().observeChat(len(r.ToolCalls), len(r.Sources)) }}
+		OnResponse: func(r *chat.Response) { d.obs().observeChat(len(r.ToolCalls), len(r.Sources)) },
+		Gate:       chat.NewGate(ctx, cfg.Chat.MaxConcurrent, cfg.Chat.DailyModelCalls, st, log)}
 	if d.WP != nil {
 		d.Agent.SiteOption = d.WP.Option
 	}
+	d.openQuestions(site.URL, syn)
 	if site.Name != "" {
 		_ = st.SetMeta(ctx, "site_name", site.Name)
 		_ = st.SetMeta(ctx, "site_tagline", site.Tagline)
+	}
+	if err := d.openNetwork(ctx); err != nil {
+		d.Close()
+		return nil, fmt.Errorf("network: %w", err)
 	}
 	return d, nil
 }
@@ -155,6 +182,9 @@ func (d *Daemon) openSite(ctx context.Context) (crawl.Site, error) {
 			prefix = wpc.TablePrefix
 		}
 		d.wpFiles = wpc.Files
+		if n, ok := wpc.Network(); ok {
+			d.wpNet = &n
+		}
 		d.Log.Info("Read WordPress config", "files", wpc.Files, "db_name", wpc.DBName, "db_host", wpc.DBHost, "table_prefix", prefix)
 	}
 	if prefix == "" {
@@ -225,7 +255,11 @@ func (d *Daemon) closeWP() {
 // Close releases the store and the database connection.
 func (d *Daemon) Close() error {
 	d.Embed.Close()
+	d.Questions.Close()
 	var errs []error
+	if d.net != nil {
+		errs = append(errs, d.closeNetwork())
+	}
 	if d.Store != nil {
 		errs = append(errs, d.Store.Close())
 	}
@@ -324,20 +358,87 @@ func secretOwnership(f *os.File, stateDir string) error {
 	return nil
 }
 
+// ErrCrawlRunning is returned by Index while another pass runs, in this
+// process or another; its message names the holder.
+var ErrCrawlRunning = crawl.ErrCrawlRunning
+
 // IndexOptions steer a one-shot pass.
 type IndexOptions = crawl.IndexOptions
 
-// Index runs one discovery, crawl and index pass (askwpd index).
+// Index runs one discovery, crawl and index pass (askwpd index); on a
+// network, one per site at once, drawing on the shared budget. The run
+// returned is the main site's.
 func (d *Daemon) Index(ctx context.Context, opt IndexOptions) (*store.Run, error) {
-	return d.Crawler.Index(ctx, opt)
+	defer d.invalidateView()
+	if d.net == nil {
+		return d.Crawler.Index(ctx, opt)
+	}
+	others := d.otherSites()
+	errs := make([]error, len(others))
+	var wg sync.WaitGroup
+	for i, s := range others {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := s.Crawler.Index(ctx, opt); err != nil {
+				errs[i] = fmt.Errorf("site %d (%s): %w", s.ID, s.Home, err)
+			}
+		}()
+	}
+	run, err := d.Crawler.Index(ctx, opt)
+	wg.Wait()
+	return run, errors.Join(append([]error{err}, errs...)...)
 }
 
-// Call runs one tool of the contract.
+// Call runs one tool of the contract, for HTTP and MCP; on a network, on
+// the site its arguments or its request name (callSite). Calls that work
+// on the CPU (all but fetch_live_url, which waits on the site) take one of
+// a few slots, twice the cores, and queue for it in order. Unbounded, a
+// flood of searches kept hundreds of goroutines runnable, and every
+// webhook, status request and crawl write waited behind them for a core:
+// webhooks took seconds while the searches got no more CPU than now.
 func (d *Daemon) Call(ctx context.Context, name string, args json.RawMessage) (any, error) {
-	return d.Tools.Call(ctx, name, args)
+	if name != "fetch_live_url" {
+		d.slotsOnce.Do(func() { d.slots = make(chan struct{}, 2*runtime.GOMAXPROCS(0)) })
+		select {
+		case d.slots <- struct{}{}:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		defer func() { <-d.slots }()
+	}
+	return d.caller.Call(ctx, name, args)
 }
 
-// Chat runs one turn of the agent loop.
+// Chat runs one turn of the agent loop; on a network, the agent of the
+// site the request came from.
 func (d *Daemon) Chat(ctx context.Context, req chat.Request, emit func(chat.Event)) (*chat.Response, error) {
-	return d.Agent.Chat(ctx, req, emit)
+	return d.chat(ctx, req, emit)
+}
+
+// routed is the tools as the question log sees them: on a network, the
+// site's (callNetwork).
+type routed struct{ d *Daemon }
+
+func (r routed) Call(ctx context.Context, name string, args json.RawMessage) (any, error) {
+	if r.d.net == nil {
+		return r.d.Tools.Call(ctx, name, args)
+	}
+	return r.d.callNetwork(ctx, name, args)
+}
+
+// routeChat runs a turn on the agent of the site the request came from.
+func (d *Daemon) routeChat(ctx context.Context, req chat.Request, emit func(chat.Event)) (*chat.Response, error) {
+	if d.net == nil {
+		return d.Agent.Chat(ctx, req, emit)
+	}
+	s, err := d.siteFor(tool.SiteOf(ctx))
+	if err != nil {
+		return nil, err
+	}
+	if s.ID == d.net.main {
+		// d.Agent as it is now: a new agent takes over from the next turn.
+		return d.Agent.Chat(ctx, req, emit)
+	}
+	return s.Agent.Chat(ctx, req, emit)
 }

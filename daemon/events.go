@@ -25,9 +25,13 @@ func (d *Daemon) WebhookSecret() ([]byte, error) {
 	return d.secret, nil
 }
 
-// ReceiveEvents stores a batch of verified events for the crawler to apply.
+// ReceiveEvents stores a batch of verified events for the crawler to
+// apply; on a network, for the crawler of the site each names.
 func (d *Daemon) ReceiveEvents(ctx context.Context, evs []*store.Event) (int, error) {
-	return d.Crawler.ReceiveEvents(ctx, evs)
+	if d.net == nil {
+		return d.Crawler.ReceiveEvents(ctx, evs)
+	}
+	return d.receiveNetworkEvents(ctx, evs)
 }
 
 // freshness fills the queue and schedule state of /v1/status.

@@ -275,30 +275,18 @@ func (m *metrics) snapshot() *api.Observability {
 }
 
 // fillStatus adds the observability block to a status.
-func (d *Daemon) fillStatus(ctx context.Context, st *api.Status) error {
+func (d *Daemon) fillStatus(st *api.Status, v *statusView) {
 	m := d.obs()
 	o := m.snapshot()
 	o.DatabaseBytes = d.Store.Size()
 	if !st.Index.OldestFetch.IsZero() {
 		o.FreshnessLagSeconds = int64(d.Store.Now().Sub(st.Index.OldestFetch).Seconds())
 	}
-	fc, err := d.Store.CountURLs(ctx)
-	if err != nil {
-		return err
+	o.Queue = v.counts.ByStatus
+	for k, n := range v.counts.ErrorsByClass {
+		o.ErrorsByClass[k] += n
 	}
-	o.Queue = fc.ByStatus
-	for k, v := range fc.ErrorsByClass {
-		o.ErrorsByClass[k] += v
-	}
-	if o.FetchAges, err = d.Store.FetchAges(ctx); err != nil {
-		return err
-	}
-	if err := d.sampleIndex(ctx, st.Index, o.FreshnessLagSeconds, false); err != nil {
-		d.Log.Warn("Unable to record an index sample", "error", err)
-	}
-	if o.History, err = d.Store.StatsSamples(ctx, 96); err != nil {
-		return err
-	}
+	o.FetchAges, o.History = v.ages, v.history
 	st.Observability = o
 	if since, e := d.Crawler.DiskFullSince(); e != "" {
 		if st.Extra == nil {
@@ -307,7 +295,6 @@ func (d *Daemon) fillStatus(ctx context.Context, st *api.Status) error {
 		st.Extra["disk_full"] = map[string]any{"since": since.UTC(), "error": e,
 			"hint": "the state dir " + d.Config.StateDir + " is out of space: search answers from the index, nothing new is indexed until space is freed"}
 	}
-	return nil
 }
 
 // sampleIndex records the index's size for the growth chart: when the
@@ -365,7 +352,9 @@ func (c *indexCollector) Collect(ch chan<- prometheus.Metric) {
 	gauge := func(desc *prometheus.Desc, v float64, labels ...string) {
 		ch <- prometheus.MustNewConstMetric(desc, prometheus.GaugeValue, v, labels...)
 	}
-	if s, err := d.Store.Stats(ctx); err == nil {
+	v, err := d.view(ctx)
+	if err == nil {
+		s := v.stats
 		gauge(descDocs, float64(s.Documents))
 		gauge(descChunks, float64(s.Chunks))
 		gauge(descThin, float64(s.Thin))
@@ -415,16 +404,17 @@ func (c *indexCollector) Collect(ch chan<- prometheus.Metric) {
 		crawling = 1
 	}
 	gauge(descCrawling, crawling)
-	if fc, err := d.Store.CountURLs(ctx); err == nil {
-		for k, v := range fc.ByStatus {
-			gauge(descQueue, float64(v), k)
-		}
-		for k, v := range fc.ErrorsByClass {
-			gauge(descErrors, float64(v), k)
-		}
+	if v == nil {
+		return
 	}
-	if runs, err := d.Store.Runs(ctx, 1); err == nil && len(runs) > 0 {
-		r := runs[0]
+	for k, n := range v.counts.ByStatus {
+		gauge(descQueue, float64(n), k)
+	}
+	for k, n := range v.counts.ErrorsByClass {
+		gauge(descErrors, float64(n), k)
+	}
+	if len(v.runs) > 0 {
+		r := v.runs[0]
 		for k, v := range map[string]int{"discovered": r.Discovered, "fetched": r.Fetched, "indexed": r.Indexed,
 			"unchanged": r.Unchanged, "removed": r.Removed, "errors": r.Errors} {
 			gauge(descLastRun, float64(v), k)

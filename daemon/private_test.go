@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/askwp/askwpd/api"
+	"github.com/askwp/askwpd/config"
 	"github.com/askwp/askwpd/crawl"
 	"github.com/askwp/askwpd/internal/wptest"
 	"github.com/askwp/askwpd/store"
@@ -394,7 +395,11 @@ func TestPrivate_NothingLeaks(t *testing.T) {
 
 	// The daemon as systemd runs it: Serve, with its initial pass.
 	logs := &wptest.SyncBuffer{}
-	d := openTestDaemon(t, site, logs)
+	// The question log keeps what visitors type, and this test types the
+	// markers as a visitor probing for them would: with the log on, the
+	// markers would be found in the questions table, as the visitor's
+	// text rather than the site's. insights' tests check the log.
+	d := openTestDaemon(t, site, logs, func(c *config.Config) { c.Insights.RetentionDays = 0 })
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan error, 1)
 	go func() { served <- d.Serve(ctx) }()

@@ -21,11 +21,13 @@ func (d *Daemon) Reindex(ctx context.Context) error {
 	}
 	bg := d.lifetime(ctx)
 	go func() {
-		run, err := d.Crawler.Index(bg, crawl.IndexOptions{Kind: "admin"})
+		run, err := d.Index(bg, crawl.IndexOptions{Kind: "admin"})
 		if err != nil {
-			if !errors.Is(err, crawl.ErrCrawlRunning) {
-				d.Log.Error("Reindex failed", "error", err)
+			if errors.Is(err, crawl.ErrCrawlRunning) {
+				d.Log.Info("Reindex not started", "reason", err.Error())
+				return
 			}
+			d.Log.Error("Reindex failed", "error", err)
 			return
 		}
 		d.Log.Info("Reindex finished", "run", run.ID, "indexed", run.Indexed, "errors", run.Errors)

@@ -38,6 +38,12 @@ func (d *Daemon) schedule(ctx context.Context) *cron.Cron {
 	}
 	add(d.Config.Schedule.Incremental, "incremental", crawl.IndexOptions{Kind: "incremental", Incremental: true})
 	add(d.Config.Schedule.Nightly, "nightly", crawl.IndexOptions{Kind: "nightly", Full: true})
+	// The question log's retention, applied hourly: a question is kept
+	// at most an hour past it.
+	if id, err := c.AddFunc("@hourly", func() { d.purgeQuestions(ctx) }); err == nil {
+		entries["purge_questions"] = id
+	}
+	d.scheduleSites(ctx, c)
 	d.cronMu.Lock()
 	d.cron, d.entries = c, entries
 	d.cronMu.Unlock()

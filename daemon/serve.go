@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"sync"
 	"time"
 
 	sddaemon "github.com/coreos/go-systemd/v22/daemon"
@@ -15,35 +16,25 @@ import (
 	"github.com/askwp/askwpd/api"
 	"github.com/askwp/askwpd/config"
 	"github.com/askwp/askwpd/crawl"
-	"github.com/askwp/askwpd/store"
 )
 
 // Version is askwpd's version, set at build time.
 var Version = "0.1.0-dev"
 
-// Status reports the daemon's state.
+// Status reports the daemon's state. Its counts of the store come from
+// the status view (status.go), at most a few seconds old; the rest is
+// read per call.
 func (d *Daemon) Status(ctx context.Context) (*api.Status, error) {
-	stats, err := d.Store.Stats(ctx)
-	if err != nil {
-		return nil, err
-	}
-	runs, err := d.Store.Runs(ctx, 10)
-	if err != nil {
-		return nil, err
-	}
-	errs, err := d.Store.ListURLs(ctx, store.URLFilter{WithErrors: true, Limit: 20})
+	v, err := d.view(ctx)
 	if err != nil {
 		return nil, err
 	}
 	st := &api.Status{
-		Site: d.Crawler.Site, Version: Version, StartedAt: d.startedAt, Index: stats, Runs: runs,
-		Errors: errs, Database: "none", SearchIndex: d.Search.Stats(),
+		Site: d.Crawler.Site, Version: Version, StartedAt: d.startedAt, Index: v.stats, Runs: v.runs,
+		Errors: v.errs, Database: "none", SearchIndex: d.Search.Stats(),
 	}
-	if st.Errors == nil {
-		st.Errors = []*store.URLState{}
-	}
-	if len(runs) > 0 {
-		st.LastRun = &runs[0]
+	if len(v.runs) > 0 {
+		st.LastRun = &v.runs[0]
 	}
 	st.Crawling = d.Crawler.Running()
 	if d.WP != nil {
@@ -54,11 +45,14 @@ func (d *Daemon) Status(ctx context.Context) (*api.Status, error) {
 			st.Database = "unreachable: " + err.Error()
 		}
 	}
-	if err := d.fillStatus(ctx, st); err != nil {
-		return nil, err
-	}
+	d.fillStatus(st, v)
 	if st.Freshness, err = d.freshness(ctx); err != nil {
 		return nil, err
+	}
+	if d.net != nil {
+		if st.Network, err = d.networkStatus(ctx); err != nil {
+			return nil, err
+		}
 	}
 	return st, nil
 }
@@ -82,7 +76,7 @@ func (d *Daemon) Serve(ctx context.Context) error {
 	if _, err := EnsureSecret(d.Config.StateDir, "webhook.secret"); err != nil {
 		return err
 	}
-	srv := api.New(d, api.Options{Token: token, Log: d.Log, AllowedHosts: d.Config.AllowedHosts})
+	srv := api.New(d, api.Options{Token: token, Log: d.Log, AllowedHosts: d.Config.AllowedHosts, ChatGate: d.Agent.Gate})
 
 	ln, err := listen(d.Config.Listen, gid)
 	if err != nil {
@@ -107,8 +101,10 @@ func (d *Daemon) Serve(ctx context.Context) error {
 		d.Log.Warn("search.memory_index is deprecated and ignored: the search index is always in memory")
 	}
 	go d.loadSearchIndex(bg)
+	go d.purgeQuestions(bg)
 	sched := d.schedule(bg)
 	stopEvents := d.Crawler.StartEvents(bg)
+	stopNetwork := d.serveNetwork(bg)
 
 	if _, err := sddaemon.SdNotify(false, sddaemon.SdNotifyReady); err != nil {
 		d.Log.Warn("Unable to notify systemd", "error", err)
@@ -133,6 +129,7 @@ func (d *Daemon) Serve(ctx context.Context) error {
 	stopWatchdog()
 	cancelBG()
 	stopEvents()
+	stopNetwork()
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
 	if sched != nil {
@@ -207,7 +204,28 @@ func (d *Daemon) loadSearchIndex(ctx context.Context) {
 }
 
 func (d *Daemon) runPass(ctx context.Context, opt crawl.IndexOptions) {
-	if _, err := d.Crawler.Index(ctx, opt); err != nil && !errors.Is(err, crawl.ErrCrawlRunning) && ctx.Err() == nil {
+	// One schedule for the whole network: every site's pass runs at once,
+	// drawing on the shared crawl budget.
+	var wg sync.WaitGroup
+	for _, s := range d.otherSites() {
+		if d.ownSchedule(s, opt.Kind) {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			d.runSitePass(ctx, s, opt)
+		}()
+	}
+	defer wg.Wait()
+	_, err := d.Crawler.Index(ctx, opt)
+	d.invalidateView()
+	switch {
+	case err == nil, ctx.Err() != nil:
+	case errors.Is(err, crawl.ErrCrawlRunning):
+		// Another process's pass (askwpd index) covers this one.
+		d.Log.Info("Index pass skipped", "kind", opt.Kind, "reason", err.Error())
+	default:
 		d.Log.Error("Index pass failed", "kind", opt.Kind, "error", err)
 	}
 }

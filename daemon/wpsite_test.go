@@ -14,8 +14,9 @@ import (
 )
 
 // openTestDaemon opens a daemon on the test site with a fresh state dir,
-// configured from wp_root alone, as a site owner would.
-func openTestDaemon(t testing.TB, site *wptest.Site, logs io.Writer) *Daemon {
+// configured from wp_root alone, as a site owner would; tune, when given,
+// changes the configuration first.
+func openTestDaemon(t testing.TB, site *wptest.Site, logs io.Writer, tune ...func(*config.Config)) *Daemon {
 	t.Helper()
 	cfg := config.Default()
 	cfg.WPRoot = site.Root()
@@ -23,6 +24,9 @@ func openTestDaemon(t testing.TB, site *wptest.Site, logs io.Writer) *Daemon {
 	cfg.Listen = "127.0.0.1:0"
 	cfg.Crawl.RatePerSec = 200
 	cfg.Schedule.Disabled = true
+	for _, f := range tune {
+		f(&cfg)
+	}
 	if logs == nil {
 		logs = io.Discard
 	}

@@ -81,8 +81,20 @@ if command -v lintian >/dev/null; then
 fi
 
 step "dpkg -i"
+# This pass is a host with one site. Our other test sites (the multisite network of
+# scripts/network-up.sh) live beside the host's tree, and postinst rightly picks none
+# of several: they are hidden from it, in a private mount namespace.
+others=()
+for d in /var/www/*/ /srv/www/*/; do
+  d=${d%/}
+  if [ -f "$d/wp-config.php" ] && [ "$d" != "$WP_ROOT" ]; then others+=("$d"); fi
+done
+mkdir -p "$tmp/empty"
 t0="$(date +%s.%N)"
-dpkg -i "$deb" | tee "$tmp/postinst.log"
+unshare --mount --propagation private bash -euo pipefail -c '
+  empty=$1 deb=$2; shift 2
+  for d in "$@"; do mount --bind "$empty" "$d"; done
+  dpkg -i "$deb"' _ "$tmp/empty" "$deb" "${others[@]}" | tee "$tmp/postinst.log"
 
 step "files, owners, modes"
 # path, mode, owner:group, kind
@@ -330,6 +342,7 @@ mkdir -p "$upper" "$work"
 # shellcheck disable=SC2016 # the script expands its own arguments
 unshare --mount --propagation private bash -euo pipefail -c '
   mount -t overlay overlay -o "lowerdir=/etc,upperdir=$1,workdir=$2" /etc
+  for d in "${@:6}"; do mount --bind "$5" "$d"; done # a host with one site, as above
   if getent passwd askwpd >/dev/null; then userdel askwpd; fi
   if getent group askwpd >/dev/null; then groupdel askwpd; fi
   groupadd --system askwpdweb
@@ -357,7 +370,7 @@ unshare --mount --propagation private bash -euo pipefail -c '
     [ ! -e "$p" ] || bad "$p remains after purge"
   done
   echo "  ok    purge deleted the user and group it created, and the overrides"
-' overlay "$upper" "$work" "$deb" "$WP_CONFIG_FILE" || fail "the created-user path"
+' overlay "$upper" "$work" "$deb" "$WP_CONFIG_FILE" "$tmp/empty" "${others[@]}" || fail "the created-user path"
 getent passwd askwpd >/dev/null || [ "$user_before" = no ] || fail "the host's user askwpd is gone"
 [ "$(stat -c %G "$WP_CONFIG_FILE")" = "$wp_config_group" ] || fail "$WP_CONFIG_FILE changed group"
 pass "the host's user askwpd is still there: $(id askwpd 2>/dev/null || echo none)"

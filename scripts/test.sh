@@ -3,6 +3,7 @@
 #   1. brings up the test WordPress (installs PHP, WordPress, MariaDB as needed),
 #   2. gofmt, go vet, staticcheck, deadcode, php -l, systemd-analyze verify on the unit,
 #   3. the shim's suite on it, then on the nginx host (scripts/host-up.sh) as a site runs it,
+#      then a WordPress network (scripts/network-up.sh) and its acceptance test,
 #   4. the Debian package's test (scripts/deb-test.sh),
 #   5. go test -race over every package, integration tests included.
 # Usage: scripts/test.sh [extra go test flags, e.g. -run TestIndex]
@@ -60,6 +61,11 @@ ASKWPD_TEST_WP_ENV="$root/.wp-host/env" ASKWPD_BIN="$root/bin/askwpd" bash wp-pl
 
 step "the same pages on both stacks (indexed URL sets of php -S and nginx)"
 ASKWPD_BIN="$root/bin/askwpd" bash scripts/compare-hosts.sh
+
+step "WordPress network (nginx + php-fpm: subdirectory sites, a mapped domain, the shim network-activated)"
+bash scripts/network-up.sh --quiet
+export ASKWPD_TEST_NETWORK_ENV="$root/.wp-network/env"
+go test -race -count=1 -run 'Network' ./wp/ ./daemon/
 
 step "Debian package (build, install, run as askwpd:www-data, remove, purge)"
 bash scripts/deb-test.sh

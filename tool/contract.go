@@ -24,6 +24,8 @@ type SearchArgs struct {
 	Limit   int          `json:"limit"`
 	// Passages returns several passages per document instead of one card.
 	Passages bool `json:"passages"`
+	// Site picks a site of a network (the daemon routes by it).
+	Site SiteArg `json:"site,omitempty"`
 }
 
 // SearchFilter are search_site's strict filters.
@@ -84,6 +86,16 @@ type Evidence struct {
 	// does ("bm25 14.01", "thin page", "variants of partner").
 	MatchExplain []string `json:"match_explain"`
 	Hint         string   `json:"hint"`
+	// Site names the network site the page belongs to, on a search of
+	// every site.
+	Site *SiteTag `json:"site,omitempty"`
+}
+
+// SiteTag names a site of a network on a result.
+type SiteTag struct {
+	ID   int64  `json:"id"`
+	URL  string `json:"url"`
+	Name string `json:"name"`
 }
 
 // SearchResponse is search_site's result.
@@ -253,9 +265,10 @@ func DecodeArgs(args json.RawMessage, v any) error {
 type DocumentArgs struct {
 	IDOrURL string `json:"id_or_url"`
 	// Mode is markdown (default), text, outline or chunks.
-	Mode     string `json:"mode"`
-	Start    int    `json:"start"`
-	MaxChars int    `json:"max_chars"`
+	Mode     string  `json:"mode"`
+	Start    int     `json:"start"`
+	MaxChars int     `json:"max_chars"`
+	Site     SiteArg `json:"site,omitempty"`
 }
 
 // Document modes and paging limits.
@@ -371,8 +384,9 @@ type DocumentResponse struct {
 
 // RecentArgs are get_recent's arguments.
 type RecentArgs struct {
-	Type  string `json:"type"`
-	Limit int    `json:"limit"`
+	Type  string  `json:"type"`
+	Limit int     `json:"limit"`
+	Site  SiteArg `json:"site,omitempty"`
 }
 
 // Validate checks get_recent's arguments and fills the defaults.
@@ -399,6 +413,7 @@ type RecentItem struct {
 	Categories []string `json:"categories,omitempty"`
 	Thin       bool     `json:"thin"`
 	Hint       string   `json:"hint"`
+	Site       *SiteTag `json:"site,omitempty"`
 }
 
 // RecentResponse is get_recent's result.
@@ -410,9 +425,10 @@ type RecentResponse struct {
 
 // InDocumentArgs are search_in_document's arguments.
 type InDocumentArgs struct {
-	IDOrURL string `json:"id_or_url"`
-	Query   string `json:"query"`
-	Limit   int    `json:"limit"`
+	IDOrURL string  `json:"id_or_url"`
+	Query   string  `json:"query"`
+	Limit   int     `json:"limit"`
+	Site    SiteArg `json:"site,omitempty"`
 }
 
 // Validate checks search_in_document's arguments.
@@ -455,8 +471,9 @@ type InDocumentResponse struct {
 
 // LiveArgs are fetch_live_url's arguments.
 type LiveArgs struct {
-	URL      string `json:"url"`
-	MaxChars int    `json:"max_chars"`
+	URL      string  `json:"url"`
+	MaxChars int     `json:"max_chars"`
+	Site     SiteArg `json:"site,omitempty"`
 }
 
 // ToolError is a failure reported inside a tool's result, for failures
@@ -483,8 +500,9 @@ type LiveResponse struct {
 
 // QuoteArgs are verify_quote's arguments.
 type QuoteArgs struct {
-	URL   string `json:"url"`
-	Quote string `json:"quote"`
+	URL   string  `json:"url"`
+	Quote string  `json:"quote"`
+	Site  SiteArg `json:"site,omitempty"`
 }
 
 // Validate checks verify_quote's arguments.

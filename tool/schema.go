@@ -18,7 +18,7 @@ type ToolFunction struct {
 // Tools is the tool contract. Descriptions say when to use each tool, how,
 // and show example calls: models follow worked examples far better than
 // bare parameter lists.
-var Tools = []Tool{
+var Tools = withSiteArg([]Tool{
 	{Type: "function", Function: ToolFunction{
 		Name: "search_site",
 		Description: `Search this website's published pages and posts. Returns ranked evidence: each result has the page URL, title, type, dates, a snippet, and a verbatim passage with its character offsets, which you may quote.
@@ -155,4 +155,4 @@ EXAMPLES:
   "additionalProperties": false
 }`),
 	}},
-}
+})

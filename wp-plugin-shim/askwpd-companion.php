@@ -26,6 +26,9 @@ require_once __DIR__ . '/includes/class-askwpd-webhooks.php';
 require_once __DIR__ . '/includes/class-askwpd-chat.php';
 require_once __DIR__ . '/includes/class-askwpd-admin.php';
 require_once __DIR__ . '/includes/class-askwpd-health.php';
+require_once __DIR__ . '/includes/class-askwpd-insights.php';
+require_once __DIR__ . '/includes/class-askwpd-outbox.php';
+require_once __DIR__ . '/includes/class-askwpd-network.php';
 
 add_action(
 	'init',
@@ -39,6 +42,9 @@ Askwpd_Settings::init();
 Askwpd_Health::init();
 Askwpd_Webhooks::init();
 Askwpd_Chat::init();
+Askwpd_Insights::init();
+Askwpd_Outbox::init();
+Askwpd_Network::init();
 if ( is_admin() ) {
 	Askwpd_Admin::init();
 }

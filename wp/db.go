@@ -18,7 +18,10 @@ import (
 type DB struct {
 	db     *sql.DB
 	prefix string
-	addr   string
+	// base is the network's prefix, which its users tables keep; the same
+	// as prefix outside a network and for its first site.
+	base string
+	addr string
 }
 
 // ErrUnreachable marks a query that failed because the database could
@@ -88,7 +91,7 @@ func Open(ctx context.Context, dsn, prefix string) (*DB, error) {
 	db.SetMaxOpenConns(4)
 	db.SetMaxIdleConns(2)
 	db.SetConnMaxIdleTime(time.Minute)
-	w := &DB{db: db, prefix: prefix, addr: cfg.Addr}
+	w := &DB{db: db, prefix: prefix, base: prefix, addr: cfg.Addr}
 	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	if err := db.PingContext(pctx); err != nil {
@@ -109,7 +112,12 @@ func (w *DB) Close() error { return w.db.Close() }
 // Ping checks the connection.
 func (w *DB) Ping(ctx context.Context) error { return w.db.PingContext(ctx) }
 
-func (w *DB) t(name string) string { return "`" + w.prefix + name + "`" }
+func (w *DB) t(name string) string {
+	if name == "users" || name == "usermeta" {
+		return "`" + w.base + name + "`"
+	}
+	return "`" + w.prefix + name + "`"
+}
 
 // Option returns one row of the options table, or "" when it is absent.
 func (w *DB) Option(ctx context.Context, name string) (string, error) {

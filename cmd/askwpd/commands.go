@@ -44,6 +44,7 @@ func cmdServe(ctx context.Context, args []string, stderr io.Writer) error {
 		return err
 	}
 	defer d.Close()
+	d.Crawler.PassHolder = "askwpd serve"
 	if err := d.CheckSite(ctx); err != nil {
 		return err
 	}
@@ -55,6 +56,7 @@ func cmdIndex(ctx context.Context, args []string, stderr io.Writer) error {
 	var c common
 	c.register(fs)
 	full := fs.Bool("full", false, "re-fetch everything and remove pages no longer found")
+	wait := fs.Bool("wait", false, "when another process runs a pass (askwpd serve's schedule, say), wait for it to end instead of refusing")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -63,6 +65,7 @@ func cmdIndex(ctx context.Context, args []string, stderr io.Writer) error {
 		return err
 	}
 	defer d.Close()
+	d.Crawler.PassHolder = "askwpd index"
 	if err := d.CheckSite(ctx); err != nil {
 		return err
 	}
@@ -73,8 +76,26 @@ func cmdIndex(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	start := time.Now()
 	run, err := d.Index(ctx, opt)
+	for said := ""; *wait && errors.Is(err, daemon.ErrCrawlRunning); {
+		if err.Error() != said {
+			said = err.Error()
+			fmt.Fprintf(stderr, "waiting: %v\n", err)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(5 * time.Second):
+		}
+		start = time.Now()
+		run, err = d.Index(ctx, opt)
+	}
 	if tty {
 		fmt.Fprintln(stderr)
+	}
+	if errors.Is(err, daemon.ErrCrawlRunning) {
+		// Two passes would fetch the same pages and resume the same
+		// interrupted pass twice; the one running finishes the job.
+		return fmt.Errorf("%w; not starting a second pass: wait for that one (askwpd index --wait), or, with askwpd serve running, use its admin page's \"reindex now\"", err)
 	}
 	if err != nil {
 		return err

@@ -29,6 +29,8 @@ Usage:
   askwpd eval    --corpus F --queries F [--qrels F] [--run F]
   askwpd mcp     --stdio [flags]      serve the tools over MCP on standard input/output
   askwpd doctor  [flags]              check config, database, site, store
+  askwpd gaps    [flags] [--days N] [--json|--csv] [-v]
+                                      what visitors asked that the site does not answer
   askwpd version
 
 Common flags:
@@ -94,6 +96,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return cmdEval(ctx, rest, stdout, stderr)
 	case "doctor":
 		return cmdDoctor(ctx, rest, stdout, stderr)
+	case "gaps":
+		return cmdGaps(ctx, rest, stdout)
 	case probeReadCmd:
 		return cmdProbeRead(rest)
 	case "mcp":

@@ -5,7 +5,10 @@ package wptest
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"math/rand/v2"
 	"net/url"
 	"os"
@@ -15,6 +18,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // Site is the running test WordPress.
@@ -43,16 +47,26 @@ func RepoRoot() string {
 // Get returns the running test site.
 func Get(t testing.TB) *Site {
 	t.Helper()
+	s, err := Open()
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("%v; run scripts/wp-up.sh first", err)
+		}
+		t.Skipf("%v; run scripts/wp-up.sh", err)
+	}
+	return s
+}
+
+// Open reads the running test site's env file ($ASKWPD_TEST_WP_ENV, else
+// .wp-test/env), for programs: benchmarks use the site as tests do.
+func Open() (*Site, error) {
 	path := os.Getenv("ASKWPD_TEST_WP_ENV")
 	if path == "" {
 		path = filepath.Join(RepoRoot(), ".wp-test", "env")
 	}
 	f, err := os.Open(path)
 	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("the test WordPress is not up (%v); run scripts/wp-up.sh first", err)
-		}
-		t.Skipf("the test WordPress is not up (%v); run scripts/wp-up.sh", err)
+		return nil, fmt.Errorf("the test WordPress is not up (%w)", err)
 	}
 	defer f.Close()
 	env := map[string]string{}
@@ -62,7 +76,7 @@ func Get(t testing.TB) *Site {
 			env[k] = strings.Trim(v, `"'`)
 		}
 	}
-	return &Site{Env: env}
+	return &Site{Env: env}, sc.Err()
 }
 
 // Truth is what WordPress itself says is public and private.
@@ -122,22 +136,44 @@ func (s *Site) PHP(t testing.TB, code string) string {
 // content, takes it, so none sees another's half-done change.
 func (s *Site) Lock(t testing.TB) {
 	t.Helper()
+	release, err := s.Acquire(context.Background())
+	if err != nil {
+		t.Fatalf("wptest: lock: %v", err)
+	}
+	t.Cleanup(release)
+}
+
+// Acquire takes the lock Lock takes, waiting until ctx is done, and
+// returns its release. The fd is close-on-exec, so neither a daemon nor
+// PHP started meanwhile inherits it.
+func (s *Site) Acquire(ctx context.Context) (release func(), err error) {
 	dir := s.Env["WP_STATE_DIR"]
 	if dir == "" {
 		dir = filepath.Join(RepoRoot(), ".wp-test")
 	}
 	f, err := os.OpenFile(filepath.Join(dir, "test.lock"), os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {
-		t.Fatalf("wptest: lock: %v", err)
+		return nil, err
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
-		f.Close()
-		t.Fatalf("wptest: lock: %v", err)
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if err == nil {
+			return func() {
+				syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+				f.Close()
+			}, nil
+		}
+		if !errors.Is(err, syscall.EWOULDBLOCK) {
+			f.Close()
+			return nil, err
+		}
+		select {
+		case <-ctx.Done():
+			f.Close()
+			return nil, ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
 	}
-	t.Cleanup(func() {
-		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
-		f.Close()
-	})
 }
 
 // Word returns a made-up word, prefix + random letters + suffix, that no

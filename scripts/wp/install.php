@@ -41,15 +41,8 @@ $askwpd_admin_email = $opts['admin-email'] ?? 'admin@example.com';
 $askwpd_theme = $opts['theme'] ?? 'twentytwentythree';
 const ASKWPD_PERMALINKS = '/%year%/%monthnum%/%day%/%postname%/';
 
-// Debian's wp-config.php picks /etc/wordpress/config-<HTTP_HOST without port>.php.
-$askwpd_u = parse_url($askwpd_url);
-$_SERVER['HTTP_HOST'] = $askwpd_u['host'] . (isset($askwpd_u['port']) ? ':' . $askwpd_u['port'] : '');
-$_SERVER['SERVER_NAME'] = $askwpd_u['host'];
-$_SERVER['SERVER_PORT'] = (string) ($askwpd_u['port'] ?? 80);
-$_SERVER['REQUEST_URI'] = '/';
-$_SERVER['REQUEST_METHOD'] = 'GET';
-$_SERVER['SERVER_PROTOCOL'] = 'HTTP/1.1';
-$_SERVER['REMOTE_ADDR'] = '127.0.0.1';
+require __DIR__ . '/cli-request.php';
+$askwpd_wp_load = askwpd_cli_request($askwpd_url);
 
 // Loading WordPress before it is installed would redirect to wp-admin/install.php.
 if ($askwpd_fresh) {
@@ -60,7 +53,7 @@ if ($askwpd_fresh) {
 function wp_new_blog_notification($blog_title, $blog_url, $user_id, $password) {
 }
 
-require rtrim(getenv('WP_ROOT') ?: '/usr/share/wordpress', '/') . '/wp-load.php';
+require $askwpd_wp_load;
 require_once ABSPATH . 'wp-admin/includes/upgrade.php';
 require_once ABSPATH . 'wp-admin/includes/user.php';
 

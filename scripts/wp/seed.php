@@ -31,17 +31,8 @@ if (!defined('ABSPATH')) {
     }
     $askwpd_manifest = $opts['manifest'] ?? '';
 
-    // Debian's wp-config.php picks /etc/wordpress/config-<HTTP_HOST without port>.php.
-    $askwpd_u = parse_url($askwpd_url);
-    $_SERVER['HTTP_HOST'] = $askwpd_u['host'] . (isset($askwpd_u['port']) ? ':' . $askwpd_u['port'] : '');
-    $_SERVER['SERVER_NAME'] = $askwpd_u['host'];
-    $_SERVER['SERVER_PORT'] = (string) ($askwpd_u['port'] ?? 80);
-    $_SERVER['REQUEST_URI'] = '/';
-    $_SERVER['REQUEST_METHOD'] = 'GET';
-    $_SERVER['SERVER_PROTOCOL'] = 'HTTP/1.1';
-    $_SERVER['REMOTE_ADDR'] = '127.0.0.1';
-
-    require rtrim(getenv('WP_ROOT') ?: '/usr/share/wordpress', '/') . '/wp-load.php';
+    require __DIR__ . '/cli-request.php';
+    require askwpd_cli_request($askwpd_url);
 }
 require_once ABSPATH . 'wp-admin/includes/post.php';
 require_once ABSPATH . 'wp-admin/includes/nav-menu.php';

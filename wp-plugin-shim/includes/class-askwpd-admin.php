@@ -33,6 +33,7 @@ final class Askwpd_Admin {
 
 	public static function activate(): void {
 		delete_transient( self::CACHE );
+		Askwpd_Outbox::install();
 	}
 
 	/** Drops the cached daemon state, after the connection settings change. */
@@ -43,7 +44,8 @@ final class Askwpd_Admin {
 
 	public static function deactivate(): void {
 		delete_transient( self::CACHE );
-		delete_transient( Askwpd_Webhooks::BREAKER );
+		// The outbox keeps its rows for a reactivation; only the retries stop.
+		wp_clear_scheduled_hook( Askwpd_Outbox::CRON_HOOK );
 	}
 
 	public static function menu(): void {
@@ -101,7 +103,7 @@ final class Askwpd_Admin {
 			$st['message'] = sprintf( __( 'The askwpd daemon does not answer at %1$s (%2$s).', 'askwpd-companion' ), $s['url'], $r['error'] );
 			$st['fix']     = 28 === $r['errno']
 				? __( 'The daemon is running but too slow to answer: check its load and log (journalctl -u askwpd).', 'askwpd-companion' )
-				: __( 'Start it with "systemctl start askwpd" (see "journalctl -u askwpd" if it stops again), or set ASKWPD_URL in wp-config.php if it listens elsewhere. The site keeps working meanwhile: chat falls back to AskWP, and the daemon\'s scheduled crawl catches up with missed changes.', 'askwpd-companion' );
+				: __( 'Start it with "systemctl start askwpd" (see "journalctl -u askwpd" if it stops again), or set ASKWPD_URL in wp-config.php if it listens elsewhere. The site keeps working meanwhile: chat falls back to AskWP, and content changes wait in the outbox until it answers again.', 'askwpd-companion' );
 		} elseif ( 401 === $r['status'] || 403 === $r['status'] ) {
 			$st['health']  = 'unauthorized';
 			$st['message'] = __( 'The daemon answers, but refuses this site\'s token.', 'askwpd-companion' );
@@ -283,6 +285,7 @@ final class Askwpd_Admin {
 			self::print_problem( $p['message'], $p['fix'], 'warning inline askwpd-secrets' );
 		}
 		self::render_delivery();
+		self::render_outbox();
 
 		echo '<h2>' . esc_html__( 'Reindex', 'askwpd-companion' ) . '</h2><form method="post" action="' . esc_url( admin_url( 'admin-post.php' ) ) . '">';
 		wp_nonce_field( 'askwpd_reindex' );
@@ -434,11 +437,25 @@ final class Askwpd_Admin {
 			esc_html(
 				sprintf(
 					/* translators: 1: a time span such as "5 mins", 2: an error message */
-					__( 'Webhooks: the last delivery failed %1$s ago: %2$s. Changes reach the index at the daemon\'s next scheduled crawl instead.', 'askwpd-companion' ),
+					__( 'Webhooks: the last delivery failed %1$s ago: %2$s. The changes wait in the outbox and go out when the daemon answers again.', 'askwpd-companion' ),
 					human_time_diff( (int) $last['at'] ),
 					$last['error']
 				)
 			)
+		);
+	}
+
+	/** The outbox's depth, when events wait in it. */
+	public static function render_outbox(): void {
+		list( $lines, $full ) = Askwpd_Outbox::report();
+		if ( ! $lines ) {
+			return;
+		}
+		printf(
+			'<div class="notice notice-%s inline askwpd-outbox" data-depth="%d"><p>%s</p></div>',
+			$full ? 'error' : 'warning',
+			(int) Askwpd_Outbox::depth(),
+			esc_html( implode( ' ', $lines ) )
 		);
 	}
 
@@ -546,6 +563,7 @@ final class Askwpd_Admin {
 		do_settings_sections( self::SLUG );
 		submit_button( __( 'Save connection settings', 'askwpd-companion' ) );
 		echo '</form>';
+		echo '<h2>' . esc_html__( 'Question log', 'askwpd-companion' ) . '</h2><p class="askwpd-privacy" style="max-width:900px">' . esc_html( Askwpd_Insights::privacy_text() ) . '</p>';
 	}
 
 	// --- notices ---------------------------------------------------------------------------
@@ -574,6 +592,10 @@ final class Askwpd_Admin {
 		}
 		foreach ( Askwpd_Settings::secret_problems() as $p ) {
 			self::print_problem( $p['message'], $p['fix'], 'warning askwpd-notice-secrets', true );
+		}
+		list( $lines, $full ) = Askwpd_Outbox::report();
+		if ( $full ) {
+			self::print_problem( implode( ' ', $lines ), __( 'Get the daemon running again (see the AskWP Index page); nothing else is needed.', 'askwpd-companion' ), 'error askwpd-notice-outbox', true );
 		}
 	}
 

@@ -125,18 +125,72 @@ final class Askwpd_Chat {
 		if ( $limit <= 0 ) {
 			return false;
 		}
-		$key = self::ip_key();
-		$now = time();
-		$v   = get_transient( $key );
-		if ( ! is_array( $v ) || (int) $v['start'] + $window <= $now ) {
-			$v = array(
-				'start' => $now,
-				'n'     => 0,
-			);
+		return self::hit( self::ip_key(), max( 1, (int) $window ) ) > $limit;
+	}
+
+	/**
+	 * Counts one request against a key's window and returns the count, this request
+	 * included. The window starts at the key's first request. Atomic, so that requests
+	 * arriving together cannot all read the same count: the object cache's incr where
+	 * there is a persistent one, else one INSERT ... ON DUPLICATE KEY UPDATE whose new
+	 * count comes back through LAST_INSERT_ID(expr), on the same connection.
+	 *
+	 * @param string $key    Counter name (at most 64 characters).
+	 * @param int    $window Seconds.
+	 */
+	public static function hit( string $key, int $window ): int {
+		if ( wp_using_ext_object_cache() ) {
+			wp_cache_add( $key, 0, 'askwpd_rate', $window );
+			$n = wp_cache_incr( $key, 1, 'askwpd_rate' );
+			if ( false !== $n ) {
+				return (int) $n;
+			}
+			// Evicted between add and incr: the table counts instead.
 		}
-		++$v['n'];
-		set_transient( $key, $v, $window );
-		return $v['n'] > $limit;
+		global $wpdb;
+		Askwpd_Outbox::maybe_install();
+		$t   = Askwpd_Outbox::counters_table();
+		$now = time();
+		// InnoDB may pick this upsert as a deadlock victim when others run on the same
+		// index at once; the standard answer is to run it again.
+		for ( $try = 0; $try < 3; $try++ ) {
+			$ok = $wpdb->query( // phpcs:ignore WordPress.DB.PreparedSQL.InterpolatedNotPrepared -- our table name.
+				$wpdb->prepare(
+					"INSERT INTO $t (name, window_start, hits) VALUES (%s, %d, 1)
+					ON DUPLICATE KEY UPDATE
+						hits = LAST_INSERT_ID(IF(window_start + %d <= %d, 1, hits + 1)),
+						window_start = IF(window_start + %d <= %d, %d, window_start)",
+					$key,
+					$now,
+					$window,
+					$now,
+					$window,
+					$now,
+					$now
+				)
+			);
+			if ( false !== $ok || false === stripos( (string) $wpdb->last_error, 'deadlock' ) ) {
+				break;
+			}
+		}
+		if ( false === $ok ) {
+			return 0; // The database failed: the chat itself will say so, not the limit.
+		}
+		if ( 0 === wp_rand( 0, 199 ) ) {
+			// Visitors' expired windows, now and then, so the table stays small.
+			$wpdb->query( $wpdb->prepare( "DELETE FROM $t WHERE name LIKE %s AND window_start < %d", $wpdb->esc_like( 'askwpd_rl_' ) . '%', $now - DAY_IN_SECONDS ) ); // phpcs:ignore WordPress.DB.PreparedSQL.InterpolatedNotPrepared
+		}
+		// 1: a new row, the first request; 2: an update, whose count LAST_INSERT_ID holds.
+		return 1 === (int) $wpdb->rows_affected ? 1 : (int) $wpdb->insert_id;
+	}
+
+	/** Forgets a key's count (tests). */
+	public static function reset_hits( string $key ): void {
+		global $wpdb;
+		if ( wp_using_ext_object_cache() ) {
+			wp_cache_delete( $key, 'askwpd_rate' );
+		}
+		$wpdb->query( $wpdb->prepare( 'DELETE FROM ' . Askwpd_Outbox::counters_table() . ' WHERE name = %s', $key ) ); // phpcs:ignore WordPress.DB.PreparedSQL.InterpolatedNotPrepared
 	}
 
 	// --- payload ------------------------------------------------------------------------
@@ -342,6 +396,10 @@ final class Askwpd_Chat {
 		if ( 200 === $r['status'] && is_array( $d ) ) {
 			return new WP_REST_Response( self::askwp_reply( $d ), 200 );
 		}
+		$refusal = self::daemon_refusal( $r, $d );
+		if ( $refusal ) {
+			return self::refusal_response( $refusal );
+		}
 		if ( $r['status'] >= 400 && $r['status'] < 500 && ! in_array( $r['status'], array( 401, 403, 404, 405 ), true ) ) {
 			return new WP_Error( 'askwpd_rejected', self::daemon_message( $d, __( 'The assistant could not answer this request.', 'askwpd-companion' ) ), array( 'status' => $r['status'] ) );
 		}
@@ -429,6 +487,14 @@ final class Askwpd_Chat {
 		}
 
 		if ( ! $r['started'] ) {
+			$refusal = self::daemon_refusal( $r, json_decode( $r['body'], true ) );
+			if ( $refusal ) {
+				// The daemon's cap or budget: AskWP would spend the same provider, so no step aside.
+				if ( ! headers_sent() ) {
+					header( 'Retry-After: ' . $refusal[1] );
+				}
+				self::sse_fail( 429, $refusal[0] );
+			}
 			if ( self::other_handlers( current_action() ) ) {
 				return; // Step aside: AskWP answers.
 			}
@@ -546,7 +612,11 @@ final class Askwpd_Chat {
 	 * @param array      $r A client result.
 	 * @param array|null $d Its decoded body.
 	 */
-	private static function daemon_error( array $r, $d ): WP_Error {
+	private static function daemon_error( array $r, $d ) {
+		$refusal = self::daemon_refusal( $r, $d );
+		if ( $refusal ) {
+			return self::refusal_response( $refusal );
+		}
 		if ( 0 === $r['status'] ) {
 			return new WP_Error( 'askwpd_unavailable', __( 'The assistant is unavailable right now.', 'askwpd-companion' ), array( 'status' => 503 ) );
 		}
@@ -555,6 +625,36 @@ final class Askwpd_Chat {
 		}
 		// 401/403 mean the shim's token is wrong: the site owner's problem, not the visitor's.
 		return new WP_Error( 'askwpd_bad_gateway', __( 'The assistant is unavailable right now.', 'askwpd-companion' ), array( 'status' => 502 ) );
+	}
+
+	/**
+	 * The daemon's 429 (its cap on turns at once, or its daily budget of model calls) as
+	 * the visitor should read it: array(message, seconds to wait), or null.
+	 *
+	 * @param array      $r A client result.
+	 * @param array|null $d Its decoded body.
+	 */
+	public static function daemon_refusal( array $r, $d ): ?array {
+		if ( 429 !== (int) $r['status'] ) {
+			return null;
+		}
+		$code  = is_array( $d ) && isset( $d['error']['code'] ) ? (string) $d['error']['code'] : '';
+		$retry = is_array( $d ) && isset( $d['error']['retry_after'] ) ? max( 1, (int) $d['error']['retry_after'] ) : 5;
+		if ( 'budget_exhausted' === $code ) {
+			return array( __( 'The assistant has answered all the questions it can for today. Please come back tomorrow.', 'askwpd-companion' ), $retry );
+		}
+		return array( __( 'The assistant is busy answering other visitors. Please try again in a few seconds.', 'askwpd-companion' ), $retry );
+	}
+
+	/**
+	 * A 429 for the REST routes, with Retry-After.
+	 *
+	 * @param array $refusal array(message, seconds).
+	 */
+	private static function refusal_response( array $refusal ): WP_REST_Response {
+		$res = rest_convert_error_to_response( new WP_Error( 'askwpd_busy', $refusal[0], array( 'status' => 429 ) ) );
+		$res->header( 'Retry-After', (string) $refusal[1] );
+		return $res;
 	}
 
 	private static function daemon_message( $d, string $fallback ): string {

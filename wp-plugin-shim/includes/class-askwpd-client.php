@@ -52,6 +52,9 @@ final class Askwpd_Client {
 		}
 		$headers[] = 'User-Agent: askwpd-companion/' . ASKWPD_COMPANION_VERSION;
 		$headers[] = 'Expect:'; // No 100-continue round trip on larger bodies.
+		if ( is_multisite() ) {
+			$headers[] = Askwpd_Network::header(); // which site's index answers
+		}
 		$t0        = microtime( true );
 
 		if ( ! function_exists( 'curl_init' ) ) {
@@ -149,6 +152,9 @@ final class Askwpd_Client {
 		$s         = Askwpd_Settings::get();
 		$headers[] = 'User-Agent: askwpd-companion/' . ASKWPD_COMPANION_VERSION;
 		$headers[] = 'Expect:';
+		if ( is_multisite() ) {
+			$headers[] = Askwpd_Network::header();
+		}
 		if ( '' !== $s['token'] ) {
 			$headers[] = 'Authorization: Bearer ' . $s['token'];
 		}

@@ -327,9 +327,19 @@ final class Askwpd_Health {
 
 	public static function test_backlog(): array {
 		$label = __( 'Content changes reach the index', 'askwpd-companion' );
-		list( $d, $r ) = self::status_or_result( 'backlog', $label );
+		list( $lines, $full ) = Askwpd_Outbox::report();
+		$outbox               = implode( '', array_map( array( __CLASS__, 'para' ), $lines ) );
+		list( $d, $r )        = self::status_or_result( 'backlog', $label );
 		if ( null === $d ) {
-			return $r;
+			if ( '' === $outbox ) {
+				return $r;
+			}
+			return self::result(
+				'backlog',
+				$full ? 'critical' : 'recommended',
+				__( 'Content changes wait for the daemon', 'askwpd-companion' ),
+				$outbox . $r['description']
+			);
 		}
 		/**
 		 * Filters how long (in seconds) a change notification may wait in the daemon's
@@ -342,8 +352,8 @@ final class Askwpd_Health {
 		$failed   = (int) Askwpd_Admin::dig( $d, 'freshness.failed_events' );
 		$oldest   = self::time( Askwpd_Admin::dig( $d, 'freshness.oldest_pending_event' ) );
 		$delivery = get_option( Askwpd_Webhooks::DELIVERY_OPTION );
-		$html     = '';
-		$problem  = false;
+		$html     = $outbox;
+		$problem  = '' !== $outbox;
 		if ( null === $pending ) {
 			$html .= self::para( __( 'This daemon version does not report its event queue.', 'askwpd-companion' ) );
 		} else {
@@ -456,6 +466,10 @@ final class Askwpd_Health {
 				),
 			);
 		}
+		$fields['outbox']  = array(
+			'label' => __( 'Changes waiting in the outbox', 'askwpd-companion' ),
+			'value' => (string) Askwpd_Outbox::depth(),
+		);
 		$delivery          = get_option( Askwpd_Webhooks::DELIVERY_OPTION );
 		$fields['webhook'] = array(
 			'label' => __( 'Last change notification', 'askwpd-companion' ),

@@ -17,15 +17,16 @@ if ( ! defined( 'ABSPATH' ) ) {
 final class Askwpd_Webhooks {
 
 	const DELIVERY_OPTION = 'askwpd_companion_delivery';
-	const BREAKER         = 'askwpd_companion_breaker';
 	const BATCH           = 100;
-	const MAX_BATCHES     = 10;
 
 	/** @var array key => pending item. Posts are keyed by ID, everything else by a name. */
 	private static $queue = array();
 
 	/** @var array post ID => post type, for posts deleted in this request. */
 	private static $deleted = array();
+
+	/** @var bool Whether this request sent events (and so tried the outbox too). */
+	private static $sent = false;
 
 	public static function init(): void {
 		add_action( 'transition_post_status', array( __CLASS__, 'on_transition' ), 10, 3 );
@@ -325,11 +326,13 @@ final class Askwpd_Webhooks {
 	}
 
 	/**
-	 * Sends everything queued as signed batches and empties the queue. It waits at most a
-	 * fraction of a second, and not at all while the daemon recently timed out: the
-	 * daemon's scheduled crawl catches up with whatever a missed webhook said.
+	 * Sends everything queued as signed batches and empties the queue. What the daemon
+	 * does not take (no answer, a timeout, an error) goes to the outbox, with whatever
+	 * batches were still to go; while the outbox holds events, new ones join it, so that
+	 * they leave in order, and go out with it when its backoff allows. Each attempt waits
+	 * a fraction of a second at most.
 	 *
-	 * @return array|null One result per batch (status, error, ms), or null when idle.
+	 * @return array|null One result per request (status, error, ms), or null when idle.
 	 */
 	public static function flush(): ?array {
 		if ( empty( self::$queue ) ) {
@@ -340,45 +343,73 @@ final class Askwpd_Webhooks {
 		if ( ! $events ) {
 			return null;
 		}
-		$s = Askwpd_Settings::get();
+		self::$sent = true;
+		$s          = Askwpd_Settings::get();
 		if ( '' === $s['secret'] ) {
+			// Kept until a secret is set: unsigned, the daemon would refuse them.
+			Askwpd_Outbox::add( $events );
 			self::record( array( 'status' => 0, 'error' => __( 'no webhook secret: set ASKWPD_WEBHOOK_SECRET or make webhook.secret in the state dir readable', 'askwpd-companion' ) ) );
 			return array();
 		}
-		if ( get_transient( self::BREAKER ) ) {
-			return array();
+		if ( Askwpd_Outbox::depth() > 0 ) {
+			Askwpd_Outbox::add( $events );
+			return Askwpd_Outbox::due() ? Askwpd_Outbox::drain() : array();
 		}
 		$results = array();
-		foreach ( array_slice( array_chunk( $events, self::BATCH ), 0, self::MAX_BATCHES ) as $batch ) {
-			$body      = wp_json_encode( array( 'events' => $batch ), JSON_UNESCAPED_SLASHES | JSON_UNESCAPED_UNICODE );
-			$ts        = (string) time();
-			$r         = Askwpd_Client::request(
-				'POST',
-				'/v1/events',
-				$body,
-				array(
-					'Content-Type: application/json',
-					'X-Askwpd-Timestamp: ' . $ts,
-					'X-Askwpd-Signature: ' . self::sign( $body, $ts, $s['secret'] ),
-				),
-				array(
-					'auth'       => false,
-					'connect_ms' => (int) apply_filters( 'askwpd_webhook_connect_ms', 250 ),
-					'timeout_ms' => (int) apply_filters( 'askwpd_webhook_timeout_ms', 750 ),
-				)
-			);
+		$batches = array_chunk( $events, self::BATCH );
+		foreach ( $batches as $i => $batch ) {
+			$r         = self::send( $batch );
 			$results[] = $r;
-			if ( 28 === $r['errno'] ) {
-				// A daemon that accepts but does not answer: stop paying for it for a while.
-				set_transient( self::BREAKER, 1, 30 );
-				break;
-			}
-			if ( $r['status'] < 200 || $r['status'] >= 300 ) {
+			if ( ! self::delivered( $r ) ) {
+				Askwpd_Outbox::add( array_merge( ...array_slice( $batches, $i ) ) );
+				Askwpd_Outbox::failed( $r );
 				break;
 			}
 		}
 		self::record( end( $results ) );
 		return $results;
+	}
+
+	/** Whether this request has sent, or tried to send, events already. */
+	public static function sent_this_request(): bool {
+		return self::$sent;
+	}
+
+	/**
+	 * One signed request carrying events.
+	 *
+	 * @param array    $events     Wire events.
+	 * @param int|null $timeout_ms How long to wait (default: the webhook timeout, 750 ms).
+	 * @return array A result of Askwpd_Client::request().
+	 */
+	public static function send( array $events, ?int $timeout_ms = null ): array {
+		$s    = Askwpd_Settings::get();
+		$body = (string) wp_json_encode( array( 'events' => array_values( $events ) ), JSON_UNESCAPED_SLASHES | JSON_UNESCAPED_UNICODE );
+		$ts   = (string) time();
+		return Askwpd_Client::request(
+			'POST',
+			'/v1/events',
+			$body,
+			array(
+				'Content-Type: application/json',
+				'X-Askwpd-Timestamp: ' . $ts,
+				'X-Askwpd-Signature: ' . self::sign( $body, $ts, $s['secret'] ),
+			),
+			array(
+				'auth'       => false,
+				'connect_ms' => (int) apply_filters( 'askwpd_webhook_connect_ms', 250 ),
+				'timeout_ms' => $timeout_ms ?? (int) apply_filters( 'askwpd_webhook_timeout_ms', 750 ),
+			)
+		);
+	}
+
+	/**
+	 * Whether the daemon took a request's events.
+	 *
+	 * @param array $r A result of send().
+	 */
+	public static function delivered( array $r ): bool {
+		return $r['status'] >= 200 && $r['status'] < 300;
 	}
 
 	/**
@@ -387,7 +418,7 @@ final class Askwpd_Webhooks {
 	 *
 	 * @param array $r status, error.
 	 */
-	private static function record( array $r ): void {
+	public static function record( array $r ): void {
 		$ok   = $r['status'] >= 200 && $r['status'] < 300;
 		$last = get_option( self::DELIVERY_OPTION );
 		if ( is_array( $last ) && $last['ok'] === $ok && ( $ok || time() - (int) $last['at'] < 60 ) ) {

@@ -67,6 +67,10 @@ if ($path === '/v1/chat' && $method === 'POST') {
     file_put_contents("$dir/chat-last.json", $raw);
     $req = json_decode($raw, true);
     $last = end($req['messages']);
+    if (strpos($last['content'], 'BUSY429') !== false) {
+        header('Retry-After: 7');
+        return $json(429, array('error' => array('code' => 'busy', 'message' => 'the assistant is answering 8 questions already; try again in a few seconds', 'retry_after' => 7)));
+    }
     if (strpos($last['content'], 'FAIL503') !== false) {
         return $json(503, array('error' => array('code' => 'unavailable', 'message' => 'no provider')));
     }

@@ -69,7 +69,7 @@ function real_daemon(): array {
 /** Configures the shim inside the site's own PHP workers, through the test mu-plugin. */
 function site_config(array $c): void {
     file_put_contents(env('CONFIG_FILE'), json_encode($c));
-    delete_transient(Askwpd_Chat::ip_key());
+    Askwpd_Chat::reset_hits(Askwpd_Chat::ip_key());
 }
 function site_fake(array $extra = array()): void {
     site_config($extra + array('ASKWPD_URL' => env('FAKE_URL'), 'ASKWPD_TOKEN' => 'fake-token', 'ASKWPD_WEBHOOK_SECRET' => 'fake-secret'));
@@ -192,6 +192,7 @@ foreach ($GLOBALS['askwpd_tests'] as list($name, $fn)) {
     try {
         use_daemon(fake_daemon());
         Askwpd_Webhooks::clear();
+        Askwpd_Outbox::clear();
         $fn();
     } catch (Throwable $e) {
         $err = $e instanceof TestFailure ? $e->getMessage() : get_class($e) . ': ' . $e->getMessage() . ' at ' . $e->getFile() . ':' . $e->getLine();
@@ -216,6 +217,6 @@ foreach ($GLOBALS['askwpd_tests'] as list($name, $fn)) {
 }
 delete_option(Askwpd_Webhooks::DELIVERY_OPTION);
 delete_transient(Askwpd_Admin::CACHE);
-delete_transient(Askwpd_Webhooks::BREAKER);
+Askwpd_Outbox::clear();
 printf("%d passed, %d failed\n", $pass, $fail);
 exit($fail ? 1 : 0);

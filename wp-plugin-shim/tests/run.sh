@@ -138,6 +138,7 @@ chmod 0644 "$mu_file"
 rc=0
 "${as_web[@]}" env SITE_URL="$SITE_URL" WP_ROOT="$WP_ROOT" FAKE_URL="http://127.0.0.1:$fake_port" FAKE_DIR="$tmp/fake" \
   DAEMON_URL="$daemon_url" DAEMON_STATE="$state" DEAD_URL="http://127.0.0.1:$dead_port" \
+  ASKWPD_BIN="$bin" LLM_URL="http://127.0.0.1:$llm_port/v1" \
   CONFIG_FILE="$tmp/config.json" ONLY="${ONLY:-}" php -d display_errors=stderr "$here/run.php" || rc=$?
 if ((rc)) && [[ -n "${SHIM_TEST_LOGS:-1}" ]]; then
   echo "--- askwpd log (last 15 lines)"; tail -n 15 "$tmp/daemon.log" || true
