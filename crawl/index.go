@@ -520,6 +520,14 @@ func (c *Crawler) crawlOne(ctx context.Context, ps *passState, q *queue, f fetch
 			if cu == "" || !crawlable(cu) {
 				continue
 			}
+			if ps.opt.Incremental {
+				// An incremental pass fetches what was never fetched; the
+				// listing's other links were, and their changes come by the
+				// database, the sitemaps and events.
+				if st, err := c.Store.FindURL(ctx, cu); err == nil && !st.FetchedAt.IsZero() {
+					continue
+				}
+			}
 			src := "link"
 			if t.Depth == 0 && c.isHome(t.URL) {
 				src = "home"
