@@ -457,7 +457,9 @@ func (n *Node) leaderLoop(ctx context.Context) {
 
 // localEventID is an event row's id in the local store: the epoch keeps
 // rows of tables made again from matching old local events.
-func (n *Node) localEventID(id int64) string { return "cluster:" + n.epoch + ":" + strconv.FormatInt(id, 10) }
+func (n *Node) localEventID(id int64) string {
+	return "cluster:" + n.epoch + ":" + strconv.FormatInt(id, 10)
+}
 
 // intake hands the table's new events to the crawler, which applies them
 // as it applies webhooks.

@@ -436,7 +436,9 @@ func (h *clusterHarness) deletePosts(ping *clNode) {
 // php runs code inside the test WordPress with this tree's shim as the
 // active plugin, in cluster mode for this run's tables, pinging ping.
 func (h *clusterHarness) php(ping *clNode, code string) string {
-	q := func(s string) string { return "'" + strings.ReplaceAll(strings.ReplaceAll(s, `\`, `\\`), "'", `\'`) + "'" }
+	q := func(s string) string {
+		return "'" + strings.ReplaceAll(strings.ReplaceAll(s, `\`, `\\`), "'", `\'`) + "'"
+	}
 	pre := "define('WP_PLUGIN_DIR', " + q(h.plugins) + "); define('ASKWPD_CLUSTER', " + q(h.name) + ");"
 	if ping != nil {
 		secret, err := os.ReadFile(filepath.Join(ping.dir, "webhook.secret"))
