@@ -15,7 +15,7 @@ import (
 func TestTablesFor(t *testing.T) {
 	for _, tc := range []struct {
 		name, prefix, cluster, want string
-		ok                           bool
+		ok                          bool
 	}{
 		{"OK", "wp_", "", "wp_askwpd_events", true},
 		{"Named", "wp_", "Blue_2", "wp_askwpd_blue_2_events", true},

@@ -591,7 +591,9 @@ func (b *bench) failover() error {
 // php runs code in the test WordPress with this tree's shim active in
 // cluster mode for the bench's tables, pinging ping (none: nil).
 func (b *bench) php(ping *node, code string) (string, error) {
-	q := func(s string) string { return "'" + strings.ReplaceAll(strings.ReplaceAll(s, `\`, `\\`), "'", `\'`) + "'" }
+	q := func(s string) string {
+		return "'" + strings.ReplaceAll(strings.ReplaceAll(s, `\`, `\\`), "'", `\'`) + "'"
+	}
 	pre := "define('WP_PLUGIN_DIR', " + q(b.plugins) + "); define('ASKWPD_CLUSTER', " + q(b.name) + ");"
 	if ping != nil {
 		secret, err := os.ReadFile(filepath.Join(ping.dir, "webhook.secret"))
