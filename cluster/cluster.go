@@ -187,6 +187,8 @@ type Entry struct {
 	// Doc is the gzipped JSON document; nil for a tombstone.
 	Doc  []byte
 	Node string
+	// Written is when the leader wrote the row, by the database's clock.
+	Written time.Time
 }
 
 // Publish writes entries to the changelog and marks events done, in one
@@ -266,7 +268,7 @@ func (c *Cluster) Publish(ctx context.Context, holder string, entries []Entry, d
 // Tail returns up to limit changelog rows after id, in id order.
 func (c *Cluster) Tail(ctx context.Context, after int64, limit int) ([]Entry, error) {
 	c.queries.Add(1)
-	rows, err := c.db.QueryContext(ctx, "SELECT id, url, op, version, doc, node FROM `"+c.t.Changelog+"` WHERE id > ? ORDER BY id LIMIT ?",
+	rows, err := c.db.QueryContext(ctx, "SELECT id, url, op, version, doc, node, created_at FROM `"+c.t.Changelog+"` WHERE id > ? ORDER BY id LIMIT ?",
 		after, limit)
 	if err != nil {
 		return nil, fmt.Errorf("cluster: tail: %w", err)
@@ -279,7 +281,7 @@ func (c *Cluster) Tail(ctx context.Context, after int64, limit int) ([]Entry, er
 			op string
 			v  []byte
 		)
-		if err := rows.Scan(&e.ID, &e.URL, &op, &v, &e.Doc, &e.Node); err != nil {
+		if err := rows.Scan(&e.ID, &e.URL, &op, &v, &e.Doc, &e.Node, &e.Written); err != nil {
 			return nil, fmt.Errorf("cluster: tail: %w", err)
 		}
 		e.Op = Op(op)

@@ -20,7 +20,6 @@ import (
 type clusterState struct {
 	node *cluster.Node
 	db   *sql.DB
-	done chan struct{}
 }
 
 // openCluster creates the cluster's tables in the WordPress database and

@@ -353,6 +353,12 @@ func OpenWriter(ctx context.Context, dsn string) (*sql.DB, error) {
 	if cfg.Timeout == 0 {
 		cfg.Timeout = 5 * time.Second
 	}
+	// DATETIME columns as UTC times, whatever the server's zone.
+	cfg.ParseTime, cfg.Loc = true, time.UTC
+	if cfg.Params == nil {
+		cfg.Params = map[string]string{}
+	}
+	cfg.Params["time_zone"] = "'+00:00'"
 	// Statements are short; a stalled one must not hold the leader past
 	// its lease.
 	if cfg.ReadTimeout == 0 {

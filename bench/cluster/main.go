@@ -20,6 +20,8 @@
 //   - the tables' size: payload bytes per live page and InnoDB's own
 //     figures, scaled to 1,000 pages.
 //
+// It first sizes the changelog documents of real news and blog pages
+// (../shared/evaldata/article-extraction-benchmark, skipped when absent).
 // It holds the test site lock while it runs and deletes its posts.
 //
 // Usage: go run ./bench/cluster [-edits 500] [-posts 50] [-idle 10s]
@@ -27,6 +29,7 @@ package main
 
 import (
 	"bufio"
+	"compress/gzip"
 	"context"
 	"database/sql"
 	"flag"
@@ -44,7 +47,10 @@ import (
 	"time"
 
 	"github.com/askwp/askwpd/cluster"
+	"github.com/askwp/askwpd/crawl"
+	"github.com/askwp/askwpd/extract"
 	"github.com/askwp/askwpd/internal/wptest"
+	"github.com/askwp/askwpd/store"
 	"github.com/askwp/askwpd/wp"
 )
 
@@ -53,7 +59,13 @@ func main() {
 	posts := flag.Int("posts", 50, "posts the edits go to, round robin")
 	idle := flag.Duration("idle", 10*time.Second, "idle window for the load figures")
 	ttl := flag.String("lease-ttl", "10s", "cluster.lease_ttl")
+	pages := flag.String("pages", "../shared/evaldata/article-extraction-benchmark/html",
+		"real pages (*.html.gz) whose changelog documents are sized, besides the test site's")
 	flag.Parse()
+	if err := realPages(*pages); err != nil {
+		fmt.Fprintln(os.Stderr, "bench/cluster:", err)
+		os.Exit(1)
+	}
 	if err := run(*edits, *posts, *idle, *ttl); err != nil {
 		fmt.Fprintln(os.Stderr, "bench/cluster:", err)
 		os.Exit(1)
@@ -445,9 +457,10 @@ func (b *bench) burst(ctx context.Context, n int) error {
 
 	// Each row: its post and the last edit it holds.
 	type rowEdit struct {
-		id   int64
-		post int64
-		edit int
+		id      int64
+		post    int64
+		edit    int
+		written time.Time
 	}
 	var res []rowEdit
 	for _, r := range rows {
@@ -466,7 +479,7 @@ func (b *bench) burst(ctx context.Context, n int) error {
 		if err != nil {
 			continue
 		}
-		res = append(res, rowEdit{id: r.ID, post: d.PostID, edit: k})
+		res = append(res, rowEdit{id: r.ID, post: d.PostID, edit: k, written: r.Written})
 	}
 	// When every node had applied row id.
 	everywhere := func(id int64) (time.Time, bool) {
@@ -480,6 +493,14 @@ func (b *bench) burst(ctx context.Context, n int) error {
 			}
 		}
 		return time.Time{}, false
+	}
+	// The changelog's own latency: a row written by the leader, then
+	// applied by every node.
+	var rowLat []time.Duration
+	for _, r := range res {
+		if at, ok := everywhere(r.id); ok {
+			rowLat = append(rowLat, at.Sub(r.written))
+		}
 	}
 	var lat []time.Duration
 	missing := 0
@@ -498,17 +519,20 @@ func (b *bench) burst(ctx context.Context, n int) error {
 			missing++
 		}
 	}
-	slices.Sort(lat)
-	pct := func(p float64) time.Duration {
-		if len(lat) == 0 {
+	pct := func(xs []time.Duration, p float64) time.Duration {
+		if len(xs) == 0 {
 			return 0
 		}
-		return lat[min(len(lat)-1, int(p*float64(len(lat))))].Round(time.Millisecond)
+		slices.Sort(xs)
+		return xs[min(len(xs)-1, int(p*float64(len(xs))))].Round(time.Millisecond)
 	}
 	fmt.Printf("burst: %d edits to %d posts sent in %v (one request each); all nodes converged %v after the first\n",
 		len(eds), len(b.postIDs), sent.Round(time.Millisecond), took.Round(time.Millisecond))
-	fmt.Printf("burst: convergence latency (edit committed -> on all 3 nodes) p50 %v, p95 %v, max %v over %d edits (%d not matched to a row)\n",
-		pct(0.50), pct(0.95), pct(1), len(lat), missing)
+	fmt.Printf("burst: changelog row written by the leader -> applied on all 3 nodes: p50 %v, p95 %v, max %v over %d rows\n",
+		pct(rowLat, 0.50), pct(rowLat, 0.95), pct(rowLat, 1), len(rowLat))
+	fmt.Printf("burst: edit committed in WordPress -> on all 3 nodes: p50 %v, p95 %v, max %v over %d edits (%d not matched to a row);"+
+		" the leader re-renders at crawl.rate_per_sec/2 pages a second\n",
+		pct(lat, 0.50), pct(lat, 0.95), pct(lat, 1), len(lat), missing)
 	fmt.Printf("burst: %d changelog rows for %d edits (edits of one post that land between two publishes share a row)\n", len(res), len(eds))
 	fmt.Printf("burst (%v): cluster statements/s per node:", took.Round(time.Millisecond))
 	for i, nd := range b.nodes {
@@ -541,6 +565,25 @@ func (b *bench) sizes(ctx context.Context) error {
 	perPage := float64(docBytes+urlBytes)/float64(pages) + 130
 	fmt.Printf("tables: changelog %d live pages + %d tombstones; doc (gzip JSON) %.1f KB per page on average; about %.1f MB per 1,000 pages before InnoDB's page overhead\n",
 		pages, tomb, float64(docBytes)/float64(pages)/1024, perPage*1000/1e6)
+	// What a page's size depends on: its extracted text.
+	es, err := b.cl.Tail(ctx, 0, 1<<20)
+	if err != nil {
+		return err
+	}
+	var text, gz int64
+	for _, e := range es {
+		if e.Op != cluster.OpPut {
+			continue
+		}
+		if d, err := cluster.Decode(e.Doc); err == nil {
+			text += int64(len(d.Text))
+			gz += int64(len(e.Doc))
+		}
+	}
+	if text > 0 {
+		fmt.Printf("tables: extracted text %.1f KB per page on average; the gzipped document is %.2f bytes per byte of text\n",
+			float64(text)/float64(pages)/1024, float64(gz)/float64(text))
+	}
 	if _, err := b.db.ExecContext(ctx, "ANALYZE TABLE `"+t.Changelog+"`, `"+t.Events+"`"); err != nil {
 		return err
 	}
@@ -614,6 +657,50 @@ func (b *bench) php(ping *node, code string) (string, error) {
 		return "", fmt.Errorf("php: %v: %s", err, stderr.String())
 	}
 	return string(out), nil
+}
+
+// realPages sizes the changelog document of real news and blog pages
+// (the article extraction benchmark's), extracted as the crawler does:
+// the test site's posts are short, and a document's size follows its
+// text. It skips when the pages are absent.
+func realPages(dir string) error {
+	files, _ := filepath.Glob(filepath.Join(wptest.RepoRoot(), dir, "*.html.gz"))
+	if len(files) == 0 {
+		fmt.Printf("real pages: none in %s; skipped\n", dir)
+		return nil
+	}
+	var n, text, gz int64
+	for _, f := range files {
+		fh, err := os.Open(f)
+		if err != nil {
+			return err
+		}
+		zr, err := gzip.NewReader(fh)
+		if err != nil {
+			fh.Close()
+			return fmt.Errorf("%s: %w", f, err)
+		}
+		res, err := extract.Extract(context.Background(), zr, extract.Options{URL: "https://example.org/" + filepath.Base(f)})
+		fh.Close()
+		if err != nil {
+			continue
+		}
+		doc, _, err := cluster.Encode(&store.Document{URL: "https://example.org/" + filepath.Base(f), Title: res.Title,
+			Body: res.Markdown, Text: res.Text, Lang: res.Lang, Description: res.Description, ContentHash: res.ContentHash,
+			WordCount: res.WordCount, Chunks: crawl.StoreChunks(res.Chunks)})
+		if err != nil {
+			return err
+		}
+		n++
+		text += int64(len(res.Text))
+		gz += int64(len(doc))
+	}
+	if n == 0 {
+		return fmt.Errorf("real pages: none extracted from %s", dir)
+	}
+	fmt.Printf("real pages: %d news/blog pages, %.1f KB of text each on average; their changelog document %.1f KB gzipped (%.2f bytes per byte of text): about %.1f MB per 1,000 such pages\n",
+		n, float64(text)/float64(n)/1024, float64(gz)/float64(n)/1024, float64(gz)/float64(text), float64(gz+130*n)/float64(n)*1000/1e6)
+	return nil
 }
 
 func waitFor(limit time.Duration, cond func() bool) error {
