@@ -341,8 +341,12 @@ func (n *Node) leaseLoop(ctx context.Context) {
 		}
 		start := time.Now()
 		ok, err := n.C.TryLead(ctx, n.ID, n.Host, n.TTL)
+		if ctx.Err() != nil {
+			wait = 0 // shutting down: the select above releases the lease
+			continue
+		}
 		switch {
-		case err != nil && ctx.Err() == nil:
+		case err != nil:
 			n.Log.Warn("Unable to reach the cluster lease", "error", err)
 			// Another node may take the lease once it expires by the
 			// database's clock; this one stops well before that, by its own.
@@ -373,9 +377,19 @@ func (n *Node) lead(parent context.Context) (stop func()) {
 	n.stats.leaderships.Add(1)
 	go func() {
 		defer close(done)
-		if err := n.catchUp(ctx); err != nil {
-			n.Log.Error("Unable to apply the changelog before leading", "error", err)
-			return
+		// Leading with the changelog half applied would publish this
+		// store's older copies over newer pages: retry until it is done.
+		for {
+			err := n.catchUp(ctx)
+			if err == nil {
+				break
+			}
+			n.Log.Error("Unable to apply the changelog before leading; retrying", "error", err)
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(time.Second):
+			}
 		}
 		n.leader.Store(true)
 		defer n.leader.Store(false)
