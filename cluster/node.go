@@ -397,7 +397,9 @@ func (n *Node) lead(parent context.Context) (stop func()) {
 		n.seed(ctx)
 		var pass sync.WaitGroup
 		pass.Go(func() {
-			opt := crawl.IndexOptions{Kind: "incremental", Incremental: true}
+			// The store was filled from the changelog: its pages count as
+			// fetched, so only what no leader published is fetched.
+			opt := crawl.IndexOptions{Kind: "incremental", Incremental: true, SkipCurrent: true}
 			if st, err := n.Store.Stats(ctx); err == nil && st.Documents == 0 {
 				opt = crawl.IndexOptions{Kind: "initial"}
 			}

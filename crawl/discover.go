@@ -144,11 +144,10 @@ func (c *Crawler) discover(ctx context.Context, opt IndexOptions) (items []store
 		}
 		fresh := posts[:0:0]
 		for _, p := range posts {
-			// A page fetched after its post last changed is current, even
-			// when this store never ran a pass (a cluster node that took
-			// over applied it from the changelog). It stays out of public
-			// too, or the pass would fetch it as /?p=ID (missingPosts).
-			if u := postURLs[p.ID]; opt.Incremental && u != "" && !p.Modified.IsZero() {
+			// A page fetched after its post last changed is current
+			// (SkipCurrent). It stays out of public too, or the pass would
+			// fetch it as /?p=ID (missingPosts).
+			if u := postURLs[p.ID]; opt.Incremental && opt.SkipCurrent && u != "" && !p.Modified.IsZero() {
 				if k := known[u]; k != nil && k.FetchedAt.After(p.Modified) {
 					continue
 				}
