@@ -73,7 +73,7 @@ func TestCluster_ThreeNodes(t *testing.T) {
 	// is still in the changelog, so no URL was published a second time
 	// (a URL's newer row deletes its older one).
 	seq, rows := h.seq(ctx), h.rows(ctx)
-	t.Logf("changelog: %d rows published in all, %d live; b fetched %.0f pages", seq, rows, b.metric("askwpd_site_requests_total"))
+	t.Logf("changelog: %d rows published in all, %d live; b sent %.0f requests to the site (sitemaps, feed, and the pages a had not published)", seq, rows, b.metric("askwpd_site_requests_total"))
 	if lb, err := os.ReadFile(b.log); err == nil {
 		for _, l := range strings.Split(string(lb), "\n") {
 			if strings.Contains(l, "pass") || strings.Contains(l, "Pass") {
