@@ -54,6 +54,18 @@ function outbox_rows(): int {
     global $wpdb;
     return (int) $wpdb->get_var('SELECT COUNT(*) FROM ' . Askwpd_Outbox::table());
 }
+/**
+ * Waits for the suite's shared daemon to stop crawling (its start, or a menu event in an
+ * earlier test, begins a pass). Each page it fetches ends in the outbox's shutdown hook,
+ * which drains the outbox when it is due: rows a test counts would go out under it.
+ */
+function shared_daemon_idle(): void {
+    $shared = real_daemon();
+    wait_for(function () use ($shared) {
+        $st = json_decode(http('GET', $shared['url'] . '/v1/status', null, array('Authorization: Bearer ' . $shared['token']), 5)['body'], true);
+        return is_array($st) && empty($st['crawling']);
+    }, 30.0);
+}
 function rm_tree(string $dir): void {
     if (is_dir($dir)) {
         exec('rm -rf ' . escapeshellarg($dir));
@@ -61,6 +73,7 @@ function rm_tree(string $dir): void {
 }
 
 test('outbox: a failed send is kept, one row per post, and resent as one batch', function () {
+    shared_daemon_idle();
     use_daemon(array('url' => env('DEAD_URL'), 'secret' => 'fake-secret'));
     $a = new_post(array('post_title' => 'Outbox A'));
     $b = new_post(array('post_title' => 'Outbox B'));
@@ -103,6 +116,7 @@ test('outbox: a failed send is kept, one row per post, and resent as one batch',
 
 test('outbox: a resent event the daemon already stored counts as delivered', function () {
     $d = real_daemon();
+    shared_daemon_idle();
     use_daemon($d);
     // The daemon stores an event, but the shim never hears back (a timeout, say).
     $id = new_post(array('post_title' => marker('Replayed')));
@@ -158,13 +172,8 @@ test('outbox: bounded; past the bound, events are counted, shown, and a full rei
 });
 
 test('outbox: daemon down, 50 posts published, updated and trashed; all reflected after it returns', function () {
-    // The suite's shared daemon may still be crawling for an earlier test (a menu event
-    // starts a pass): its fetches would compete with this test's for the site's PHP workers.
-    $shared = real_daemon();
-    wait_for(function () use ($shared) {
-        $st = json_decode(http('GET', $shared['url'] . '/v1/status', null, array('Authorization: Bearer ' . $shared['token']), 5)['body'], true);
-        return is_array($st) && empty($st['crawling']);
-    }, 30.0);
+    // Its fetches would also compete with this test's for the site's PHP workers.
+    shared_daemon_idle();
     $state = sys_get_temp_dir() . '/askwpd-outbox-' . wp_generate_password(8, false);
     mkdir($state, 0700);
     cleanup(function () use ($state) { rm_tree($state); @unlink("$state.log"); });
