@@ -152,3 +152,40 @@ func TestNDCG(t *testing.T) {
 		t.Errorf("Recall = %v", got)
 	}
 }
+
+// TestRunEval_URLPath: pages with a url_path get URLs on a site of their
+// own, which search reads, and the run still names them by corpus id.
+func TestRunEval_URLPath(t *testing.T) {
+	dir := t.TempDir()
+	corpus := filepath.Join(dir, "corpus.jsonl")
+	queries := filepath.Join(dir, "queries.jsonl")
+	qrels := filepath.Join(dir, "qrels.tsv")
+	write := func(path, s string) {
+		if err := os.WriteFile(path, []byte(s), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(corpus, `{"_id": "returns", "title": "Returns", "text": "A coupon refunds the shipping of the parcel you send back.", "url_path": "/shop/returns/"}
+{"_id": "coupons", "title": "Discounts", "text": "A coupon code takes ten percent off the cart at checkout.", "url_path": "/shop/coupons/"}
+{"_id": "beans", "title": "Coffee beans", "text": "Roasted beans from the hills."}
+`)
+	write(queries, `{"_id": "q1", "text": "coupon"}
+{"_id": "q2", "text": "roasted beans"}
+`)
+	write(qrels, "query-id\tcorpus-id\tscore\nq1\tcoupons\t1\nq2\tbeans\t1\n")
+	run := filepath.Join(dir, "run.txt")
+	m, err := Evaluate(context.Background(), Options{Corpus: corpus, Queries: queries, Qrels: qrels, Run: run, StateDir: dir}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.MRR10 != 1 {
+		t.Errorf("MRR@10 = %.3f, want each judged page first: %+v", m.MRR10, m.PerQuery)
+	}
+	b, err := os.ReadFile(run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), "q1 Q0 coupons 1 ") || !strings.Contains(string(b), "q1 Q0 returns 2 ") {
+		t.Errorf("run names pages by URL, not corpus id:\n%s", b)
+	}
+}
