@@ -309,6 +309,26 @@ func indexCorpus(ctx context.Context, db *store.DB, path string, chunkTokens int
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	// The whole corpus is read first: a link is resolved to the page it
+	// points at.
+	var all []beirDoc
+	line := 0
+	for sc.Scan() {
+		line++
+		if len(strings.TrimSpace(sc.Text())) == 0 {
+			continue
+		}
+		var bd beirDoc
+		if err := json.Unmarshal(sc.Bytes(), &bd); err != nil {
+			return 0, 0, nil, fmt.Errorf("eval: %s line %d: %w", path, line, err)
+		}
+		all = append(all, bd)
+	}
+	if err := sc.Err(); err != nil {
+		return 0, 0, nil, fmt.Errorf("eval: %s: %w", path, err)
+	}
+	links := newCorpusLinks(all)
+	ids = map[string]string{}
 	var batch []*store.Document
 	flush := func() error {
 		if len(batch) == 0 {
@@ -320,20 +340,9 @@ func indexCorpus(ctx context.Context, db *store.DB, path string, chunkTokens int
 		batch = batch[:0]
 		return nil
 	}
-	line := 0
-	for sc.Scan() {
-		line++
-		if len(strings.TrimSpace(sc.Text())) == 0 {
-			continue
-		}
-		var bd beirDoc
-		if err := json.Unmarshal(sc.Bytes(), &bd); err != nil {
-			return 0, 0, nil, fmt.Errorf("eval: %s line %d: %w", path, line, err)
-		}
+	for _, bd := range all {
+		bd.Text = links.rewrite(bd, bd.Text)
 		d := beirDocument(bd, chunkTokens)
-		if ids == nil {
-			ids = map[string]string{}
-		}
 		ids[d.URL] = bd.ID
 		docs++
 		chunks += len(d.Chunks)
@@ -343,9 +352,6 @@ func indexCorpus(ctx context.Context, db *store.DB, path string, chunkTokens int
 				return 0, 0, nil, err
 			}
 		}
-	}
-	if err := sc.Err(); err != nil {
-		return 0, 0, nil, fmt.Errorf("eval: %s: %w", path, err)
 	}
 	return docs, chunks, ids, flush()
 }

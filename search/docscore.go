@@ -41,6 +41,15 @@ func (ix *Index) docBM25(pq *parsedQuery, rk Ranking, docs []*docHit) map[int64]
 			inURL[i] = ix.an.IndexTerms(urlWords(doc.URL), doc.Lang, initials)
 		}
 	}
+	var keys []string
+	if rk.AnchorWeight > 0 {
+		keys = make([]string, len(docs))
+		ix.anchors.mu.RLock()
+		defer ix.anchors.mu.RUnlock()
+		for i, d := range docs {
+			keys[i] = anchorKey(d.chunks[0].doc.URL)
+		}
+	}
 	m := ix.mem
 	m.mu.RLock()
 	defer m.mu.RUnlock()
@@ -62,7 +71,7 @@ func (ix *Index) docBM25(pq *parsedQuery, rk Ranking, docs []*docHit) map[int64]
 		ns[i] = norms{1 - rk.BTitle + rk.BTitle*title/max(avgTitle, 1), 1 - rk.BBody + rk.BBody*body/max(avgBody, 1)}
 	}
 	out := make(map[int64]float64, len(docs))
-	tf := make([][4]float64, len(docs)) // title, keywords, body, URL
+	tf := make([][5]float64, len(docs)) // title, keywords, body, URL, links
 	for _, t := range pq.Terms {
 		mt := m.terms[t.Term]
 		// Terms in more chunks than MaxPostings weigh little and cost the
@@ -97,9 +106,12 @@ func (ix *Index) docBM25(pq *parsedQuery, rk Ranking, docs []*docHit) map[int64]
 				}
 			}
 		}
+		for i, k := range keys {
+			tf[i][4] = float64(ix.anchors.count(t.Term, k))
+		}
 		idf := math.Log(1 + (nDocs-float64(df)+0.5)/(float64(df)+0.5))
 		for i, f := range tf {
-			if f == [4]float64{} {
+			if f == [5]float64{} {
 				continue
 			}
 			x := rk.TitleWeight*f[0]/ns[i].title + (rk.KeywordWeight*f[1]+rk.BodyWeight*f[2])/ns[i].body
@@ -108,6 +120,8 @@ func (ix *Index) docBM25(pq *parsedQuery, rk Ranking, docs []*docHit) map[int64]
 			// it usually repeats: a page named in its URL is the page
 			// about it.
 			s += rk.URLWeight * f[3] * (rk.K1 + 1) / (f[3] + rk.K1)
+			// So are the words around the links to the page.
+			s += rk.AnchorWeight * f[4] * (rk.K1 + 1) / (f[4] + rk.K1)
 			out[docs[i].docID] += float64(t.Weight) * idf * s
 		}
 	}

@@ -167,9 +167,10 @@ type Ranking struct {
 	VariantPrefix int
 	VariantWeight float64
 	// DocWeight weights the score of the whole page (docBM25), added to
-	// its best chunks'; URLWeight is the weight of its URL path's words in
-	// that score, beside TitleWeight.
-	DocWeight, URLWeight float64
+	// its best chunks'; URLWeight and AnchorWeight are the weights, in
+	// that score, of its URL path's words and of the words around the
+	// links to it (anchors.go), beside TitleWeight.
+	DocWeight, URLWeight, AnchorWeight float64
 	// Confidence thresholds (decide.go).
 	MinCoverage   float64 // share of query IDF the top document must match
 	MinGap        float64 // relative gap to the second document
@@ -191,7 +192,7 @@ func DefaultRanking() Ranking {
 		TypoMaxPerQry: 4, AllTermsMax: 4, MaxPostings: 3000,
 		RerankDepth: 30, RerankMinTerms: 4, K1: 1.2, BTitle: 0.75, BBody: 0.75, Proximity: 0.3, ProximityWindow: 4,
 		VariantPrefix: 5, VariantWeight: 0.7,
-		DocWeight: 0.4, URLWeight: 1,
+		DocWeight: 0.4, URLWeight: 1, AnchorWeight: 2,
 	}
 }
 
