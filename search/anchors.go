@@ -34,17 +34,28 @@ type anchorIndex struct {
 	// changes; byTerm counts, for each term, its occurrences around the
 	// links to each page (by anchorKey).
 	bySource map[int64][]anchorLink
-	byTerm   map[string]map[string]int32
+	byTerm   map[string]map[int32]int32
+	// targets numbers the linked pages' keys (anchorKey), so that the
+	// counts hold a number rather than a URL per term and page.
+	targets map[string]int32
 }
 
-// anchorLink is one link's target and the terms around it.
+// anchorLink is one stored link: its target's number and the terms
+// around it.
 type anchorLink struct {
-	target string
+	target int32
 	terms  []string
 }
 
+// foundLink is a link as chunkLinks finds it: its target's anchorKey.
+type foundLink struct {
+	key   string
+	terms []string
+}
+
 func newAnchorIndex(an *analysis.Analyzer) *anchorIndex {
-	return &anchorIndex{an: an, bySource: map[int64][]anchorLink{}, byTerm: map[string]map[string]int32{}}
+	return &anchorIndex{an: an, bySource: map[int64][]anchorLink{}, byTerm: map[string]map[int32]int32{},
+		targets: map[string]int32{}}
 }
 
 // IndexCommitted follows the store's commits (store.IndexObserver).
@@ -72,19 +83,22 @@ func (a *anchorIndex) applyLocked(c store.IndexCommit) {
 	}
 }
 
-func (a *anchorIndex) addLocked(source int64, links []anchorLink) {
+func (a *anchorIndex) addLocked(source int64, links []foundLink) {
 	for _, l := range links {
+		id, ok := a.targets[l.key]
+		if !ok {
+			id = int32(len(a.targets))
+			a.targets[l.key] = id
+		}
 		for _, t := range l.terms {
 			m := a.byTerm[t]
 			if m == nil {
-				m = map[string]int32{}
+				m = map[int32]int32{}
 				a.byTerm[t] = m
 			}
-			m[l.target]++
+			m[id]++
 		}
-	}
-	if len(links) > 0 {
-		a.bySource[source] = append(a.bySource[source], links...)
+		a.bySource[source] = append(a.bySource[source], anchorLink{target: id, terms: l.terms})
 	}
 }
 
@@ -109,7 +123,7 @@ func (a *anchorIndex) load(ctx context.Context, db *store.DB) error {
 	a.mu.Lock()
 	a.building, a.buffered = true, nil
 	a.mu.Unlock()
-	bySource := map[int64][]anchorLink{}
+	bySource := map[int64][]foundLink{}
 	gen, err := db.ReadIndex(ctx, func(c *store.IndexChunk) error {
 		if links := a.chunkLinks(c); len(links) > 0 {
 			bySource[c.Doc.ID] = append(bySource[c.Doc.ID], links...)
@@ -128,7 +142,7 @@ func (a *anchorIndex) load(ctx context.Context, db *store.DB) error {
 		}
 		return err
 	}
-	a.bySource, a.byTerm, a.gen = map[int64][]anchorLink{}, map[string]map[string]int32{}, gen
+	a.bySource, a.byTerm, a.targets, a.gen = map[int64][]anchorLink{}, map[string]map[int32]int32{}, map[string]int32{}, gen
 	for source, links := range bySource {
 		a.addLocked(source, links)
 	}
@@ -140,7 +154,13 @@ func (a *anchorIndex) load(ctx context.Context, db *store.DB) error {
 
 // count returns how often term occurs around the links to the page with
 // key. Call with a.mu held for reading.
-func (a *anchorIndex) count(term, key string) int32 { return a.byTerm[term][key] }
+func (a *anchorIndex) count(term, key string) int32 {
+	id, ok := a.targets[key]
+	if !ok {
+		return 0
+	}
+	return a.byTerm[term][id]
+}
 
 // mdLink is an inline Markdown link as the extractor writes it:
 // [text](url), an image's ![alt](src) aside.
@@ -152,7 +172,7 @@ const anchorWindow = 10
 
 // chunkLinks returns the links of a chunk to other pages, each with the
 // terms of its text and of the words around it on its line.
-func (a *anchorIndex) chunkLinks(c *store.IndexChunk) []anchorLink {
+func (a *anchorIndex) chunkLinks(c *store.IndexChunk) []foundLink {
 	if !strings.Contains(c.Text, "](") {
 		return nil
 	}
@@ -162,7 +182,7 @@ func (a *anchorIndex) chunkLinks(c *store.IndexChunk) []anchorLink {
 	}
 	self := anchorKey(c.Doc.URL)
 	site := keyOf(&url.URL{Scheme: base.Scheme, Host: base.Host}) + "/"
-	var out []anchorLink
+	var out []foundLink
 	for _, line := range strings.Split(c.Text, "\n") {
 		ms := mdLink.FindAllStringSubmatchIndex(line, -1)
 		if len(ms) == 0 {
@@ -194,7 +214,7 @@ func (a *anchorIndex) chunkLinks(c *store.IndexChunk) []anchorLink {
 			from, to := max(0, spans[i][0]-anchorWindow), min(len(words), spans[i][1]+anchorWindow)
 			terms := a.an.IndexTerms(strings.Join(words[from:to], " "), c.Doc.Lang, nil)
 			if len(terms) > 0 {
-				out = append(out, anchorLink{target: target, terms: terms})
+				out = append(out, foundLink{key: target, terms: terms})
 			}
 		}
 	}

@@ -20,7 +20,7 @@ func TestAnchorIndex_ChunkLinks(t *testing.T) {
 	links := a.chunkLinks(&store.IndexChunk{ID: 1, Doc: doc, Text: text})
 	got := map[string][]string{}
 	for _, l := range links {
-		got[l.target] = l.terms
+		got[l.key] = l.terms
 	}
 	if len(got) != 2 {
 		t.Fatalf("links to %v, want the Spinner page and the notices page only (no image, no other site, no self-link)", got)
