@@ -25,6 +25,9 @@ type anchorIndex struct {
 	an *analysis.Analyzer
 
 	mu sync.RWMutex
+	// enabled is set once a load started: before, no search needs the
+	// links, and the load will read them (as memIndex does).
+	enabled bool
 	// building is set while a load reads the store; commits that land
 	// meanwhile wait in buffered, and those the load saw are dropped.
 	building bool
@@ -62,11 +65,13 @@ func newAnchorIndex(an *analysis.Analyzer) *anchorIndex {
 func (a *anchorIndex) IndexCommitted(c store.IndexCommit) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.building {
+	switch {
+	case !a.enabled:
+	case a.building:
 		a.buffered = append(a.buffered, c)
-		return
+	default:
+		a.applyLocked(c)
 	}
-	a.applyLocked(c)
 }
 
 func (a *anchorIndex) applyLocked(c store.IndexCommit) {
@@ -121,7 +126,7 @@ func (a *anchorIndex) dropLocked(source int64) {
 // that landed meanwhile.
 func (a *anchorIndex) load(ctx context.Context, db *store.DB) error {
 	a.mu.Lock()
-	a.building, a.buffered = true, nil
+	a.enabled, a.building, a.buffered = true, true, nil
 	a.mu.Unlock()
 	bySource := map[int64][]foundLink{}
 	gen, err := db.ReadIndex(ctx, func(c *store.IndexChunk) error {
