@@ -172,8 +172,9 @@ func (a *anchorIndex) count(term, key string) int32 {
 var mdLink = regexp.MustCompile(`(!?)\[((?:[^\[\]\n]|\[[^\[\]\n]*\])*)\]\(<?([^()\s<>]+)>?(?:\s+"[^"\n]*")?\)`)
 
 // anchorWindow is how many words on each side of a link's text count as
-// its context: about a sentence's worth.
-const anchorWindow = 10
+// its context: about a sentence's worth. On wpdocs, 15 did better than 10
+// (+0.0078, not worse on 20 of 20 halves) and than 20; 0–5 words did worse.
+const anchorWindow = 15
 
 // chunkLinks returns the links of a chunk to other pages, each with the
 // terms of its text and of the words around it on its line.
