@@ -189,3 +189,42 @@ func TestRunEval_URLPath(t *testing.T) {
 		t.Errorf("run names pages by URL, not corpus id:\n%s", b)
 	}
 }
+
+func TestCorpusLinks(t *testing.T) {
+	all := []beirDoc{
+		{ID: "sidebar", URLPath: "/docs/how-to/plugin-sidebar/"},
+		{ID: "panel", URLPath: "/docs/how-to/settings-panel/"},
+		{ID: "spinner", URLPath: "/docs/components/spinner/"},
+		{ID: "blocks", URLPath: "/docs/reference/blocks/"},
+		{ID: "blocks-pkg", URLPath: "/docs/packages/blocks/"},
+	}
+	cl := newCorpusLinks(all)
+	for _, c := range []struct{ from, md, want string }{
+		// The published site's URL, under another base.
+		{"panel", "See [the sidebar](https://developer.example.org/handbook/how-to/plugin-sidebar/).",
+			"See [the sidebar](https://corpus.invalid/docs/how-to/plugin-sidebar/)."},
+		// The source tree's file, and a relative one with a fragment.
+		{"panel", "[Spinner](/docs/components/spinner/README.md) and [sidebar](../plugin-sidebar.md#usage)",
+			"[Spinner](https://corpus.invalid/docs/components/spinner/) and [sidebar](https://corpus.invalid/docs/how-to/plugin-sidebar/)"},
+		// Two pages end with "blocks": only the longer suffix decides.
+		{"panel", "[blocks](https://github.com/example/repo/blob/trunk/blocks/README.md)",
+			"[blocks](https://github.com/example/repo/blob/trunk/blocks/README.md)"},
+		{"panel", "[blocks](/docs/packages/blocks.md)", "[blocks](https://corpus.invalid/docs/packages/blocks/)"},
+		// Images, other sites and links to the page itself stay.
+		{"spinner", "![shot](/docs/components/spinner/shot.png) [npm](https://www.npmjs.com/package/x) [self](./README.md)",
+			"![shot](/docs/components/spinner/shot.png) [npm](https://www.npmjs.com/package/x) [self](./README.md)"},
+	} {
+		var from beirDoc
+		for _, bd := range all {
+			if bd.ID == c.from {
+				from = bd
+			}
+		}
+		if got := cl.rewrite(from, c.md); got != c.want {
+			t.Errorf("rewrite(%q)\n got %q\nwant %q", c.md, got, c.want)
+		}
+	}
+	if newCorpusLinks([]beirDoc{{ID: "1", Text: "[a](b)"}}) != nil {
+		t.Error("a corpus without url_path gets its links rewritten")
+	}
+}

@@ -58,8 +58,8 @@ func (cl *corpusLinks) rewrite(bd beirDoc, md string) string {
 // were written for the source tree (docs/x/README.md) or the published
 // site (https://host/base/x/), whose bases differ from the corpus's.
 // A link therefore resolves to the one page whose path ends with the
-// most of the link's last segments, at least two of them, or one when
-// it is the whole path of both.
+// most of the link's last segments: at least two of them, unless the
+// link's path has only one.
 type linkResolver struct {
 	bySuffix map[string]string // joined last segments → page id, "" when several pages share them
 }
