@@ -121,7 +121,8 @@ func Evaluate(ctx context.Context, opt Options, out io.Writer) (*Metrics, error)
 
 	m := &Metrics{}
 	start := time.Now()
-	if m.Docs, m.Chunks, err = IndexCorpus(ctx, db, opt.Corpus, opt.ChunkTokens); err != nil {
+	var ids map[string]string
+	if m.Docs, m.Chunks, ids, err = indexCorpus(ctx, db, opt.Corpus, opt.ChunkTokens); err != nil {
 		return nil, err
 	}
 	m.IndexTime = time.Since(start)
@@ -146,11 +147,11 @@ func Evaluate(ctx context.Context, opt Options, out io.Writer) (*Metrics, error)
 		if err != nil {
 			return nil, nil, err
 		}
-		ids, scores := make([]string, len(res.Hits)), make([]float64, len(res.Hits))
+		ranked, scores := make([]string, len(res.Hits)), make([]float64, len(res.Hits))
 		for i, h := range res.Hits {
-			ids[i], scores[i] = strings.TrimPrefix(h.URL, "beir:"), h.Score
+			ranked[i], scores[i] = ids[h.URL], h.Score
 		}
-		return ids, scores, nil
+		return ranked, scores, nil
 	}
 	if err := runQueries(ctx, engine, queries, qrels, opt.Run, m); err != nil {
 		return nil, err
@@ -287,18 +288,47 @@ type beirDoc struct {
 	ID    string `json:"_id"`
 	Title string `json:"title"`
 	Text  string `json:"text"`
+	// URLPath is where the page lives on its site, when the corpus says.
+	URLPath string `json:"url_path"`
 }
 
 // IndexCorpus loads a BEIR corpus.jsonl into the store, in batches, as
 // crawled pages are stored.
 func IndexCorpus(ctx context.Context, db *store.DB, path string, chunkTokens int) (docs, chunks int, err error) {
+	docs, chunks, _, err = indexCorpus(ctx, db, path, chunkTokens)
+	return docs, chunks, err
+}
+
+// indexCorpus is IndexCorpus, also returning the corpus id of each
+// stored page's URL.
+func indexCorpus(ctx context.Context, db *store.DB, path string, chunkTokens int) (docs, chunks int, ids map[string]string, err error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return 0, 0, fmt.Errorf("eval: %w", err)
+		return 0, 0, nil, fmt.Errorf("eval: %w", err)
 	}
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	// The whole corpus is read first: a link is resolved to the page it
+	// points at.
+	var all []beirDoc
+	line := 0
+	for sc.Scan() {
+		line++
+		if len(strings.TrimSpace(sc.Text())) == 0 {
+			continue
+		}
+		var bd beirDoc
+		if err := json.Unmarshal(sc.Bytes(), &bd); err != nil {
+			return 0, 0, nil, fmt.Errorf("eval: %s line %d: %w", path, line, err)
+		}
+		all = append(all, bd)
+	}
+	if err := sc.Err(); err != nil {
+		return 0, 0, nil, fmt.Errorf("eval: %s: %w", path, err)
+	}
+	links := newCorpusLinks(all)
+	ids = map[string]string{}
 	var batch []*store.Document
 	flush := func() error {
 		if len(batch) == 0 {
@@ -310,38 +340,37 @@ func IndexCorpus(ctx context.Context, db *store.DB, path string, chunkTokens int
 		batch = batch[:0]
 		return nil
 	}
-	line := 0
-	for sc.Scan() {
-		line++
-		if len(strings.TrimSpace(sc.Text())) == 0 {
-			continue
-		}
-		var bd beirDoc
-		if err := json.Unmarshal(sc.Bytes(), &bd); err != nil {
-			return 0, 0, fmt.Errorf("eval: %s line %d: %w", path, line, err)
-		}
+	for _, bd := range all {
+		bd.Text = links.rewrite(bd, bd.Text)
 		d := beirDocument(bd, chunkTokens)
+		ids[d.URL] = bd.ID
 		docs++
 		chunks += len(d.Chunks)
 		batch = append(batch, d)
 		if len(batch) == 500 {
 			if err := flush(); err != nil {
-				return 0, 0, err
+				return 0, 0, nil, err
 			}
 		}
 	}
-	if err := sc.Err(); err != nil {
-		return 0, 0, fmt.Errorf("eval: %s: %w", path, err)
-	}
-	return docs, chunks, flush()
+	return docs, chunks, ids, flush()
 }
+
+// corpusSite is the origin of a corpus's pages that have a url_path.
+const corpusSite = "https://corpus.invalid"
 
 // beirDocument turns a corpus entry into a store.Document the way a
 // crawled page becomes one: Markdown body, chunks with rune offsets.
 func beirDocument(bd beirDoc, chunkTokens int) *store.Document {
 	sum := sha256.Sum256([]byte(bd.Title + "\x00" + bd.Text))
+	// A page's URL is part of what search reads; a corpus that says where
+	// its pages live (url_path) gets URLs on a site of its own.
+	u := "beir:" + bd.ID
+	if strings.HasPrefix(bd.URLPath, "/") {
+		u = corpusSite + bd.URLPath
+	}
 	d := &store.Document{
-		URL:         "beir:" + bd.ID,
+		URL:         u,
 		PostType:    "post",
 		Title:       bd.Title,
 		Lang:        "en",

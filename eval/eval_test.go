@@ -152,3 +152,79 @@ func TestNDCG(t *testing.T) {
 		t.Errorf("Recall = %v", got)
 	}
 }
+
+// TestRunEval_URLPath: pages with a url_path get URLs on a site of their
+// own, which search reads, and the run still names them by corpus id.
+func TestRunEval_URLPath(t *testing.T) {
+	dir := t.TempDir()
+	corpus := filepath.Join(dir, "corpus.jsonl")
+	queries := filepath.Join(dir, "queries.jsonl")
+	qrels := filepath.Join(dir, "qrels.tsv")
+	write := func(path, s string) {
+		if err := os.WriteFile(path, []byte(s), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(corpus, `{"_id": "returns", "title": "Returns", "text": "A coupon refunds the shipping of the parcel you send back.", "url_path": "/shop/returns/"}
+{"_id": "coupons", "title": "Discounts", "text": "A coupon code takes ten percent off the cart at checkout.", "url_path": "/shop/coupons/"}
+{"_id": "beans", "title": "Coffee beans", "text": "Roasted beans from the hills."}
+`)
+	write(queries, `{"_id": "q1", "text": "coupon"}
+{"_id": "q2", "text": "roasted beans"}
+`)
+	write(qrels, "query-id\tcorpus-id\tscore\nq1\tcoupons\t1\nq2\tbeans\t1\n")
+	run := filepath.Join(dir, "run.txt")
+	m, err := Evaluate(context.Background(), Options{Corpus: corpus, Queries: queries, Qrels: qrels, Run: run, StateDir: dir}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.MRR10 != 1 {
+		t.Errorf("MRR@10 = %.3f, want each judged page first: %+v", m.MRR10, m.PerQuery)
+	}
+	b, err := os.ReadFile(run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), "q1 Q0 coupons 1 ") || !strings.Contains(string(b), "q1 Q0 returns 2 ") {
+		t.Errorf("run names pages by URL, not corpus id:\n%s", b)
+	}
+}
+
+func TestCorpusLinks(t *testing.T) {
+	all := []beirDoc{
+		{ID: "sidebar", URLPath: "/docs/how-to/plugin-sidebar/"},
+		{ID: "panel", URLPath: "/docs/how-to/settings-panel/"},
+		{ID: "spinner", URLPath: "/docs/components/spinner/"},
+		{ID: "blocks", URLPath: "/docs/reference/blocks/"},
+		{ID: "blocks-pkg", URLPath: "/docs/packages/blocks/"},
+	}
+	cl := newCorpusLinks(all)
+	for _, c := range []struct{ from, md, want string }{
+		// The published site's URL, under another base.
+		{"panel", "See [the sidebar](https://developer.example.org/handbook/how-to/plugin-sidebar/).",
+			"See [the sidebar](https://corpus.invalid/docs/how-to/plugin-sidebar/)."},
+		// The source tree's file, and a relative one with a fragment.
+		{"panel", "[Spinner](/docs/components/spinner/README.md) and [sidebar](../plugin-sidebar.md#usage)",
+			"[Spinner](https://corpus.invalid/docs/components/spinner/) and [sidebar](https://corpus.invalid/docs/how-to/plugin-sidebar/)"},
+		// Two pages end with "blocks": only the longer suffix decides.
+		{"panel", "[blocks](https://github.com/example/repo/blob/trunk/blocks/README.md)",
+			"[blocks](https://github.com/example/repo/blob/trunk/blocks/README.md)"},
+		{"panel", "[blocks](/docs/packages/blocks.md)", "[blocks](https://corpus.invalid/docs/packages/blocks/)"},
+		// Images, other sites and links to the page itself stay.
+		{"spinner", "![shot](/docs/components/spinner/shot.png) [npm](https://www.npmjs.com/package/x) [self](./README.md)",
+			"![shot](/docs/components/spinner/shot.png) [npm](https://www.npmjs.com/package/x) [self](./README.md)"},
+	} {
+		var from beirDoc
+		for _, bd := range all {
+			if bd.ID == c.from {
+				from = bd
+			}
+		}
+		if got := cl.rewrite(from, c.md); got != c.want {
+			t.Errorf("rewrite(%q)\n got %q\nwant %q", c.md, got, c.want)
+		}
+	}
+	if newCorpusLinks([]beirDoc{{ID: "1", Text: "[a](b)"}}) != nil {
+		t.Error("a corpus without url_path gets its links rewritten")
+	}
+}

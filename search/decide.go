@@ -171,7 +171,7 @@ func (ix *Index) mergeIntents(pq *parsedQuery, q Query, rk Ranking, docs []*docH
 			continue
 		}
 		cands := ix.candidates(sub, q, rk, 50)
-		for _, d := range groupDocs(ix.an, cands, sub, q, rk, ix.db.Now()) {
+		for _, d := range groupDocs(ix.an, cands, sub, q, rk, ix.db.Now(), ix.docBM25) {
 			if !used[d.docID] {
 				used[d.docID] = true
 				d.explain = append(d.explain, "best for: "+strings.Join(part, " "))

@@ -19,6 +19,8 @@ import (
 type Index struct {
 	db  *store.DB
 	mem *memIndex
+	// anchors holds the words around the links to each page (anchors.go).
+	anchors *anchorIndex
 	// an analyzes everything the index reads, remembering stems.
 	an *analysis.Analyzer
 	// unobserve stops the store's commit notifications; stop cancels a
@@ -68,8 +70,9 @@ var ErrClosed = errors.New("search: index closed")
 func New(db *store.DB) *Index {
 	ctx, stop := context.WithCancel(context.Background())
 	an := analysis.NewAnalyzer()
-	ix := &Index{db: db, mem: newMemIndex(an), an: an, ranking: DefaultRanking(), ctx: ctx, stop: stop}
-	ix.unobserve = db.Observe(ix.mem)
+	ix := &Index{db: db, mem: newMemIndex(an), anchors: newAnchorIndex(an), an: an, ranking: DefaultRanking(), ctx: ctx, stop: stop}
+	unMem, unAnchors := db.Observe(ix.mem), db.Observe(ix.anchors)
+	ix.unobserve = func() { unMem(); unAnchors() }
 	return ix
 }
 
@@ -108,8 +111,15 @@ func (ix *Index) startLoad() (*loadCall, error) {
 	// The load belongs to the index, not to whoever asked first: a search
 	// that gives up waiting leaves it running for the next; Close stops it.
 	go func() {
+		// The links load beside the postings; a search that finds none
+		// yet scores pages without them.
+		anchors := make(chan error, 1)
+		go func() { anchors <- ix.anchors.load(ix.ctx, ix.db) }()
 		if err := m.build(ix.ctx, ix.db); err != nil {
 			c.err = fmt.Errorf("search: load: %w", err)
+		}
+		if err := <-anchors; err != nil && c.err == nil {
+			c.err = fmt.Errorf("search: load links: %w", err)
 		}
 		ix.mu.Lock()
 		ix.loading = nil

@@ -166,6 +166,11 @@ type Ranking struct {
 	// shared prefix joins them in any language. 0 turns it off.
 	VariantPrefix int
 	VariantWeight float64
+	// DocWeight weights the score of the whole page (docBM25), added to
+	// its best chunks'; URLWeight and AnchorWeight are the weights, in
+	// that score, of its URL path's words and of the words around the
+	// links to it (anchors.go), beside TitleWeight.
+	DocWeight, URLWeight, AnchorWeight float64
 	// Confidence thresholds (decide.go).
 	MinCoverage   float64 // share of query IDF the top document must match
 	MinGap        float64 // relative gap to the second document
@@ -187,6 +192,7 @@ func DefaultRanking() Ranking {
 		TypoMaxPerQry: 4, AllTermsMax: 4, MaxPostings: 3000,
 		RerankDepth: 30, RerankMinTerms: 4, K1: 1.2, BTitle: 0.75, BBody: 0.75, Proximity: 0.3, ProximityWindow: 4,
 		VariantPrefix: 5, VariantWeight: 0.7,
+		DocWeight: 0.4, URLWeight: 1, AnchorWeight: 2,
 	}
 }
 
@@ -216,6 +222,8 @@ type docHit struct {
 	// formatted only for the documents shown.
 	bm25    float64
 	explain []string
+	// page is the whole page's score (docBM25), formatted like bm25.
+	page float64
 }
 
 // Search ranks the site's chunks for q with BM25 and groups them by
@@ -411,7 +419,7 @@ func (ix *Index) rank(ctx context.Context, pq *parsedQuery, q Query, rk Ranking,
 	if err != nil {
 		return nil, err
 	}
-	return groupDocs(ix.an, cands, pq, q, rk, ix.db.Now()), nil
+	return groupDocs(ix.an, cands, pq, q, rk, ix.db.Now(), ix.docBM25), nil
 }
 
 // cutCommon leaves the most common terms out of the candidate query while
@@ -481,7 +489,8 @@ func (ix *Index) candidates(pq *parsedQuery, q Query, rk Ranking, k int) []*cand
 
 // groupDocs folds chunks into documents and applies the document-level
 // factors: second chunk, title phrase, thin and archive pages, freshness.
-func groupDocs(an *analysis.Analyzer, cands []*candidate, pq *parsedQuery, q Query, rk Ranking, now time.Time) []*docHit {
+func groupDocs(an *analysis.Analyzer, cands []*candidate, pq *parsedQuery, q Query, rk Ranking, now time.Time,
+	whole func(*parsedQuery, Ranking, []*docHit) map[int64]float64) []*docHit {
 	byDoc := map[int64]*docHit{}
 	var docs []*docHit
 	for _, c := range cands {
@@ -495,10 +504,20 @@ func groupDocs(an *analysis.Analyzer, cands []*candidate, pq *parsedQuery, q Que
 	}
 	for _, d := range docs {
 		sort.SliceStable(d.chunks, func(i, j int) bool { return d.chunks[i].score > d.chunks[j].score })
+	}
+	var pages map[int64]float64
+	if q.Sort != "date" && whole != nil {
+		pages = whole(pq, rk, docs)
+	}
+	for _, d := range docs {
 		first := d.chunks[0]
 		d.score = first.score
 		if len(d.chunks) > 1 {
 			d.score += rk.SecondChunk * d.chunks[1].score
+		}
+		if p := pages[d.docID]; p > 0 {
+			d.page = p
+			d.score += rk.DocWeight * p
 		}
 		d.bm25 = first.score
 		if len(first.variantOf) > 0 {
@@ -637,6 +656,9 @@ func makeHit(an *analysis.Analyzer, d *docHit, c *candidate, pq *parsedQuery, wi
 		HeadingPath: c.headingPath, ChunkID: c.chunkID, ChunkType: c.chunkType,
 		CodeLang: c.codeLang, ContentHash: c.contentHash, Thin: doc.Thin, Source: "keyword",
 		Start: c.start, End: c.end, MatchExplain: append([]string{fmt.Sprintf("bm25 %.2f", d.bm25)}, d.explain...),
+	}
+	if d.page > 0 {
+		h.MatchExplain = append(h.MatchExplain[:1:1], append([]string{fmt.Sprintf("whole page %.2f", d.page)}, d.explain...)...)
 	}
 	if h.HeadingPath == nil {
 		h.HeadingPath = []string{}

@@ -61,6 +61,9 @@ func rankingFlags(fs *flag.FlagSet) *search.Ranking {
 	fs.IntVar(&r.MaxPostings, "maxpost", r.MaxPostings, "leave common terms out of the full-text query above this many postings (0: off)")
 	fs.IntVar(&r.VariantPrefix, "vpre", r.VariantPrefix, "variant prefix runes (0: off)")
 	fs.Float64Var(&r.VariantWeight, "vw", r.VariantWeight, "variant weight")
+	fs.Float64Var(&r.DocWeight, "dw", r.DocWeight, "weight of the whole page's BM25F")
+	fs.Float64Var(&r.URLWeight, "uw", r.URLWeight, "weight of the URL path's words in the page's BM25F")
+	fs.Float64Var(&r.AnchorWeight, "aw", r.AnchorWeight, "weight of the words around links to the page in its BM25F")
 	fs.IntVar(&r.RerankMinTerms, "rerankmin", r.RerankMinTerms, "rerank queries of at least this many terms")
 	return &r
 }

@@ -1,0 +1,152 @@
+package search
+
+import (
+	"math"
+	"net/url"
+	"strings"
+
+	"github.com/askwp/askwpd/analysis"
+)
+
+// docBM25 scores the candidate documents as wholes, with BM25F over a
+// page's title (once), its headings and body (summed over its chunks) and
+// the words of its URL path, and IDFs counted in documents. A chunk is a
+// section; a visitor's words are often spread over a page's sections, and
+// a word all over one page is rare on the site even when it is in many of
+// that page's chunks. It reads the query terms' postings, as the candidate
+// query does, and keeps no state of its own.
+func (ix *Index) docBM25(pq *parsedQuery, rk Ranking, docs []*docHit) map[int64]float64 {
+	if rk.DocWeight <= 0 || len(docs) == 0 {
+		return nil
+	}
+	var terms []string
+	for _, t := range pq.Terms {
+		if t.Weight > 0 {
+			terms = append(terms, t.Term)
+		}
+	}
+	if len(terms) == 0 {
+		return nil
+	}
+	want := make(map[*memDoc]int, len(docs))
+	var inURL [][]string
+	if rk.URLWeight > 0 {
+		inURL = make([][]string, len(docs))
+	}
+	initials := analysis.InitialsOf(terms)
+	for i, d := range docs {
+		doc := d.chunks[0].doc
+		want[doc] = i
+		if inURL != nil {
+			inURL[i] = ix.an.IndexTerms(urlWords(doc.URL), doc.Lang, initials)
+		}
+	}
+	var keys []string
+	if rk.AnchorWeight > 0 {
+		keys = make([]string, len(docs))
+		ix.anchors.mu.RLock()
+		defer ix.anchors.mu.RUnlock()
+		for i, d := range docs {
+			keys[i] = anchorKey(d.chunks[0].doc.URL)
+		}
+	}
+	m := ix.mem
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	nDocs := float64(len(m.docSlots))
+	if nDocs == 0 {
+		return nil
+	}
+	avgBody := float64(m.colTotal[1]+m.colTotal[2]) / nDocs
+	avgTitle := float64(m.colTotal[0]) / float64(max(m.live, 1))
+	type norms struct{ title, body float64 }
+	ns := make([]norms, len(docs))
+	for i, d := range docs {
+		var title, body float64
+		for _, s := range m.docSlots[d.docID] {
+			sl := &m.slots[s]
+			body += float64(sl.colSize[1] + sl.colSize[2])
+			title = float64(sl.colSize[0])
+		}
+		ns[i] = norms{1 - rk.BTitle + rk.BTitle*title/max(avgTitle, 1), 1 - rk.BBody + rk.BBody*body/max(avgBody, 1)}
+	}
+	out := make(map[int64]float64, len(docs))
+	tf := make([][5]float64, len(docs)) // title, keywords, body, URL, links
+	for _, t := range pq.Terms {
+		mt := m.terms[t.Term]
+		// Terms in more chunks than MaxPostings weigh little and cost the
+		// most; the candidate query leaves them out for the same reason.
+		if t.Weight <= 0 || mt == nil || (rk.MaxPostings > 0 && len(mt.post) > rk.MaxPostings) {
+			continue
+		}
+		clear(tf)
+		var last *memDoc
+		df := 0
+		for _, p := range mt.post {
+			sl := &m.slots[p.slot]
+			if sl.dead || p.tf[0]|p.tf[1]|p.tf[2] == 0 {
+				continue
+			}
+			// A document's chunks are added together, so its postings are
+			// adjacent: counting changes of document counts documents.
+			if sl.doc != last {
+				df++
+				last = sl.doc
+			}
+			if i, ok := want[sl.doc]; ok {
+				tf[i][0] = max(tf[i][0], float64(p.tf[0]))
+				tf[i][1] += float64(p.tf[1])
+				tf[i][2] += float64(p.tf[2])
+			}
+		}
+		for i := range inURL {
+			for _, u := range inURL[i] {
+				if u == t.Term {
+					tf[i][3]++
+				}
+			}
+		}
+		for i, k := range keys {
+			tf[i][4] = float64(ix.anchors.count(t.Term, k))
+		}
+		idf := math.Log(1 + (nDocs-float64(df)+0.5)/(float64(df)+0.5))
+		for i, f := range tf {
+			if f == [5]float64{} {
+				continue
+			}
+			x := rk.TitleWeight*f[0]/ns[i].title + (rk.KeywordWeight*f[1]+rk.BodyWeight*f[2])/ns[i].body
+			s := x * (rk.K1 + 1) / (x + rk.K1)
+			// The URL is a field of its own, not saturated with the title
+			// it usually repeats: a page named in its URL is the page
+			// about it.
+			s += rk.URLWeight * f[3] * (rk.K1 + 1) / (f[3] + rk.K1)
+			// So are the words around the links to the page.
+			s += rk.AnchorWeight * f[4] * (rk.K1 + 1) / (f[4] + rk.K1)
+			out[docs[i].docID] += float64(t.Weight) * idf * s
+		}
+	}
+	return out
+}
+
+// urlWords returns the words of a page's URL path: a WordPress permalink
+// is made of its title's and its parents' slugs ("/docs/how-to/add-a-
+// sidebar/"), which name the page the way its site's authors do.
+// Numbers (dates, ids) and file extensions are left out.
+func urlWords(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
+		return ""
+	}
+	var b strings.Builder
+	for _, seg := range strings.Split(u.Path, "/") {
+		if i := strings.LastIndexByte(seg, '.'); i > 0 {
+			seg = seg[:i]
+		}
+		if seg == "" || strings.Trim(seg, "0123456789") == "" {
+			continue
+		}
+		b.WriteString(strings.NewReplacer("-", " ", "_", " ").Replace(seg))
+		b.WriteByte(' ')
+	}
+	return b.String()
+}

@@ -1,0 +1,97 @@
+package search
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/askwp/askwpd/store"
+)
+
+func TestURLWords(t *testing.T) {
+	for _, c := range []struct{ url, want string }{
+		{"https://shop.test/2024/05/how-to-bake-sourdough/", "how to bake sourdough "},
+		{"https://docs.test/block-editor/reference/add_sidebar.html", "block editor reference add sidebar "},
+		{"https://site.test/?p=12", ""},
+		{"https://site.test/", ""},
+		{"beir:12345", ""},
+	} {
+		if got := urlWords(c.url); got != c.want {
+			t.Errorf("urlWords(%q) = %q, want %q", c.url, got, c.want)
+		}
+	}
+}
+
+// pageDoc is a page of one chunk per section.
+func pageDoc(url, title string, sections ...string) *store.Document {
+	d := &store.Document{URL: "http://x.test" + url, Title: title, PostType: "page", Lang: "en", ContentHash: url}
+	for i, s := range sections {
+		start := len([]rune(d.Body))
+		d.Body += s + "\n\n"
+		d.Chunks = append(d.Chunks, store.Chunk{Ord: i, Text: s, Start: start, End: start + len([]rune(s)),
+			HeadingPath: []string{fmt.Sprintf("Step %d", i+1)}, Type: "prose", ContentHash: fmt.Sprint(url, i)})
+	}
+	d.Text = d.Body
+	return d
+}
+
+// TestSearch_WholePage: the whole page's score is added and explained,
+// and a page named by its URL outranks one that only mentions the word
+// as often.
+func TestSearch_WholePage(t *testing.T) {
+	db := openTB(t)
+	ctx := context.Background()
+	docs := []*store.Document{
+		pageDoc("/guides/how-it-works/", "How it works",
+			"First register your plugin with registerPlugin.",
+			"Then add a coupon field to the checkout.",
+			"Styling is optional."),
+		pageDoc("/shop/returns/", "Returns", "A coupon refunds the shipping of the parcel you send back."),
+		pageDoc("/shop/coupons/", "Discounts", "A coupon code takes ten percent off the cart at checkout."),
+	}
+	// Filler pages give the words their IDF.
+	for i := 0; i < 20; i++ {
+		docs = append(docs, pageDoc(fmt.Sprintf("/blog/diary-%d/", i), fmt.Sprintf("Garden diary %d", i),
+			"Roses and tulips in the garden this week."))
+	}
+	if err := db.PutDocuments(ctx, docs); err != nil {
+		t.Fatal(err)
+	}
+	ix := newIndex(t, db)
+	search := func(q string, docWeight, urlWeight float64) map[string]Hit {
+		rk := DefaultRanking()
+		rk.DocWeight, rk.URLWeight, rk.TitlePhraseBonus = docWeight, urlWeight, 0
+		ix.SetRanking(rk)
+		res, err := ix.Search(ctx, Query{Text: q, Limit: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]Hit{}
+		for i, h := range res.Hits {
+			h.Score = float64(len(res.Hits) - i) // rank, reversed
+			out[strings.TrimPrefix(h.URL, "http://x.test")] = h
+			if (docWeight > 0) != strings.Contains(strings.Join(h.MatchExplain, "; "), "whole page ") {
+				t.Errorf("DocWeight %v %q: %s explains %q", docWeight, q, h.URL, h.MatchExplain)
+			}
+		}
+		return out
+	}
+	t.Run("URL", func(t *testing.T) {
+		// Two equal mentions of "coupon": the page whose URL names coupons
+		// comes first once the URL counts.
+		for _, urlWeight := range []float64{0, 1} {
+			hits := search("coupon", 0.4, urlWeight)
+			page, other := hits["/shop/coupons/"], hits["/shop/returns/"]
+			if page.URL == "" || other.URL == "" {
+				t.Fatalf("URLWeight %v: hits %v, want both shop pages", urlWeight, hits)
+			}
+			if (urlWeight > 0) != (page.Score > other.Score) {
+				t.Errorf("URLWeight %v: /shop/coupons/ ranks below /shop/returns/ = %v", urlWeight, page.Score < other.Score)
+			}
+		}
+		if hits := search("coupon", 0, 1); len(hits) == 0 {
+			t.Error("no hits without the whole-page score")
+		}
+	})
+}
