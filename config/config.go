@@ -60,6 +60,15 @@ type Config struct {
 	Chat ChatConfig `toml:"chat"`
 
 	Network NetworkConfig `toml:"network"`
+
+	Debug DebugConfig `toml:"debug"`
+}
+
+// DebugConfig holds what an operator turns on to look inside the daemon.
+type DebugConfig struct {
+	// Pprof serves Go's profiler at /debug/pprof/, behind the token, to
+	// callers on this machine only. Off by default.
+	Pprof bool `toml:"pprof"`
 }
 
 // InsightsConfig is the question log behind /v1/insights and the gap
