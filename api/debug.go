@@ -15,8 +15,9 @@ import (
 // shows code paths and timings, not content, but a CPU profile also costs
 // the daemon while it runs, so it is nobody else's to start.
 //
-//	go tool pprof -http=: -H "Authorization: Bearer $(cat /var/lib/askwpd/token)" \
-//	    http://127.0.0.1:8787/debug/pprof/profile?seconds=30
+//	curl -H "Authorization: Bearer $(cat /var/lib/askwpd/token)" -o cpu.pprof \
+//	    'http://127.0.0.1:8787/debug/pprof/profile?seconds=30'
+//	go tool pprof /usr/bin/askwpd cpu.pprof
 func (s *Server) registerDebugRoutes(g *echo.Group) {
 	d := g.Group("/debug/pprof", localOnly)
 	d.GET("/", echo.WrapHandler(http.HandlerFunc(pprof.Index)))
