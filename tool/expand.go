@@ -58,7 +58,6 @@ func (s *Service) expand(ctx context.Context, q search.Query, r *search.Result, 
 		bestHits = r.Hits
 		stop     = "rounds"
 	)
-rounds:
 	for round := 0; round < expandRounds; round++ {
 		var docIDs []int64
 		seen := map[int64]bool{}
@@ -80,19 +79,29 @@ rounds:
 			stop = "no_candidates"
 			break
 		}
-		fetched := 0
-		for _, c := range cands[:min(len(cands), expandPerRound)] {
-			if bctx.Err() != nil {
-				stop = "time"
-				break rounds
+		fetched, outOfTime := 0, false
+		// The fetches wait on the site: other searches use the slot
+		// meanwhile.
+		if err := offCPU(ctx, func() {
+			for _, c := range cands[:min(len(cands), expandPerRound)] {
+				if bctx.Err() != nil {
+					outOfTime = true
+					return
+				}
+				tried[c.url] = true
+				e := Expansion{URL: c.url, Anchor: c.anchor, Score: round3(c.score)}
+				e.Status, e.Error = s.fetchAndIndex(bctx, c.url, "expansion")
+				done = append(done, e)
+				if e.Status == "indexed" || e.Status == "unchanged" {
+					fetched++
+				}
 			}
-			tried[c.url] = true
-			e := Expansion{URL: c.url, Anchor: c.anchor, Score: round3(c.score)}
-			e.Status, e.Error = s.fetchAndIndex(bctx, c.url, "expansion")
-			done = append(done, e)
-			if e.Status == "indexed" || e.Status == "unchanged" {
-				fetched++
-			}
+		}); err != nil {
+			return nil, err
+		}
+		if outOfTime {
+			stop = "time"
+			break
 		}
 		if fetched == 0 {
 			stop = "nothing_indexed"

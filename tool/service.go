@@ -54,6 +54,11 @@ func (s *Service) obs() Observer {
 
 // search is the index's search, hybrid when embeddings are configured.
 func (s *Service) search(ctx context.Context, q search.Query) (*search.Result, error) {
-	q.Hybrid = s.Embed.Query(ctx, q.Text)
+	if s.Embed != nil {
+		// The query's embedding comes from a provider over the network.
+		if err := offCPU(ctx, func() { q.Hybrid = s.Embed.Query(ctx, q.Text) }); err != nil {
+			return nil, err
+		}
+	}
 	return s.Search.Search(ctx, q)
 }
