@@ -140,6 +140,7 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (*Daemon, er
 		d.Crawler.OnIndexed = d.Embed.Kick
 	}
 	d.Tools = &tool.Service{Log: log, Store: st, Search: d.Search, Crawler: d.Crawler, Embed: d.Embed, Metrics: d.obs()}
+	st.Observe(d.Tools) // for the store's life
 	d.Agent = &chat.Agent{Tools: d.Tools, Log: log, Provider: chat.ProviderConfig(cfg.Provider),
 		Site:       chat.Site{URL: site.URL, Name: site.Name, Tagline: site.Tagline},
 		OnResponse: func(r *chat.Response) { d.obs().observeChat(len(r.ToolCalls), len(r.Sources)) },

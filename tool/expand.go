@@ -139,14 +139,24 @@ func (s *Service) scoreLinks(ctx context.Context, docIDs []int64, want map[strin
 	if len(want) == 0 || len(docIDs) == 0 {
 		return nil, nil
 	}
+	now := time.Now()
+	docIDs = s.linkless.unknown(docIDs, now)
+	if len(docIDs) == 0 {
+		return nil, nil
+	}
 	links, err := s.Store.UnindexedLinks(ctx, docIDs)
 	if err != nil {
 		return nil, err
 	}
 	byURL := map[string]*linkCandidate{}
 	var out []*linkCandidate
+	linksTo := map[int64]bool{} // pages with a link expansion could fetch
 	for _, l := range links {
-		if tried[l.URL] || !s.Crawler.Expandable(l.URL) {
+		if !s.Crawler.Expandable(l.URL) {
+			continue
+		}
+		linksTo[l.FromDocID] = true
+		if tried[l.URL] {
 			continue
 		}
 		score := 2*overlap(analysis.Analyze(l.Text, lang), want) + overlap(analysis.Analyze(pathWords(l.URL), lang), want)
@@ -164,6 +174,13 @@ func (s *Service) scoreLinks(ctx context.Context, docIDs []int64, want map[strin
 		byURL[l.URL] = c
 		out = append(out, c)
 	}
+	var none []int64
+	for _, id := range docIDs {
+		if !linksTo[id] {
+			none = append(none, id)
+		}
+	}
+	s.linkless.note(none, now)
 	sort.SliceStable(out, func(i, j int) bool { return out[i].score > out[j].score })
 	res := make([]linkCandidate, 0, len(out))
 	for _, c := range out {

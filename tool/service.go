@@ -22,7 +22,13 @@ type Service struct {
 	Embed *embed.Worker
 	// Metrics is told about every call; nil counts nothing.
 	Metrics Observer
+
+	linkless linkless
 }
+
+// IndexCommitted follows the store's index commits (store.DB.Observe):
+// selective expansion forgets which pages link to nothing it could fetch.
+func (s *Service) IndexCommitted(store.IndexCommit) { s.linkless.forget() }
 
 var _ Caller = (*Service)(nil)
 
