@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/askwp/askwpd/analysis"
 )
@@ -772,6 +773,10 @@ func evidence(an *analysis.Analyzer, terms []string, meta, text, lang string, n 
 	return out, b.String()
 }
 
+// asciiSpace is unicode.IsSpace for the ASCII bytes (false for the
+// others, which fields decodes).
+var asciiSpace = [256]bool{'\t': true, '\n': true, '\v': true, '\f': true, '\r': true, ' ': true}
+
 // fields is strings.Fields with the byte offset of each field.
 func fields(s string) (words []string, starts []int) {
 	n := 0
@@ -782,8 +787,15 @@ func fields(s string) (words []string, starts []int) {
 	}
 	words, starts = make([]string, 0, n+1), make([]int, 0, n+1)
 	start := -1
-	for i, r := range s {
-		if unicode.IsSpace(r) {
+	for i := 0; i < len(s); {
+		// ASCII without a call: this runs over every shown passage.
+		space, size := asciiSpace[s[i]], 1
+		if s[i] >= utf8.RuneSelf {
+			var r rune
+			r, size = utf8.DecodeRuneInString(s[i:])
+			space = unicode.IsSpace(r)
+		}
+		if space {
 			if start >= 0 {
 				words, starts = append(words, s[start:i]), append(starts, start)
 				start = -1
@@ -791,6 +803,7 @@ func fields(s string) (words []string, starts []int) {
 		} else if start < 0 {
 			start = i
 		}
+		i += size
 	}
 	if start >= 0 {
 		words, starts = append(words, s[start:]), append(starts, start)
