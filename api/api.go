@@ -47,6 +47,8 @@ type Options struct {
 	// ChatGate, when set, caps concurrent /v1/chat turns and their daily
 	// model calls; its state shows on /v1/status and /admin.
 	ChatGate *chat.Gate
+	// Pprof mounts Go's profiler at /debug/pprof/ (registerDebugRoutes).
+	Pprof bool
 }
 
 // Server routes HTTP requests to the backend.
@@ -92,6 +94,9 @@ func New(b Backend, opt Options) *Server {
 	s.registerAdminRoutes(e, auth)
 	s.registerInsightRoutes(e, auth)
 	s.registerMCPRoutes(e)
+	if opt.Pprof {
+		s.registerDebugRoutes(auth)
+	}
 	return s
 }
 

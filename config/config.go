@@ -63,6 +63,7 @@ type Config struct {
 	Network NetworkConfig `toml:"network"`
 
 	Cluster ClusterConfig `toml:"cluster"`
+	Debug   DebugConfig   `toml:"debug"`
 }
 
 // ClusterConfig runs several daemons, one per web head, against the
@@ -104,6 +105,13 @@ func (c ClusterConfig) Validate() error {
 		return fmt.Errorf("config: cluster.poll %s must be 20ms..2s: nodes must converge within 2 s", p)
 	}
 	return nil
+}
+
+// DebugConfig holds what an operator turns on to look inside the daemon.
+type DebugConfig struct {
+	// Pprof serves Go's profiler at /debug/pprof/, behind the token, to
+	// callers on this machine only. Off by default.
+	Pprof bool `toml:"pprof"`
 }
 
 // InsightsConfig is the question log behind /v1/insights and the gap

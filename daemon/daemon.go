@@ -144,6 +144,7 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (*Daemon, er
 		d.Crawler.OnIndexed = d.Embed.Kick
 	}
 	d.Tools = &tool.Service{Log: log, Store: st, Search: d.Search, Crawler: d.Crawler, Embed: d.Embed, Metrics: d.obs()}
+	st.Observe(d.Tools) // for the store's life
 	d.Agent = &chat.Agent{Tools: d.Tools, Log: log, Provider: chat.ProviderConfig(cfg.Provider),
 		Site:       chat.Site{URL: site.URL, Name: site.Name, Tagline: site.Tagline},
 		OnResponse: func(r *chat.Response) { d.obs().observeChat(len(r.ToolCalls), len(r.Sources)) },
@@ -416,18 +417,71 @@ func (d *Daemon) Index(ctx context.Context, opt IndexOptions) (*store.Run, error
 // a few slots, twice the cores, and queue for it in order. Unbounded, a
 // flood of searches kept hundreds of goroutines runnable, and every
 // webhook, status request and crawl write waited behind them for a core:
-// webhooks took seconds while the searches got no more CPU than now.
+// webhooks took seconds while the searches got no more CPU than now. A
+// call gives its slot back while it waits on the network (tool.WithSlot).
 func (d *Daemon) Call(ctx context.Context, name string, args json.RawMessage) (any, error) {
-	if name != "fetch_live_url" {
-		d.slotsOnce.Do(func() { d.slots = make(chan struct{}, 2*runtime.GOMAXPROCS(0)) })
-		select {
-		case d.slots <- struct{}{}:
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
-		defer func() { <-d.slots }()
+	if name == "fetch_live_url" {
+		return d.caller.Call(ctx, name, args)
 	}
-	return d.caller.Call(ctx, name, args)
+	d.slotsOnce.Do(func() { d.slots = make(chan struct{}, 2*runtime.GOMAXPROCS(0)) })
+	cs := &callSlot{slots: d.slots}
+	if err := cs.take(ctx); err != nil {
+		return nil, err
+	}
+	defer cs.done()
+	return d.caller.Call(tool.WithSlot(ctx, cs.back, cs.away), name, args)
+}
+
+// callSlot is one call's slot. A search of a whole network runs its
+// sites' searches at once on the call's one slot, so several of them may
+// wait on the network together: the slot is given back when the first
+// goes away and taken again when the last comes back.
+type callSlot struct {
+	slots chan struct{}
+	mu    sync.Mutex
+	held  bool
+	out   int // goroutines of the call waiting without the slot
+}
+
+func (c *callSlot) take(ctx context.Context) error {
+	select {
+	case c.slots <- struct{}{}:
+		c.held = true
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (c *callSlot) away() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.out++
+	if c.held {
+		<-c.slots
+		c.held = false
+	}
+}
+
+// back waits for the slot under the lock: a sibling going away meanwhile
+// waits too, then gives back the slot just taken.
+func (c *callSlot) back(ctx context.Context) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.out--
+	if c.out > 0 || c.held {
+		return nil
+	}
+	return c.take(ctx)
+}
+
+func (c *callSlot) done() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.held {
+		<-c.slots
+		c.held = false
+	}
 }
 
 // Chat runs one turn of the agent loop; on a network, the agent of the

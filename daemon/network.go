@@ -243,6 +243,7 @@ func (d *Daemon) addSite(ctx context.Context, s *wp.NetSite) error {
 	ns.Crawler.StateDir = dir
 	n.share.Join(ns.Crawler)
 	ns.Tools = &tool.Service{Log: log, Store: st, Search: ns.Search, Crawler: ns.Crawler, Metrics: d.obs()}
+	st.Observe(ns.Tools) // for the store's life
 	ns.Agent = &chat.Agent{Tools: siteCaller{d, s.BlogID}, Log: log, Provider: chat.ProviderConfig(d.Config.Provider),
 		Site:       chat.Site{URL: home, Name: site.Name, Tagline: site.Tagline},
 		SiteOption: fallbackOption(bw.Option, d.WP.Option, d.WP.NetworkOption),

@@ -76,7 +76,8 @@ func (d *Daemon) Serve(ctx context.Context) error {
 	if _, err := EnsureSecret(d.Config.StateDir, "webhook.secret"); err != nil {
 		return err
 	}
-	srv := api.New(d, api.Options{Token: token, Log: d.Log, AllowedHosts: d.Config.AllowedHosts, ChatGate: d.Agent.Gate})
+	srv := api.New(d, api.Options{Token: token, Log: d.Log, AllowedHosts: d.Config.AllowedHosts, ChatGate: d.Agent.Gate,
+		Pprof: d.Config.Debug.Pprof})
 
 	ln, err := listen(d.Config.Listen, gid)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"slices"
 	"sort"
@@ -423,6 +424,74 @@ func TestTools_ExpansionFetchesMissingPage(t *testing.T) {
 	}
 	if len(r.Results) == 0 || r.Results[0].URL != target {
 		t.Errorf("after expansion the first result is %v, want %s", firstURL(r), target)
+	}
+}
+
+// slotProbe is the fetcher's transport, counting while it fetches target
+// how many tool slots another caller could take.
+type slotProbe struct {
+	next   http.RoundTripper
+	d      *Daemon
+	target string
+	free   chan int
+}
+
+func (p *slotProbe) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.URL.String() == p.target {
+		n := 0
+	fill:
+		for {
+			select {
+			case p.d.slots <- struct{}{}:
+				n++
+			default:
+				break fill
+			}
+		}
+		for range n {
+			<-p.d.slots
+		}
+		select {
+		case p.free <- n:
+		default:
+		}
+	}
+	return p.next.RoundTrip(r)
+}
+
+// A search that expands waits on the site without its slot: while the
+// page is fetched, every slot is free for other searches.
+func TestTools_ExpansionWaitsWithoutItsSlot(t *testing.T) {
+	d, _ := toolsDaemon(t)
+	ctx := context.Background()
+	target := d.Crawler.Site.URL + "/pricing-faq/"
+	if _, err := d.Store.FindDocument(ctx, target, false); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("%s is not indexed on this site: %v", target, err)
+		}
+		t.Skipf("%s is not indexed on this site: %v", target, err)
+	}
+	if _, err := d.Store.DeleteDocument(ctx, target); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Crawler.FetchNow(context.Background(), target, "test") })
+	cl := d.Crawler.Fetcher.Client
+	probe := &slotProbe{next: cl.Transport, d: d, target: target, free: make(chan int, 1)}
+	cl.Transport = probe
+	t.Cleanup(func() { cl.Transport = probe.next })
+
+	var r tool.SearchResponse
+	call(t, d, "search_site", map[string]any{"query": "pricing frequently asked questions"}, &r)
+	select {
+	case n := <-probe.free:
+		if n != cap(d.slots) {
+			t.Errorf("while expansion fetched %s, %d of %d slots were free: the call kept one", target, n, cap(d.slots))
+		}
+	default:
+		t.Fatalf("expansion did not fetch %s: %+v (stop %s)", target, r.Expanded, r.ExpansionStop)
+	}
+	if len(d.slots) != 0 {
+		t.Errorf("%d slots still taken after the call", len(d.slots))
 	}
 }
 

@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"testing"
 	"time"
 )
@@ -27,6 +29,22 @@ func TestDB_ToolHelpers(t *testing.T) {
 	}
 	if len(cands) != 1 || cands[0].URL != "https://site.test/c/" || cands[0].Text != "cupping notes" {
 		t.Errorf("UnindexedLinks = %+v, want the one link to a page not indexed, with its longest anchor", cands)
+	}
+	// Several documents' links come in the order the documents are asked
+	// for, each one's in the order they were stored.
+	if err := db.PutLinks(ctx, b.ID, []Link{{URL: "https://site.test/e/", Text: "espresso"}, {URL: "https://site.test/d/", Text: "descaling"}}); err != nil {
+		t.Fatal(err)
+	}
+	cands, err = db.UnindexedLinks(ctx, []int64{b.ID, a.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, c := range cands {
+		got = append(got, fmt.Sprint(c.FromDocID == b.ID, " ", c.URL))
+	}
+	if want := []string{"true https://site.test/e/", "true https://site.test/d/", "false https://site.test/c/"}; !slices.Equal(got, want) {
+		t.Errorf("UnindexedLinks(b, a) = %q, want %q", got, want)
 	}
 	if _, err := db.DeleteDocument(ctx, a.URL); err != nil {
 		t.Fatal(err)

@@ -58,7 +58,6 @@ func (s *Service) expand(ctx context.Context, q search.Query, r *search.Result, 
 		bestHits = r.Hits
 		stop     = "rounds"
 	)
-rounds:
 	for round := 0; round < expandRounds; round++ {
 		var docIDs []int64
 		seen := map[int64]bool{}
@@ -80,19 +79,29 @@ rounds:
 			stop = "no_candidates"
 			break
 		}
-		fetched := 0
-		for _, c := range cands[:min(len(cands), expandPerRound)] {
-			if bctx.Err() != nil {
-				stop = "time"
-				break rounds
+		fetched, outOfTime := 0, false
+		// The fetches wait on the site: other searches use the slot
+		// meanwhile.
+		if err := offCPU(ctx, func() {
+			for _, c := range cands[:min(len(cands), expandPerRound)] {
+				if bctx.Err() != nil {
+					outOfTime = true
+					return
+				}
+				tried[c.url] = true
+				e := Expansion{URL: c.url, Anchor: c.anchor, Score: round3(c.score)}
+				e.Status, e.Error = s.fetchAndIndex(bctx, c.url, "expansion")
+				done = append(done, e)
+				if e.Status == "indexed" || e.Status == "unchanged" {
+					fetched++
+				}
 			}
-			tried[c.url] = true
-			e := Expansion{URL: c.url, Anchor: c.anchor, Score: round3(c.score)}
-			e.Status, e.Error = s.fetchAndIndex(bctx, c.url, "expansion")
-			done = append(done, e)
-			if e.Status == "indexed" || e.Status == "unchanged" {
-				fetched++
-			}
+		}); err != nil {
+			return nil, err
+		}
+		if outOfTime {
+			stop = "time"
+			break
 		}
 		if fetched == 0 {
 			stop = "nothing_indexed"
@@ -130,14 +139,24 @@ func (s *Service) scoreLinks(ctx context.Context, docIDs []int64, want map[strin
 	if len(want) == 0 || len(docIDs) == 0 {
 		return nil, nil
 	}
+	now := time.Now()
+	docIDs = s.linkless.unknown(docIDs, now)
+	if len(docIDs) == 0 {
+		return nil, nil
+	}
 	links, err := s.Store.UnindexedLinks(ctx, docIDs)
 	if err != nil {
 		return nil, err
 	}
 	byURL := map[string]*linkCandidate{}
 	var out []*linkCandidate
+	linksTo := map[int64]bool{} // pages with a link expansion could fetch
 	for _, l := range links {
-		if tried[l.URL] || !s.Crawler.Expandable(l.URL) {
+		if !s.Crawler.Expandable(l.URL) {
+			continue
+		}
+		linksTo[l.FromDocID] = true
+		if tried[l.URL] {
 			continue
 		}
 		score := 2*overlap(analysis.Analyze(l.Text, lang), want) + overlap(analysis.Analyze(pathWords(l.URL), lang), want)
@@ -155,6 +174,13 @@ func (s *Service) scoreLinks(ctx context.Context, docIDs []int64, want map[strin
 		byURL[l.URL] = c
 		out = append(out, c)
 	}
+	var none []int64
+	for _, id := range docIDs {
+		if !linksTo[id] {
+			none = append(none, id)
+		}
+	}
+	s.linkless.note(none, now)
 	sort.SliceStable(out, func(i, j int) bool { return out[i].score > out[j].score })
 	res := make([]linkCandidate, 0, len(out))
 	for _, c := range out {

@@ -22,7 +22,13 @@ type Service struct {
 	Embed *embed.Worker
 	// Metrics is told about every call; nil counts nothing.
 	Metrics Observer
+
+	linkless linkless
 }
+
+// IndexCommitted follows the store's index commits (store.DB.Observe):
+// selective expansion forgets which pages link to nothing it could fetch.
+func (s *Service) IndexCommitted(store.IndexCommit) { s.linkless.forget() }
 
 var _ Caller = (*Service)(nil)
 
@@ -54,6 +60,11 @@ func (s *Service) obs() Observer {
 
 // search is the index's search, hybrid when embeddings are configured.
 func (s *Service) search(ctx context.Context, q search.Query) (*search.Result, error) {
-	q.Hybrid = s.Embed.Query(ctx, q.Text)
+	if s.Embed != nil {
+		// The query's embedding comes from a provider over the network.
+		if err := offCPU(ctx, func() { q.Hybrid = s.Embed.Query(ctx, q.Text) }); err != nil {
+			return nil, err
+		}
+	}
 	return s.Search.Search(ctx, q)
 }

@@ -49,7 +49,8 @@
 // replays) each sent at its scheduled time over -burst; /v1/status and
 // /metrics are probed twice a second and the daemon's RSS every second.
 // Before the run, on the idle daemon, -compare times search_site against
-// WordPress core search on the same queries, and -sweep runs the stream
+// WordPress core search on the same queries (after an untimed pass over
+// both, whose cold-cache p95s are printed too), and -sweep runs the stream
 // alone at each rate for -sweep-step to find where p99 crosses -p99. It
 // exits 1 unless: no search failed, search p99 <= -p99, every fresh event
 // got 202 and every replay was refused, event p99 <= -event-p99 and none
