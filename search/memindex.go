@@ -1,9 +1,13 @@
 package search
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
 	"math"
+	"math/bits"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -37,9 +41,13 @@ type memIndex struct {
 	terms     map[string]*memTerm
 	docSlots  map[int64][]uint32
 	chunkSlot map[int64]uint32
-	live      int
-	dead      int
-	colTotal  [4]int64
+	// kinds are the distinct (chunk type, code language) pairs, which
+	// slots name by number: a site has a handful.
+	kinds    []memKind
+	kindOf   map[memKind]uint16
+	live     int
+	dead     int
+	colTotal [4]int64
 	// delGen changes whenever slots die or move; cached term counts from
 	// another delGen are stale.
 	delGen uint64
@@ -56,35 +64,120 @@ type memIndex struct {
 	// the live keeps that cost per deleted chunk bounded, and this floor
 	// keeps a small site from compacting at every edit.
 	compactMin int
+	// strs interns the strings documents repeat (languages, post types,
+	// category and tag names): one copy each rather than one a document.
+	strs interner
 }
 
 type memDoc struct {
 	store.IndexDoc
 	catSet, tagSet []string // lowercased, for filters
+	// The title and exact columns are the document's, the same in each
+	// of its chunks: their lengths are kept once.
+	titleSize, exactSize uint32
 }
 
+// memSlot is a chunk in the index. Every chunk has one, so it is kept
+// small: 32 bytes.
 type memSlot struct {
-	chunkID       int64
-	doc           *memDoc
-	typ, codeLang string
-	colSize       [4]uint32
-	size          uint32 // tokens in all columns: BM25's document length
-	dead          bool
+	chunkID int64
+	doc     *memDoc
+	size    uint32    // tokens in all columns: BM25's document length
+	colSize [2]uint32 // tokens in keywords and body
+	kind    uint16    // its (type, code language) in memIndex.kinds
+	dead    bool
 }
 
-type memPosting struct {
-	slot uint32
-	// tf counts the term in title, keywords, body and exact. It stops at
-	// 255, where BM25's saturation makes more count for under 0.1%: eight
-	// bytes a posting rather than twelve.
-	tf [4]uint8
-}
+type memKind struct{ typ, codeLang string }
 
+// memTerm holds a term's postings, one per chunk holding it, in slot
+// order, packed: each is the uvarint of its slot's distance from the
+// previous posting's slot (the first's from 0), then its term
+// frequencies (appendTF). A posting takes two to three bytes where a
+// struct took eight; a chunk has a hundred or more.
 type memTerm struct {
-	post []memPosting
+	post []byte
+	n    uint32 // postings
+	last uint32 // the last posting's slot
 	// cnt is filled by whichever search finds it stale, under the read
 	// lock: an atomic swap lets concurrent searches share it.
 	cnt atomic.Pointer[memCount]
+}
+
+// appendTF appends tf, the term's counts in title, keywords, body and
+// exact (each stopping at 255, where BM25's saturation makes more count
+// for under 0.1%). One byte says which columns hold the term; when one
+// does, fewer than 16 times, its count shares that byte, else the counts
+// of the columns that hold it follow.
+func appendTF(b []byte, tf [4]uint8) []byte {
+	var mask, n, v uint8
+	for c, x := range tf {
+		if x != 0 {
+			mask |= 1 << c
+			n++
+			v = x
+		}
+	}
+	if n == 1 && v < 16 {
+		return append(b, mask|v<<4)
+	}
+	b = append(b, mask)
+	for _, x := range tf {
+		if x != 0 {
+			b = append(b, x)
+		}
+	}
+	return b
+}
+
+func (t *memTerm) add(slot uint32, tf [4]uint8) {
+	t.post = binary.AppendUvarint(t.post, uint64(slot-t.last))
+	t.post = appendTF(t.post, tf)
+	t.last = slot
+	t.n++
+}
+
+// postings iterates a term's packed postings.
+type postings struct {
+	b    []byte
+	off  int
+	slot uint32
+	mask uint8 // the columns holding the term
+	tf   [4]uint8
+}
+
+func (t *memTerm) iter() postings { return postings{b: t.post} }
+
+// next reads the next posting into slot, mask and tf.
+func (p *postings) next() bool {
+	if p.off >= len(p.b) {
+		return false
+	}
+	var d uint32
+	for shift := 0; ; shift += 7 {
+		x := p.b[p.off]
+		p.off++
+		d |= uint32(x&0x7f) << shift
+		if x < 0x80 {
+			break
+		}
+	}
+	p.slot += d
+	h := p.b[p.off]
+	p.off++
+	p.mask = h & 15
+	p.tf = [4]uint8{}
+	if v := h >> 4; v != 0 {
+		p.tf[bits.TrailingZeros8(p.mask)] = v
+		return true
+	}
+	for c := range 4 {
+		if p.mask&(1<<c) != 0 {
+			p.tf[c] = p.b[p.off]
+			p.off++
+		}
+	}
+	return true
 }
 
 // memCount caches how many live chunks hold a term in the stemmed columns
@@ -92,8 +185,9 @@ type memTerm struct {
 // match), and in any column (the vocabulary's count).
 type memCount struct {
 	delGen           uint64
-	n                int // postings counted
-	stem, exact, any int
+	off              int    // bytes of postings counted
+	slot             uint32 // the slot of the last posting counted
+	stem, exact, any int32
 }
 
 // memChunk is an added chunk, analyzed outside the lock.
@@ -104,6 +198,37 @@ type memChunk struct {
 	colSize       [4]uint32
 	terms         []string
 	tfs           [][4]uint8
+}
+
+// interner keeps one copy of each string it is given.
+type interner struct {
+	mu sync.Mutex
+	m  map[string]string
+}
+
+func (in *interner) get(s string) string {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if v, ok := in.m[s]; ok {
+		return v
+	}
+	if in.m == nil {
+		in.m = map[string]string{}
+	}
+	s = strings.Clone(s)
+	in.m[s] = s
+	return s
+}
+
+func (in *interner) list(xs []string) []string {
+	if len(xs) == 0 {
+		return nil
+	}
+	out := make([]string, len(xs))
+	for i, x := range xs {
+		out[i] = in.get(x)
+	}
+	return out
 }
 
 func newMemIndex(an *analysis.Analyzer) *memIndex {
@@ -119,17 +244,21 @@ func newMemIndex(an *analysis.Analyzer) *memIndex {
 func (m *memIndex) resetLocked() {
 	m.slots, m.terms = nil, map[string]*memTerm{}
 	m.docSlots, m.chunkSlot = map[int64][]uint32{}, map[int64]uint32{}
+	m.kinds, m.kindOf = nil, map[memKind]uint16{}
 	m.live, m.dead, m.colTotal = 0, 0, [4]int64{}
 	m.delGen++
 }
 
-func newMemDoc(d *store.IndexDoc) *memDoc {
+func (m *memIndex) newMemDoc(d *store.IndexDoc) *memDoc {
 	md := &memDoc{IndexDoc: *d}
+	in := &m.strs
+	md.Lang, md.PostType = in.get(d.Lang), in.get(d.PostType)
+	md.Categories, md.Tags = in.list(d.Categories), in.list(d.Tags)
 	for _, c := range d.Categories {
-		md.catSet = append(md.catSet, strings.ToLower(c))
+		md.catSet = append(md.catSet, in.get(strings.ToLower(c)))
 	}
 	for _, t := range d.Tags {
-		md.tagSet = append(md.tagSet, strings.ToLower(t))
+		md.tagSet = append(md.tagSet, in.get(strings.ToLower(t)))
 	}
 	return md
 }
@@ -143,12 +272,14 @@ type docTerms struct {
 
 func (m *memIndex) newDocTerms(d *memDoc) *docTerms {
 	known := strings.Join(append(append([]string{}, d.Categories...), d.Tags...), " ")
-	return &docTerms{
+	dt := &docTerms{
 		doc:   d,
 		title: m.an.IndexTerms(d.Title, d.Lang, nil),
 		exact: analysis.ExactTerms(d.Title+" "+known, d.Lang),
 		known: known,
 	}
+	d.titleSize, d.exactSize = uint32(len(dt.title)), uint32(len(dt.exact))
+	return dt
 }
 
 // analyzeChunk turns a stored chunk into its postings.
@@ -169,7 +300,7 @@ func (m *memIndex) analyzeChunk(c *store.IndexChunk, dt *docTerms) memChunk {
 			if !ok {
 				i = len(mc.terms)
 				at[tok] = i
-				mc.terms = append(mc.terms, strings.Clone(tok))
+				mc.terms = append(mc.terms, tok)
 				mc.tfs = append(mc.tfs, [4]uint8{})
 			}
 			if mc.tfs[i][col] < math.MaxUint8 {
@@ -218,7 +349,7 @@ func (m *memIndex) analyzeOps(ops []store.IndexOp) []memOp {
 		}
 		dt := docs[op.Add.Doc]
 		if dt == nil {
-			dt = m.newDocTerms(newMemDoc(op.Add.Doc))
+			dt = m.newDocTerms(m.newMemDoc(op.Add.Doc))
 			docs[op.Add.Doc] = dt
 		}
 		mc := m.analyzeChunk(op.Add, dt)
@@ -260,9 +391,10 @@ func (m *memIndex) deleteDocLocked(docID int64) {
 		sl.dead = true
 		m.live--
 		m.dead++
-		for i, n := range sl.colSize {
-			m.colTotal[i] -= int64(n)
-		}
+		m.colTotal[0] -= int64(sl.doc.titleSize)
+		m.colTotal[1] -= int64(sl.colSize[0])
+		m.colTotal[2] -= int64(sl.colSize[1])
+		m.colTotal[3] -= int64(sl.doc.exactSize)
 		delete(m.chunkSlot, sl.chunkID)
 	}
 	delete(m.docSlots, docID)
@@ -277,7 +409,15 @@ func (m *memIndex) setGenLocked(gen int64) {
 
 func (m *memIndex) addLocked(mc *memChunk) {
 	s := uint32(len(m.slots))
-	sl := memSlot{chunkID: mc.chunkID, doc: mc.doc, typ: mc.typ, codeLang: mc.codeLang, colSize: mc.colSize}
+	k := memKind{mc.typ, mc.codeLang}
+	kind, ok := m.kindOf[k]
+	if !ok {
+		kind = uint16(len(m.kinds))
+		k = memKind{strings.Clone(k.typ), strings.Clone(k.codeLang)}
+		m.kinds = append(m.kinds, k)
+		m.kindOf[k] = kind
+	}
+	sl := memSlot{chunkID: mc.chunkID, doc: mc.doc, colSize: [2]uint32{mc.colSize[1], mc.colSize[2]}, kind: kind}
 	for i, n := range mc.colSize {
 		sl.size += n
 		m.colTotal[i] += int64(n)
@@ -289,10 +429,12 @@ func (m *memIndex) addLocked(mc *memChunk) {
 	for i, term := range mc.terms {
 		t := m.terms[term]
 		if t == nil {
+			// The analyzer's terms may be slices of the chunk's text:
+			// a key of its own keeps that text collectable.
 			t = &memTerm{}
-			m.terms[term] = t
+			m.terms[strings.Clone(term)] = t
 		}
-		t.post = append(t.post, memPosting{slot: s, tf: mc.tfs[i]})
+		t.add(s, mc.tfs[i])
 	}
 }
 
@@ -308,23 +450,22 @@ func (m *memIndex) compactLocked() {
 		remap[i] = uint32(len(slots))
 		slots = append(slots, sl)
 	}
+	var buf []byte
 	for term, t := range m.terms {
-		out := t.post[:0]
-		for _, p := range t.post {
+		// Each list is written anew: slot distances change, and an
+		// in-place rewrite could outgrow what it has read.
+		nt := memTerm{post: buf[:0]}
+		for p := t.iter(); p.next(); {
 			if s := remap[p.slot]; s != math.MaxUint32 {
-				p.slot = s
-				out = append(out, p)
+				nt.add(s, p.tf)
 			}
 		}
-		if len(out) == 0 {
+		buf = nt.post
+		if nt.n == 0 {
 			delete(m.terms, term)
 			continue
 		}
-		// Give back the memory of lists that shrank a lot.
-		if cap(out) > 2*len(out)+16 {
-			out = append([]memPosting(nil), out...)
-		}
-		t.post = out
+		t.post, t.n, t.last = bytes.Clone(nt.post), nt.n, nt.last
 		t.cnt.Store(nil)
 	}
 	for id, ss := range m.docSlots {
@@ -362,7 +503,7 @@ func (m *memIndex) build(ctx context.Context, db *store.DB) error {
 				var dt *docTerms
 				for i, c := range b {
 					if dt == nil || dt.doc.ID != c.Doc.ID {
-						dt = m.newDocTerms(newMemDoc(c.Doc))
+						dt = m.newDocTerms(m.newMemDoc(c.Doc))
 					}
 					out[i] = m.analyzeChunk(c, dt)
 				}
@@ -410,13 +551,15 @@ func (m *memIndex) build(ctx context.Context, db *store.DB) error {
 	// Lists grown by append hold up to twice their length.
 	for _, t := range fresh.terms {
 		if cap(t.post) > len(t.post) {
-			t.post = append(make([]memPosting, 0, len(t.post)), t.post...)
+			t.post = bytes.Clone(t.post)
 		}
 	}
+	fresh.slots = slices.Clip(fresh.slots)
 
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.slots, m.terms, m.docSlots, m.chunkSlot = fresh.slots, fresh.terms, fresh.docSlots, fresh.chunkSlot
+	m.kinds, m.kindOf = fresh.kinds, fresh.kindOf
 	m.live, m.dead, m.colTotal = fresh.live, 0, fresh.colTotal
 	m.delGen++
 	m.setGenLocked(gen)
@@ -458,27 +601,28 @@ func (m *memIndex) waitGen(ctx context.Context, gen int64, d time.Duration) bool
 // counts returns a term's live chunk counts. Call with m.mu held.
 func (m *memIndex) counts(t *memTerm) memCount {
 	c := t.cnt.Load()
-	if c != nil && c.delGen == m.delGen && c.n == len(t.post) {
+	if c != nil && c.delGen == m.delGen && c.off == len(t.post) {
 		return *c
 	}
 	nc := memCount{delGen: m.delGen}
-	if c != nil && c.delGen == m.delGen && c.n <= len(t.post) {
+	if c != nil && c.delGen == m.delGen && c.off <= len(t.post) {
 		// Only appended since: count the new postings.
 		nc = *c
 	}
-	for _, p := range t.post[nc.n:] {
+	p := postings{b: t.post, off: nc.off, slot: nc.slot}
+	for p.next() {
 		if m.slots[p.slot].dead {
 			continue
 		}
 		nc.any++
-		if p.tf[0]|p.tf[1]|p.tf[2] != 0 {
+		if p.mask&7 != 0 {
 			nc.stem++
 		}
-		if p.tf[3] != 0 {
+		if p.mask&8 != 0 {
 			nc.exact++
 		}
 	}
-	nc.n = len(t.post)
+	nc.off, nc.slot = len(t.post), p.slot
 	t.cnt.Store(&nc)
 	return nc
 }
@@ -490,7 +634,7 @@ func (m *memIndex) eachTerm(fn func(term string, docs int)) {
 	defer m.mu.RUnlock()
 	for term, t := range m.terms {
 		if n := m.counts(t).any; n > 0 {
-			fn(term, n)
+			fn(term, int(n))
 		}
 	}
 }
@@ -504,7 +648,7 @@ func (m *memIndex) termDocs(terms []string) map[string]int {
 	for _, term := range terms {
 		if t := m.terms[term]; t != nil {
 			if n := m.counts(t).any; n > 0 {
-				out[term] = n
+				out[term] = int(n)
 			}
 		}
 	}
@@ -637,19 +781,21 @@ func (m *memIndex) candidates(ps []memPhrase, groups int, q Query, rk Ranking, k
 		}
 		idf := bm25IDF(nRow, nHit)
 		bit := uint32(1) << uint(p.group)
-		for _, post := range t.post {
+		cols := uint8(7) // title, keywords, body
+		if p.exact {
+			cols = 8
+		}
+		for post := t.iter(); post.next(); {
+			if post.mask&cols == 0 {
+				continue
+			}
 			sl := &m.slots[post.slot]
 			if sl.dead {
 				continue
 			}
 			var freq float64
-			in := false
 			for c := lo; c < hi; c++ {
 				freq += weights[c] * float64(post.tf[c])
-				in = in || post.tf[c] != 0
-			}
-			if !in {
-				continue
 			}
 			if mask[post.slot] == 0 {
 				touched = append(touched, post.slot)
@@ -672,7 +818,7 @@ func (m *memIndex) candidates(ps []memPhrase, groups int, q Query, rk Ranking, k
 		if allow != nil && !allow[s] {
 			continue
 		}
-		if !q.Filters.empty() && !q.Filters.match(&m.slots[s]) {
+		if !q.Filters.empty() && !q.Filters.match(m.slots[s].doc, m.kinds[m.slots[s].kind]) {
 			continue
 		}
 		hits = append(hits, memHit{s, score[s]})
@@ -692,7 +838,7 @@ func (m *memIndex) candidates(ps []memPhrase, groups int, q Query, rk Ranking, k
 	hits = bestK(hits, k, less)
 	out := make([]*candidate, len(hits))
 	for i, h := range hits {
-		out[i] = m.slots[h.slot].candidate(h.score)
+		out[i] = m.candidate(h.slot, h.score)
 	}
 	return out
 }
@@ -707,8 +853,14 @@ func bm25IDF(n, nHit float64) float64 {
 	return idf
 }
 
-func (sl *memSlot) candidate(score float64) *candidate {
-	return &candidate{chunkID: sl.chunkID, doc: sl.doc, score: score, chunkType: sl.typ, codeLang: sl.codeLang}
+// candidate returns slot s's chunk with a score. Call with m.mu held.
+func (m *memIndex) candidate(s uint32, score float64) *candidate {
+	sl := &m.slots[s]
+	return newCandidate(sl, m.kinds[sl.kind], score)
+}
+
+func newCandidate(sl *memSlot, k memKind, score float64) *candidate {
+	return &candidate{chunkID: sl.chunkID, doc: sl.doc, score: score, chunkType: k.typ, codeLang: k.codeLang}
 }
 
 // bestK returns the k best of hs, best first. A common word matches tens
@@ -751,16 +903,16 @@ func bestK(hs []memHit, k int, better func(a, b memHit) bool) []memHit {
 	return hs
 }
 
-// match reports whether a chunk passes the filters.
-func (f Filters) match(sl *memSlot) bool {
-	d := sl.doc
+// match reports whether a chunk of document d, of kind k, passes the
+// filters.
+func (f Filters) match(d *memDoc, k memKind) bool {
 	if len(f.PostType) > 0 && !containsString(f.PostType, d.PostType) {
 		return false
 	}
-	if f.ChunkType != "" && sl.typ != f.ChunkType {
+	if f.ChunkType != "" && k.typ != f.ChunkType {
 		return false
 	}
-	if f.CodeLang != "" && sl.codeLang != strings.ToLower(f.CodeLang) {
+	if f.CodeLang != "" && k.codeLang != strings.ToLower(f.CodeLang) {
 		return false
 	}
 	// A language filter matches its regional variants: "en" is "en-GB".
