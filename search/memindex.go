@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"math"
 	"math/bits"
+	"os"
 	"runtime"
 	"slices"
 	"sort"
@@ -67,6 +68,13 @@ type memIndex struct {
 	// strs interns the strings documents repeat (languages, post types,
 	// category and tag names): one copy each rather than one a document.
 	strs interner
+	// The snapshot file (snapshot.go): where, for which build, the count
+	// it was last written or read at, and whether it is on disk now.
+	snapPath, snapVersion string
+	snapGen               int64
+	snapOnDisk            bool
+	fromSnap              bool
+	snapMu                sync.Mutex // one writer at a time
 }
 
 type memDoc struct {
@@ -369,6 +377,12 @@ func (m *memIndex) offerLocked(gen int64, ops []memOp) {
 	if gen > m.gen+1 {
 		m.missed = true
 	}
+	if m.snapOnDisk {
+		// The snapshot no longer matches the store: a restart would not
+		// read it, and a page deleted now must not linger in it.
+		os.Remove(m.snapPath)
+		m.snapOnDisk = false
+	}
 	for _, op := range ops {
 		if op.add != nil {
 			m.addLocked(op.add)
@@ -482,9 +496,47 @@ func (m *memIndex) compactLocked() {
 	m.delGen++
 }
 
-// build reads the whole store into a fresh index and swaps it in, then
-// applies the commits that landed meanwhile. The caller has set building.
+// build reads the whole store (or the snapshot of it, when there is one
+// at the store's count) into a fresh index and swaps it in, then applies
+// the commits that landed meanwhile. The caller has set building.
 func (m *memIndex) build(ctx context.Context, db *store.DB) error {
+	fresh, gen, fromSnap, err := m.readSnapshot(ctx, db)
+	if err == nil && !fromSnap {
+		fresh, gen, err = m.readStore(ctx, db)
+	}
+	if err != nil {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		// A failed reload leaves the index it had, which still follows
+		// this process's commits.
+		m.building = false
+		if m.ready {
+			m.applyBufferedLocked()
+		}
+		m.buffered = nil
+		return err
+	}
+
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.slots, m.terms, m.docSlots, m.chunkSlot = fresh.slots, fresh.terms, fresh.docSlots, fresh.chunkSlot
+	m.kinds, m.kindOf = fresh.kinds, fresh.kindOf
+	m.live, m.dead, m.colTotal = fresh.live, 0, fresh.colTotal
+	m.delGen++
+	m.setGenLocked(gen)
+	m.ready, m.missed, m.building = true, false, false
+	m.fromSnap, m.snapOnDisk = fromSnap, fromSnap
+	if fromSnap {
+		m.snapGen = gen
+	}
+	m.loads++
+	m.applyBufferedLocked()
+	m.buffered = nil
+	return nil
+}
+
+// readStore reads every stored chunk into a fresh index.
+func (m *memIndex) readStore(ctx context.Context, db *store.DB) (*memIndex, int64, error) {
 	// Analysis is most of the work: workers analyze batches of chunks
 	// while this goroutine reads the next ones, and one collector adds
 	// them in order of arrival.
@@ -537,16 +589,7 @@ func (m *memIndex) build(ctx context.Context, db *store.DB) error {
 	close(done)
 	<-added
 	if err != nil {
-		m.mu.Lock()
-		defer m.mu.Unlock()
-		// A failed reload leaves the index it had, which still follows
-		// this process's commits.
-		m.building = false
-		if m.ready {
-			m.applyBufferedLocked()
-		}
-		m.buffered = nil
-		return err
+		return nil, 0, err
 	}
 	// Lists grown by append hold up to twice their length.
 	for _, t := range fresh.terms {
@@ -555,19 +598,7 @@ func (m *memIndex) build(ctx context.Context, db *store.DB) error {
 		}
 	}
 	fresh.slots = slices.Clip(fresh.slots)
-
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.slots, m.terms, m.docSlots, m.chunkSlot = fresh.slots, fresh.terms, fresh.docSlots, fresh.chunkSlot
-	m.kinds, m.kindOf = fresh.kinds, fresh.kindOf
-	m.live, m.dead, m.colTotal = fresh.live, 0, fresh.colTotal
-	m.delGen++
-	m.setGenLocked(gen)
-	m.ready, m.missed, m.building = true, false, false
-	m.loads++
-	m.applyBufferedLocked()
-	m.buffered = nil
-	return nil
+	return fresh, gen, nil
 }
 
 // applyBufferedLocked applies the commits that landed during a load.
