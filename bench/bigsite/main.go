@@ -329,6 +329,12 @@ type serveResult struct {
 	IndexBytes    float64 `json:"index_bytes_per_chunk"`
 	ReadyS        float64 `json:"ready_s"`
 	LoadS         float64 `json:"load_s"`
+	FromSnapshot  bool    `json:"from_snapshot"`
+	SnapshotMB    float64 `json:"snapshot_mb"`
+	// The same for a start without a snapshot: the index analyzed from
+	// the store (a first start, or one after a crash).
+	ColdReadyS float64 `json:"cold_ready_s"`
+	ColdLoadS  float64 `json:"cold_load_s"`
 	RSSReadyMB    float64 `json:"rss_ready_mb"`
 	RSSServingMB  float64 `json:"rss_serving_mb"`
 	PeakRSSMB     float64 `json:"peak_rss_mb"`
@@ -353,19 +359,40 @@ func runServe(args []string) error {
 	if err != nil {
 		return err
 	}
-	cmd := exec.Command(self, "serve-child", "-state", *state, "-env", *envPath, "-rounds", strconv.Itoa(*rounds), "-heapprofile", *heap, "-loadprofile", *loadProf)
-	cmd.Stderr = os.Stderr
-	var out strings.Builder
-	cmd.Stdout = &out
-	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("serve child: %w", err)
+	child := func(args ...string) (serveResult, error) {
+		cmd := exec.Command(self, append([]string{"serve-child", "-state", *state, "-env", *envPath}, args...)...)
+		cmd.Stderr = os.Stderr
+		var out strings.Builder
+		cmd.Stdout = &out
+		var r serveResult
+		if err := cmd.Run(); err != nil {
+			return r, fmt.Errorf("serve child: %w", err)
+		}
+		if err := json.Unmarshal([]byte(out.String()), &r); err != nil {
+			return r, fmt.Errorf("serve child output: %w: %.300s", err, out.String())
+		}
+		return r, nil
 	}
-	var r serveResult
-	if err := json.Unmarshal([]byte(out.String()), &r); err != nil {
-		return fmt.Errorf("serve child output: %w: %.300s", err, out.String())
+	// First a start without the snapshot, which writes one when it stops;
+	// then a start that reads it and serves the queries.
+	if err := os.Remove(filepath.Join(*state, "search-index.snap")); err != nil && !os.IsNotExist(err) {
+		return err
 	}
-	fmt.Printf("%d pages, %d chunks, store %.0f MB; ready in %.2f s (index load %.2f s), index %.0f B/chunk; RSS ready %.0f MB, serving %.0f MB, peak %.0f MB; %d searches p50 %.2f ms p95 %.2f ms, CPU %.2f ms/search\n",
-		r.Pages, r.Chunks, r.StoreMB, r.ReadyS, r.LoadS, r.IndexBytes, r.RSSReadyMB, r.RSSServingMB, r.PeakRSSMB, r.Searches, r.P50MS, r.P95MS, r.CPUPerSearchM)
+	cold, err := child("-rounds", "0", "-loadprofile", *loadProf)
+	if err != nil {
+		return err
+	}
+	r, err := child("-rounds", strconv.Itoa(*rounds), "-heapprofile", *heap)
+	if err != nil {
+		return err
+	}
+	r.ColdReadyS, r.ColdLoadS = cold.ReadyS, cold.LoadS
+	if fi, err := os.Stat(filepath.Join(*state, "search-index.snap")); err == nil {
+		r.SnapshotMB = float64(fi.Size()) / 1e6
+	}
+	fmt.Printf("%d pages, %d chunks, store %.0f MB, snapshot %.0f MB; ready in %.2f s from the snapshot (load %.2f s, snapshot read: %v), %.2f s from the store (load %.2f s); index %.0f B/chunk; RSS ready %.0f MB, serving %.0f MB, peak %.0f MB; %d searches p50 %.2f ms p95 %.2f ms, CPU %.2f ms/search\n",
+		r.Pages, r.Chunks, r.StoreMB, r.SnapshotMB, r.ReadyS, r.LoadS, r.FromSnapshot, r.ColdReadyS, r.ColdLoadS, r.IndexBytes,
+		r.RSSReadyMB, r.RSSServingMB, r.PeakRSSMB, r.Searches, r.P50MS, r.P95MS, r.CPUPerSearchM)
 	return writeJSON(filepath.Join(*state, "bench-serve.json"), r)
 }
 
@@ -420,6 +447,7 @@ func serveChild(ctx context.Context, args []string) error {
 		return err
 	}
 	r.LoadS = time.Since(t0).Seconds()
+	r.FromSnapshot = d.Search.FromSnapshot()
 	if *loadProf != "" {
 		pprof.StopCPUProfile()
 	}
@@ -455,6 +483,9 @@ func serveChild(ctx context.Context, args []string) error {
 		}
 	}
 
+	if *rounds == 0 {
+		return json.NewEncoder(os.Stdout).Encode(r)
+	}
 	bodies := make([]json.RawMessage, len(queries))
 	for i, q := range queries {
 		bodies[i] = body(q)
@@ -520,7 +551,7 @@ func writeJSON(path string, v any) error {
 }
 
 func table(dirs []string) error {
-	fmt.Println("| pages | chunks | store on disk | index B/chunk | RSS serving (peak) | start-up to ready (load) | search p50 / p95 | CPU/search | full index / plain GET |")
+	fmt.Println("| pages | chunks | store on disk (+ snapshot) | index B/chunk | RSS serving (peak) | start-up to ready: snapshot / from the store | search p50 / p95 | CPU/search | full index / plain GET |")
 	fmt.Println("|---|---|---|---|---|---|---|---|---|")
 	for _, dir := range dirs {
 		var s serveResult
@@ -539,8 +570,9 @@ func table(dirs []string) error {
 				crawlCol += fmt.Sprintf(" / %.0f s = %.2f×", c.PlainS, c.IndexS/c.PlainS)
 			}
 		}
-		fmt.Printf("| %d | %d | %.0f MB | %.0f | %.0f MB (%.0f MB) | %.2f s (%.2f s) | %.2f / %.2f ms | %.2f ms | %s |\n",
-			s.Pages, s.Chunks, s.StoreMB, s.IndexBytes, s.RSSServingMB, s.PeakRSSMB, s.ReadyS, s.LoadS, s.P50MS, s.P95MS, s.CPUPerSearchM, crawlCol)
+		fmt.Printf("| %d | %d | %.0f MB (+ %.0f MB) | %.0f | %.0f MB (%.0f MB) | %.2f s / %.2f s | %.2f / %.2f ms | %.2f ms | %s |\n",
+			s.Pages, s.Chunks, s.StoreMB, s.SnapshotMB, s.IndexBytes, s.RSSServingMB, s.PeakRSSMB, s.ReadyS, s.ColdReadyS,
+			s.P50MS, s.P95MS, s.CPUPerSearchM, crawlCol)
 	}
 	return nil
 }
