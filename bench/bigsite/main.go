@@ -323,18 +323,18 @@ func procMem(pid int) (rss, hwm int64) {
 
 // serveResult is what serve writes to DIR/bench-serve.json.
 type serveResult struct {
-	Pages         int     `json:"pages"`
-	Chunks        int     `json:"chunks"`
-	StoreMB       float64 `json:"store_mb"`
-	IndexBytes    float64 `json:"index_bytes_per_chunk"`
-	ReadyS        float64 `json:"ready_s"`
-	LoadS         float64 `json:"load_s"`
-	FromSnapshot  bool    `json:"from_snapshot"`
-	SnapshotMB    float64 `json:"snapshot_mb"`
+	Pages        int     `json:"pages"`
+	Chunks       int     `json:"chunks"`
+	StoreMB      float64 `json:"store_mb"`
+	IndexBytes   float64 `json:"index_bytes_per_chunk"`
+	ReadyS       float64 `json:"ready_s"`
+	LoadS        float64 `json:"load_s"`
+	FromSnapshot bool    `json:"from_snapshot"`
+	SnapshotMB   float64 `json:"snapshot_mb"`
 	// The same for a start without a snapshot: the index analyzed from
 	// the store (a first start, or one after a crash).
-	ColdReadyS float64 `json:"cold_ready_s"`
-	ColdLoadS  float64 `json:"cold_load_s"`
+	ColdReadyS    float64 `json:"cold_ready_s"`
+	ColdLoadS     float64 `json:"cold_load_s"`
 	RSSReadyMB    float64 `json:"rss_ready_mb"`
 	RSSServingMB  float64 `json:"rss_serving_mb"`
 	PeakRSSMB     float64 `json:"peak_rss_mb"`
