@@ -99,13 +99,14 @@ type memSlot struct {
 type memKind struct{ typ, codeLang string }
 
 // memTerm holds a term's postings, one per chunk holding it, in slot
-// order, packed: each is the uvarint of its slot's distance from the
-// previous posting's slot (the first's from 0), then its term
-// frequencies (appendTF). A posting takes two to three bytes where a
-// struct took eight; a chunk has a hundred or more.
+// order, packed: each is a uvarint of its slot's distance from the
+// previous posting's slot (the first's from 0), shifted left by one; its
+// low bit set means the term is once in the body and nowhere else, the
+// commonest case, and else its term frequencies follow (appendTF). A
+// posting takes one to three bytes where a struct took eight; a chunk
+// has a hundred or more.
 type memTerm struct {
 	post []byte
-	n    uint32 // postings
 	last uint32 // the last posting's slot
 	// cnt is filled by whichever search finds it stale, under the read
 	// lock: an atomic swap lets concurrent searches share it.
@@ -138,11 +139,17 @@ func appendTF(b []byte, tf [4]uint8) []byte {
 	return b
 }
 
+// onceInBody is the term frequencies of a term once in the body only.
+var onceInBody = [4]uint8{0, 0, 1, 0}
+
 func (t *memTerm) add(slot uint32, tf [4]uint8) {
-	t.post = binary.AppendUvarint(t.post, uint64(slot-t.last))
-	t.post = appendTF(t.post, tf)
+	d := uint64(slot-t.last) << 1
+	if tf == onceInBody {
+		t.post = binary.AppendUvarint(t.post, d|1)
+	} else {
+		t.post = appendTF(binary.AppendUvarint(t.post, d), tf)
+	}
 	t.last = slot
-	t.n++
 }
 
 // postings iterates a term's packed postings.
@@ -161,16 +168,20 @@ func (p *postings) next() bool {
 	if p.off >= len(p.b) {
 		return false
 	}
-	var d uint32
+	var d uint64
 	for shift := 0; ; shift += 7 {
 		x := p.b[p.off]
 		p.off++
-		d |= uint32(x&0x7f) << shift
+		d |= uint64(x&0x7f) << shift
 		if x < 0x80 {
 			break
 		}
 	}
-	p.slot += d
+	p.slot += uint32(d >> 1)
+	if d&1 != 0 {
+		p.mask, p.tf = 4, onceInBody
+		return true
+	}
 	h := p.b[p.off]
 	p.off++
 	p.mask = h & 15
@@ -208,15 +219,21 @@ type memChunk struct {
 	tfs           [][4]uint8
 }
 
-// interner keeps one copy of each string it is given.
+// interner keeps one copy of each string, and of each list of strings,
+// it is given: pages share their category and tag lists.
 type interner struct {
-	mu sync.Mutex
-	m  map[string]string
+	mu    sync.Mutex
+	m     map[string]string
+	lists map[string][]string
 }
 
 func (in *interner) get(s string) string {
 	in.mu.Lock()
 	defer in.mu.Unlock()
+	return in.getLocked(s)
+}
+
+func (in *interner) getLocked(s string) string {
 	if v, ok := in.m[s]; ok {
 		return v
 	}
@@ -228,14 +245,53 @@ func (in *interner) get(s string) string {
 	return s
 }
 
-func (in *interner) list(xs []string) []string {
+// strs returns xs, or f of each of xs, each string interned.
+func (in *interner) strs(xs []string, f func(string) string) []string {
 	if len(xs) == 0 {
 		return nil
 	}
 	out := make([]string, len(xs))
+	in.mu.Lock()
+	defer in.mu.Unlock()
 	for i, x := range xs {
-		out[i] = in.get(x)
+		if f != nil {
+			x = f(x)
+		}
+		out[i] = in.getLocked(x)
 	}
+	return out
+}
+
+// list returns xs, or f of each of xs, as a shared slice: callers must
+// not change it.
+func (in *interner) list(xs []string, f func(string) string) []string {
+	if len(xs) == 0 {
+		return nil
+	}
+	var key strings.Builder
+	for _, x := range xs {
+		if f != nil {
+			x = f(x)
+		}
+		key.WriteString(x)
+		key.WriteByte(0)
+	}
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if l, ok := in.lists[key.String()]; ok {
+		return l
+	}
+	if in.lists == nil {
+		in.lists = map[string][]string{}
+	}
+	out := make([]string, len(xs))
+	for i, x := range xs {
+		if f != nil {
+			x = f(x)
+		}
+		out[i] = in.getLocked(x)
+	}
+	in.lists[key.String()] = out
 	return out
 }
 
@@ -261,12 +317,12 @@ func (m *memIndex) newMemDoc(d *store.IndexDoc) *memDoc {
 	md := &memDoc{IndexDoc: *d}
 	in := &m.strs
 	md.Lang, md.PostType = in.get(d.Lang), in.get(d.PostType)
-	md.Categories, md.Tags = in.list(d.Categories), in.list(d.Tags)
-	for _, c := range d.Categories {
-		md.catSet = append(md.catSet, in.get(strings.ToLower(c)))
-	}
-	for _, t := range d.Tags {
-		md.tagSet = append(md.tagSet, in.get(strings.ToLower(t)))
+	// A site has a few combinations of categories, shared; tags vary
+	// more, and a shared list of each would cost more than it saves.
+	md.Categories, md.catSet = in.list(d.Categories, nil), in.list(d.Categories, strings.ToLower)
+	md.Tags, md.tagSet = in.strs(d.Tags, nil), in.strs(d.Tags, strings.ToLower)
+	if slices.Equal(md.Tags, md.tagSet) {
+		md.tagSet = md.Tags
 	}
 	return md
 }
@@ -475,11 +531,11 @@ func (m *memIndex) compactLocked() {
 			}
 		}
 		buf = nt.post
-		if nt.n == 0 {
+		if len(nt.post) == 0 {
 			delete(m.terms, term)
 			continue
 		}
-		t.post, t.n, t.last = bytes.Clone(nt.post), nt.n, nt.last
+		t.post, t.last = bytes.Clone(nt.post), nt.last
 		t.cnt.Store(nil)
 	}
 	for id, ss := range m.docSlots {

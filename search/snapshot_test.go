@@ -176,3 +176,61 @@ func TestSnapshot(t *testing.T) {
 		}
 	})
 }
+
+// TestPostings_RoundTrip packs postings of every shape and reads them
+// back: distances of one to billions, each column alone or with others,
+// counts up to 255, and the commonest, once in the body.
+func TestPostings_RoundTrip(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 9))
+	type posting struct {
+		slot uint32
+		tf   [4]uint8
+	}
+	var want []posting
+	var term memTerm
+	slot := uint32(0)
+	for i := 0; i < 20000; i++ {
+		if i > 0 {
+			slot += []uint32{1, 1 + rng.Uint32N(100), 1 + rng.Uint32N(1<<20), 1 + rng.Uint32N(1<<28)}[rng.IntN(4)]
+		}
+		var tf [4]uint8
+		switch rng.IntN(3) {
+		case 0:
+			tf = onceInBody
+		case 1:
+			tf[rng.IntN(4)] = uint8(1 + rng.IntN(255))
+		default:
+			for tf == ([4]uint8{}) {
+				for c := range tf {
+					if rng.IntN(2) == 0 {
+						tf[c] = uint8(1 + rng.IntN([]int{3, 20, 255}[rng.IntN(3)]))
+					}
+				}
+			}
+		}
+		term.add(slot, tf)
+		want = append(want, posting{slot, tf})
+		if slot > 1<<31 {
+			break
+		}
+	}
+	i := 0
+	for p := term.iter(); p.next(); i++ {
+		if i >= len(want) {
+			t.Fatalf("more postings read than written (%d)", len(want))
+		}
+		var mask uint8
+		for c, x := range want[i].tf {
+			if x != 0 {
+				mask |= 1 << c
+			}
+		}
+		if p.slot != want[i].slot || p.tf != want[i].tf || p.mask != mask {
+			t.Fatalf("posting %d: slot %d tf %v mask %04b, want slot %d tf %v mask %04b", i, p.slot, p.tf, p.mask,
+				want[i].slot, want[i].tf, mask)
+		}
+	}
+	if i != len(want) || term.last != want[len(want)-1].slot {
+		t.Fatalf("read %d postings (last %d), wrote %d", i, term.last, len(want))
+	}
+}

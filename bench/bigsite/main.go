@@ -7,15 +7,20 @@
 //	go run ./bench/bigsite crawl -state DIR [-env .wp-big/env] [-concurrency 4] [-plain]
 //	go run ./bench/bigsite serve -state DIR [-env .wp-big/env] [-rounds 2]
 //	go run ./bench/bigsite table DIR...
+//	go run ./bench/bigsite pages -state DIR [-n 300] [-cpuprofile F]
 //
 // crawl runs a full index pass (what `askwpd index --full` runs) into a
 // fresh state dir DIR, in a child process, recording every URL it
 // requests; with -plain it then GETs the same URLs at the same concurrency
-// and nothing else. serve opens DIR as `askwpd serve` does, in a child
+// and nothing else; the CPU profile of the crawl's first five minutes is DIR/bench-crawl.pprof. serve opens DIR as `askwpd serve` does, in a child
 // process, and times start-up until search_site answers from the full
 // index, then asks every SciFact and wpdocs query (the site's text is
 // drawn from those corpora) as whole search_site calls. Both write their
 // numbers into DIR/bench-*.json; table prints the cost curve from them.
+// pages fetches n of the pages a crawl of DIR requested and times the
+// daemon's own work on each (extract, check, chunk, store), one at a
+// time, in process CPU time: the share of the cores a crawl takes from
+// WordPress.
 package main
 
 import (
@@ -40,10 +45,12 @@ import (
 	"time"
 
 	"github.com/askwp/askwpd/config"
+	"github.com/askwp/askwpd/crawl"
 	"github.com/askwp/askwpd/daemon"
 	"github.com/askwp/askwpd/eval"
 	"github.com/askwp/askwpd/internal/wptest"
 	"github.com/askwp/askwpd/tool"
+	"github.com/askwp/askwpd/wp"
 )
 
 func main() {
@@ -64,6 +71,8 @@ func main() {
 		err = serveChild(ctx, os.Args[2:])
 	case "table":
 		err = table(os.Args[2:])
+	case "pages":
+		err = runPages(ctx, os.Args[2:])
 	default:
 		err = fmt.Errorf("unknown command %q", os.Args[1])
 	}
@@ -217,6 +226,21 @@ func crawlChild(ctx context.Context, args []string) error {
 		mu.Unlock()
 		return tr.RoundTrip(r)
 	})
+	// The crawl's own CPU profile, for `go tool pprof`: where the daemon's
+	// share of the two cores goes.
+	pf, err := os.Create(filepath.Join(*state, "bench-crawl.pprof"))
+	if err != nil {
+		return err
+	}
+	defer pf.Close()
+	if err := pprof.StartCPUProfile(pf); err != nil {
+		return err
+	}
+	// Five minutes of a long crawl say where its time goes, and can be
+	// read while it runs on.
+	var stopProf sync.Once
+	stop := time.AfterFunc(5*time.Minute, func() { stopProf.Do(pprof.StopCPUProfile) })
+	defer stop.Stop()
 	start := time.Now()
 	last := start
 	run, err := d.Index(ctx, daemon.IndexOptions{Full: true, Progress: func(done, total int) {
@@ -229,6 +253,7 @@ func crawlChild(ctx context.Context, args []string) error {
 		return err
 	}
 	wall := time.Since(start)
+	stopProf.Do(pprof.StopCPUProfile)
 	if err := w.Flush(); err != nil {
 		return err
 	}
@@ -409,6 +434,9 @@ func serveChild(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	if *heap != "" {
+		runtime.MemProfileRate = 64 // fine enough to split the index's bytes by what holds them
+	}
 	var r serveResult
 	r.StoreMB = float64(dirSize(*state)) / 1e6
 	var queries []string
@@ -574,5 +602,100 @@ func table(dirs []string) error {
 			s.Pages, s.Chunks, s.StoreMB, s.SnapshotMB, s.IndexBytes, s.RSSServingMB, s.PeakRSSMB, s.ReadyS, s.ColdReadyS,
 			s.P50MS, s.P95MS, s.CPUPerSearchM, crawlCol)
 	}
+	return nil
+}
+
+func runPages(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("pages", flag.ExitOnError)
+	state := fs.String("state", "", "a state dir crawl filled (its bench-urls.txt)")
+	envPath := fs.String("env", "", "the big site's env file (default .wp-big/env)")
+	n := fs.Int("n", 300, "pages")
+	prof := fs.String("cpuprofile", "", "CPU profile of the indexing")
+	fs.Parse(args)
+	e, err := readEnv(*envPath)
+	if err != nil {
+		return err
+	}
+	b, err := os.ReadFile(filepath.Join(*state, "bench-urls.txt"))
+	if err != nil {
+		return err
+	}
+	type page struct {
+		url, final, ctype string
+		status            int
+		body              []byte
+	}
+	var pages []page
+	for _, u := range strings.Fields(string(b)) {
+		if len(pages) == *n {
+			break
+		}
+		if strings.Contains(u, "sitemap") || strings.HasSuffix(u, ".txt") {
+			continue
+		}
+		resp, err := http.Get(u)
+		if err != nil {
+			return err
+		}
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			return err
+		}
+		pages = append(pages, page{u, resp.Request.URL.String(), resp.Header.Get("Content-Type"), resp.StatusCode, body})
+	}
+	tmp, err := os.MkdirTemp("", "askwpd-bigsite-pages-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	d, err := daemon.Open(ctx, siteConfig(e, tmp, 4), slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	posts, err := d.WP.Posts(ctx, wp.PostFilter{Light: true})
+	if err != nil {
+		return err
+	}
+	public := map[int64]*wp.Post{}
+	for _, p := range posts {
+		public[p.ID] = p
+	}
+	if *prof != "" {
+		f, err := os.Create(*prof)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
+	var cpu []time.Duration
+	statuses := map[string]int{}
+	for _, p := range pages {
+		before := cpuTime()
+		st, err := d.Crawler.IndexPage(ctx, &crawl.Page{URL: p.final, Status: p.status, Body: p.body, ContentType: p.ctype}, public)
+		after := cpuTime()
+		if err != nil {
+			statuses["error"]++
+			continue
+		}
+		statuses[st]++
+		cpu = append(cpu, after-before)
+	}
+	if len(cpu) == 0 {
+		return fmt.Errorf("no page indexed: %v", statuses)
+	}
+	var total time.Duration
+	for _, c := range cpu {
+		total += c
+	}
+	sort.Slice(cpu, func(i, j int) bool { return cpu[i] < cpu[j] })
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+	fmt.Printf("daemon CPU per page (extract, check, chunk, store), %d pages %v: mean %.2f ms, median %.2f ms, p90 %.2f ms\n",
+		len(cpu), statuses, ms(total/time.Duration(len(cpu))), ms(cpu[len(cpu)/2]), ms(cpu[len(cpu)*9/10]))
 	return nil
 }
