@@ -163,7 +163,7 @@ func (ix *Index) vectorCandidates(ctx context.Context, vec []float32, f Filters,
 	slotOf := func(id int64) (*memSlot, memKind, bool) {
 		m.mu.RLock()
 		defer m.mu.RUnlock()
-		s, ok := m.chunkSlot[id]
+		s, ok := m.slotOfChunk(id)
 		if !ok {
 			return nil, memKind{}, false
 		}

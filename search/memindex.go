@@ -41,6 +41,9 @@ type memIndex struct {
 	slots     []memSlot
 	terms     map[string]*memTerm
 	docSlots  map[int64][]uint32
+	// chunkSlot finds a chunk's slot by its id, for the vectors' nearest
+	// chunks. It costs 30 bytes a chunk, so it is made when hybrid search
+	// first asks (slotOfChunk), and kept up from then on.
 	chunkSlot map[int64]uint32
 	// kinds are the distinct (chunk type, code language) pairs, which
 	// slots name by number: a site has a handful.
@@ -307,7 +310,7 @@ func newMemIndex(an *analysis.Analyzer) *memIndex {
 // resetLocked empties the index.
 func (m *memIndex) resetLocked() {
 	m.slots, m.terms = nil, map[string]*memTerm{}
-	m.docSlots, m.chunkSlot = map[int64][]uint32{}, map[int64]uint32{}
+	m.docSlots, m.chunkSlot = map[int64][]uint32{}, nil
 	m.kinds, m.kindOf = nil, map[memKind]uint16{}
 	m.live, m.dead, m.colTotal = 0, 0, [4]int64{}
 	m.delGen++
@@ -465,7 +468,9 @@ func (m *memIndex) deleteDocLocked(docID int64) {
 		m.colTotal[1] -= int64(sl.colSize[0])
 		m.colTotal[2] -= int64(sl.colSize[1])
 		m.colTotal[3] -= int64(sl.doc.exactSize)
-		delete(m.chunkSlot, sl.chunkID)
+		if m.chunkSlot != nil {
+			delete(m.chunkSlot, sl.chunkID)
+		}
 	}
 	delete(m.docSlots, docID)
 	m.delGen++
@@ -494,7 +499,9 @@ func (m *memIndex) addLocked(mc *memChunk) {
 	}
 	m.slots = append(m.slots, sl)
 	m.docSlots[mc.doc.ID] = append(m.docSlots[mc.doc.ID], s)
-	m.chunkSlot[mc.chunkID] = s
+	if m.chunkSlot != nil {
+		m.chunkSlot[mc.chunkID] = s
+	}
 	m.live++
 	for i, term := range mc.terms {
 		t := m.terms[term]
@@ -1033,4 +1040,26 @@ func containsString(xs []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// slotOfChunk returns the live slot of a chunk. Call with m.mu read
+// locked; the first call makes chunkSlot, under the write lock.
+func (m *memIndex) slotOfChunk(id int64) (uint32, bool) {
+	if m.chunkSlot == nil {
+		m.mu.RUnlock()
+		m.mu.Lock()
+		if m.chunkSlot == nil {
+			cs := make(map[int64]uint32, m.live)
+			for i, sl := range m.slots {
+				if !sl.dead {
+					cs[sl.chunkID] = uint32(i)
+				}
+			}
+			m.chunkSlot = cs
+		}
+		m.mu.Unlock()
+		m.mu.RLock()
+	}
+	s, ok := m.chunkSlot[id]
+	return s, ok
 }

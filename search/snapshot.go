@@ -130,7 +130,6 @@ func (m *memIndex) readSnapshot(ctx context.Context, db *store.DB) (fresh *memIn
 			break
 		}
 		fresh.docSlots[sl.doc.ID] = append(fresh.docSlots[sl.doc.ID], uint32(i))
-		fresh.chunkSlot[sl.chunkID] = uint32(i)
 	}
 	fresh.live = len(fresh.slots)
 	for range r.count() {

@@ -234,3 +234,50 @@ func TestPostings_RoundTrip(t *testing.T) {
 		t.Fatalf("read %d postings (last %d), wrote %d", i, term.last, len(want))
 	}
 }
+
+// TestMemIndex_ChunkSlot checks the chunk id → slot map, made at the first
+// lookup, through adds, replacements, deletes and compactions after it.
+func TestMemIndex_ChunkSlot(t *testing.T) {
+	ctx := context.Background()
+	db := openTB(t)
+	rng := rand.New(rand.NewPCG(11, 12))
+	if err := db.PutDocuments(ctx, randomSite(rng, 0, 60)); err != nil {
+		t.Fatal(err)
+	}
+	ix := newIndex(t, db)
+	ix.mem.compactMin = 8
+	if err := ix.Load(ctx); err != nil {
+		t.Fatal(err)
+	}
+	m := ix.mem
+	check := func(when string) {
+		t.Helper()
+		o := newOracle(t, db)
+		m.mu.RLock()
+		defer m.mu.RUnlock()
+		stored := map[int64]bool{}
+		for _, oc := range o.chunks {
+			stored[oc.c.ID] = true
+			s, ok := m.slotOfChunk(oc.c.ID)
+			if !ok || m.slots[s].chunkID != oc.c.ID || m.slots[s].dead {
+				t.Fatalf("%s: chunk %d is stored but its slot is %d (found %v)", when, oc.c.ID, s, ok)
+			}
+		}
+		if len(m.chunkSlot) != len(stored) {
+			t.Fatalf("%s: %d chunks mapped, %d stored", when, len(m.chunkSlot), len(stored))
+		}
+	}
+	check("first lookup")
+	if err := db.PutDocuments(ctx, randomSite(rng, 0, 40)); err != nil { // replacements
+		t.Fatal(err)
+	}
+	for i := 40; i < 60; i++ {
+		if _, err := db.DeleteDocument(ctx, fmt.Sprintf("http://x.test/p/%d/", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := db.PutDocuments(ctx, randomSite(rng, 100, 20)); err != nil {
+		t.Fatal(err)
+	}
+	check("after replacements, deletes and adds")
+}
