@@ -36,11 +36,11 @@ type memIndex struct {
 	buffered []store.IndexCommit
 	// missed is set when a commit's count skipped some: another process
 	// wrote the store, and only a reload brings its changes in.
-	missed    bool
-	gen       int64 // the store's index_writes count the index reflects
-	slots     []memSlot
-	terms     map[string]*memTerm
-	docSlots  map[int64][]uint32
+	missed   bool
+	gen      int64 // the store's index_writes count the index reflects
+	slots    []memSlot
+	terms    map[string]*memTerm
+	docSlots map[int64][]uint32
 	// chunkSlot finds a chunk's slot by its id, for the vectors' nearest
 	// chunks. It costs 30 bytes a chunk, so it is made when hybrid search
 	// first asks (slotOfChunk), and kept up from then on.
