@@ -6,13 +6,16 @@
 //
 //	go run ./bench/bigsite crawl -state DIR [-env .wp-big/env] [-concurrency 4] [-plain]
 //	go run ./bench/bigsite serve -state DIR [-env .wp-big/env] [-rounds 2]
+//	go run ./bench/bigsite plain -state DIR [-every 1]
 //	go run ./bench/bigsite table DIR...
 //	go run ./bench/bigsite pages -state DIR [-n 300] [-cpuprofile F]
 //
 // crawl runs a full index pass (what `askwpd index --full` runs) into a
 // fresh state dir DIR, in a child process, recording every URL it
 // requests; with -plain it then GETs the same URLs at the same concurrency
-// and nothing else; the CPU profile of the crawl's first five minutes is DIR/bench-crawl.pprof. serve opens DIR as `askwpd serve` does, in a child
+// and nothing else (or plain does it later: with -every N, every Nth
+// URL, its time multiplied by N, where the whole list would take too
+// long); the CPU profile of the crawl's first five minutes is DIR/bench-crawl.pprof. serve opens DIR as `askwpd serve` does, in a child
 // process, and times start-up until search_site answers from the full
 // index, then asks every SciFact and wpdocs query (the site's text is
 // drawn from those corpora) as whole search_site calls. Both write their
@@ -73,6 +76,8 @@ func main() {
 		err = table(os.Args[2:])
 	case "pages":
 		err = runPages(ctx, os.Args[2:])
+	case "plain":
+		err = runPlain(os.Args[2:])
 	default:
 		err = fmt.Errorf("unknown command %q", os.Args[1])
 	}
@@ -122,6 +127,7 @@ type crawlResult struct {
 	Concurrency int     `json:"concurrency"`
 	IndexS      float64 `json:"index_s"`
 	PlainS      float64 `json:"plain_s,omitempty"`
+	PlainEvery  int     `json:"plain_every,omitempty"` // plain_s is every Nth URL's time × N
 	PeakRSSMB   float64 `json:"peak_rss_mb"`
 	CPUS        float64 `json:"cpu_s"`
 }
@@ -185,7 +191,7 @@ func runCrawl(ctx context.Context, args []string) error {
 		}
 		urls := strings.Fields(string(b))
 		wall := plainGet(urls, *conc)
-		r.PlainS = wall.Seconds()
+		r.PlainS, r.PlainEvery = wall.Seconds(), 1
 		fmt.Printf("plain GET of the same %d URLs at concurrency %d: %.1f s; ratio index / plain GET %.3f (target <= 1.15)\n",
 			len(urls), *conc, r.PlainS, r.IndexS/r.PlainS)
 	}
@@ -596,6 +602,9 @@ func table(dirs []string) error {
 			crawlCol = fmt.Sprintf("%.0f s", c.IndexS)
 			if c.PlainS > 0 {
 				crawlCol += fmt.Sprintf(" / %.0f s = %.2f×", c.PlainS, c.IndexS/c.PlainS)
+				if c.PlainEvery > 1 {
+					crawlCol += fmt.Sprintf(" (GETs of every %dth URL, × %d)", c.PlainEvery, c.PlainEvery)
+				}
 			}
 		}
 		fmt.Printf("| %d | %d | %.0f MB (+ %.0f MB) | %.0f | %.0f MB (%.0f MB) | %.2f s / %.2f s | %.2f / %.2f ms | %.2f ms | %s |\n",
@@ -698,4 +707,34 @@ func runPages(ctx context.Context, args []string) error {
 	fmt.Printf("daemon CPU per page (extract, check, chunk, store), %d pages %v: mean %.2f ms, median %.2f ms, p90 %.2f ms\n",
 		len(cpu), statuses, ms(total/time.Duration(len(cpu))), ms(cpu[len(cpu)/2]), ms(cpu[len(cpu)*9/10]))
 	return nil
+}
+
+func runPlain(args []string) error {
+	fs := flag.NewFlagSet("plain", flag.ExitOnError)
+	state := fs.String("state", "", "a state dir crawl filled")
+	every := fs.Int("every", 1, "GET every Nth URL only, and count its time N times")
+	fs.Parse(args)
+	var r crawlResult
+	b, err := os.ReadFile(filepath.Join(*state, "bench-crawl.json"))
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(b, &r); err != nil {
+		return err
+	}
+	b, err = os.ReadFile(filepath.Join(*state, "bench-urls.txt"))
+	if err != nil {
+		return err
+	}
+	var urls []string
+	for i, u := range strings.Fields(string(b)) {
+		if i%*every == 0 {
+			urls = append(urls, u)
+		}
+	}
+	wall := plainGet(urls, r.Concurrency)
+	r.PlainS, r.PlainEvery = wall.Seconds()*float64(*every), *every
+	fmt.Printf("plain GET of %d of the crawl's %d URLs (every %d) at concurrency %d: %.1f s, so %.1f s for all; ratio index / plain GET %.3f (target <= 1.15)\n",
+		len(urls), r.Requests, *every, r.Concurrency, wall.Seconds(), r.PlainS, r.IndexS/r.PlainS)
+	return writeJSON(filepath.Join(*state, "bench-crawl.json"), r)
 }
