@@ -111,6 +111,10 @@ type memKind struct{ typ, codeLang string }
 type memTerm struct {
 	post []byte
 	last uint32 // the last posting's slot
+	// n, stem and exact count the postings: all of them, those in the
+	// stemmed columns, those in the exact column. While no slot is dead
+	// they are the term's chunk counts, with no scan and no memCount.
+	n, stem, exact uint32
 	// cnt is filled by whichever search finds it stale, under the read
 	// lock: an atomic swap lets concurrent searches share it.
 	cnt atomic.Pointer[memCount]
@@ -153,6 +157,13 @@ func (t *memTerm) add(slot uint32, tf [4]uint8) {
 		t.post = appendTF(binary.AppendUvarint(t.post, d), tf)
 	}
 	t.last = slot
+	t.n++
+	if tf[0]|tf[1]|tf[2] != 0 {
+		t.stem++
+	}
+	if tf[3] != 0 {
+		t.exact++
+	}
 }
 
 // postings iterates a term's packed postings.
@@ -542,7 +553,7 @@ func (m *memIndex) compactLocked() {
 			delete(m.terms, term)
 			continue
 		}
-		t.post, t.last = bytes.Clone(nt.post), nt.last
+		t.post, t.last, t.n, t.stem, t.exact = bytes.Clone(nt.post), nt.last, nt.n, nt.stem, nt.exact
 		t.cnt.Store(nil)
 	}
 	for id, ss := range m.docSlots {
@@ -694,6 +705,9 @@ func (m *memIndex) waitGen(ctx context.Context, gen int64, d time.Duration) bool
 
 // counts returns a term's live chunk counts. Call with m.mu held.
 func (m *memIndex) counts(t *memTerm) memCount {
+	if m.dead == 0 {
+		return memCount{any: int32(t.n), stem: int32(t.stem), exact: int32(t.exact)}
+	}
 	c := t.cnt.Load()
 	if c != nil && c.delGen == m.delGen && c.off == len(t.post) {
 		return *c

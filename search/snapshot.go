@@ -31,7 +31,7 @@ import (
 // totals; the documents; the kinds; the slots; the terms with their packed
 // postings; a CRC-32C of all that. Integers are varints.
 
-const snapshotMagic = "askwpd search index snapshot 1\n"
+const snapshotMagic = "askwpd search index snapshot 2\n"
 
 var snapCRC = crc32.MakeTable(crc32.Castagnoli)
 
@@ -137,9 +137,9 @@ func (m *memIndex) readSnapshot(ctx context.Context, db *store.DB) (fresh *memIn
 			return nil, 0, false, ctx.Err()
 		}
 		term := r.str()
-		t := &memTerm{last: uint32(r.uvarint())}
+		t := &memTerm{last: uint32(r.uvarint()), n: uint32(r.uvarint()), stem: uint32(r.uvarint()), exact: uint32(r.uvarint())}
 		t.post = r.bytes()
-		if t.last >= uint32(len(fresh.slots)) {
+		if t.last >= uint32(len(fresh.slots)) || t.n > uint32(len(fresh.slots)) || t.stem > t.n || t.exact > t.n {
 			r.fail()
 		}
 		fresh.terms[term] = t
@@ -247,19 +247,22 @@ func (m *memIndex) writeSnapshot() error {
 		if !m.liveIn(t) {
 			continue
 		}
-		post, last := t.post, t.last
+		nt := memTerm{post: t.post, last: t.last, n: t.n, stem: t.stem, exact: t.exact}
 		if m.dead > 0 {
-			nt := memTerm{post: buf[:0]}
+			nt = memTerm{post: buf[:0]}
 			for p := t.iter(); p.next(); {
 				if s := remap[p.slot]; s != math.MaxUint32 {
 					nt.add(s, p.tf)
 				}
 			}
-			buf, post, last = nt.post, nt.post, nt.last
+			buf = nt.post
 		}
 		w.str(term)
-		w.uvarint(uint64(last))
-		w.bytes(post)
+		w.uvarint(uint64(nt.last))
+		w.uvarint(uint64(nt.n))
+		w.uvarint(uint64(nt.stem))
+		w.uvarint(uint64(nt.exact))
+		w.bytes(nt.post)
 	}
 	if w.err != nil {
 		return fmt.Errorf("snapshot: %w", w.err)

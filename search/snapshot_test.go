@@ -230,8 +230,20 @@ func TestPostings_RoundTrip(t *testing.T) {
 				want[i].slot, want[i].tf, mask)
 		}
 	}
-	if i != len(want) || term.last != want[len(want)-1].slot {
-		t.Fatalf("read %d postings (last %d), wrote %d", i, term.last, len(want))
+	if i != len(want) || term.last != want[len(want)-1].slot || int(term.n) != len(want) {
+		t.Fatalf("read %d postings (last %d, counted %d), wrote %d", i, term.last, term.n, len(want))
+	}
+	stem, exact := 0, 0
+	for _, p := range want {
+		if p.tf[0]|p.tf[1]|p.tf[2] != 0 {
+			stem++
+		}
+		if p.tf[3] != 0 {
+			exact++
+		}
+	}
+	if int(term.stem) != stem || int(term.exact) != exact {
+		t.Fatalf("counted %d stemmed and %d exact postings, want %d and %d", term.stem, term.exact, stem, exact)
 	}
 }
 
