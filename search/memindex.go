@@ -46,7 +46,9 @@ type memIndex struct {
 	// first asks (slotOfChunk), and kept up from then on.
 	chunkSlot map[int64]uint32
 	// kinds are the distinct (chunk type, code language) pairs, which
-	// slots name by number: a site has a handful.
+	// slots name by number: a site has a handful (the extractor's chunk
+	// types times the code languages its pages name), far from the
+	// 65,536 a slot's uint16 can name (addLocked).
 	kinds    []memKind
 	kindOf   map[memKind]uint16
 	live     int
@@ -497,6 +499,12 @@ func (m *memIndex) addLocked(mc *memChunk) {
 	s := uint32(len(m.slots))
 	k := memKind{mc.typ, mc.codeLang}
 	kind, ok := m.kindOf[k]
+	if !ok && len(m.kinds) > math.MaxUint16 {
+		// Pages naming ever new code languages must not wrap the numbers
+		// around: past the table's end, a chunk keeps its type only.
+		kind, ok = m.kindOf[memKind{typ: k.typ}]
+		ok = true
+	}
 	if !ok {
 		kind = uint16(len(m.kinds))
 		k = memKind{strings.Clone(k.typ), strings.Clone(k.codeLang)}
