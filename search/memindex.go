@@ -502,8 +502,7 @@ func (m *memIndex) addLocked(mc *memChunk) {
 	if !ok && len(m.kinds) > math.MaxUint16 {
 		// Pages naming ever new code languages must not wrap the numbers
 		// around: past the table's end, a chunk keeps its type only.
-		kind, ok = m.kindOf[memKind{typ: k.typ}]
-		ok = true
+		kind, ok = m.kindOf[memKind{typ: k.typ}], true
 	}
 	if !ok {
 		kind = uint16(len(m.kinds))
