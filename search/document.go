@@ -117,7 +117,7 @@ func (m *memIndex) scoreDocument(docID int64, terms []string) []chunkScore {
 		}
 		var here []match
 		for p := t.iter(); p.next(); {
-			if p.mask&6 == 0 || m.slots[p.slot].dead {
+			if p.mask&6 == 0 || m.lens[p.slot] == deadLen {
 				continue
 			}
 			nHit++

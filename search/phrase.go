@@ -60,7 +60,7 @@ func (m *memIndex) holdingAll(terms []string, max int) map[uint32]*candidate {
 		}
 		next := map[uint32]int{}
 		for p := t.iter(); p.next(); {
-			if p.mask&7 == 0 || m.slots[p.slot].dead {
+			if p.mask&7 == 0 || m.lens[p.slot] == deadLen {
 				continue
 			}
 			if i == 0 || have[p.slot] == i {

@@ -131,7 +131,7 @@ func (m *memIndex) readSnapshot(ctx context.Context, db *store.DB) (fresh *memIn
 		}
 		fresh.docSlots[sl.doc.ID] = append(fresh.docSlots[sl.doc.ID], uint32(i))
 	}
-	fresh.live = len(fresh.slots)
+	fresh.live, fresh.lens = len(fresh.slots), slotLens(fresh.slots)
 	for range r.count() {
 		if ctx.Err() != nil {
 			return nil, 0, false, ctx.Err()

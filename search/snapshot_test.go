@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -277,6 +278,9 @@ func TestMemIndex_ChunkSlot(t *testing.T) {
 		}
 		if len(m.chunkSlot) != len(stored) {
 			t.Fatalf("%s: %d chunks mapped, %d stored", when, len(m.chunkSlot), len(stored))
+		}
+		if want := slotLens(m.slots); !slices.Equal(m.lens, want) {
+			t.Fatalf("%s: the slot lengths scoring reads are not the slots'", when)
 		}
 	}
 	check("first lookup")

@@ -7,6 +7,7 @@
 //	go run ./bench/bigsite crawl -state DIR [-env .wp-big/env] [-concurrency 4] [-plain]
 //	go run ./bench/bigsite serve -state DIR [-env .wp-big/env] [-rounds 2]
 //	go run ./bench/bigsite plain -state DIR [-every 1]
+//	go run ./bench/bigsite replicate -from DIR -state DIR2 -times 10
 //	go run ./bench/bigsite table DIR...
 //	go run ./bench/bigsite pages -state DIR [-n 300] [-cpuprofile F]
 //
@@ -20,6 +21,9 @@
 // index, then asks every SciFact and wpdocs query (the site's text is
 // drawn from those corpora) as whole search_site calls. Both write their
 // numbers into DIR/bench-*.json; table prints the cost curve from them.
+// replicate makes a stand-in for a bigger site where crawling one takes
+// longer than there is: DIR's crawled pages written -times times over,
+// each copy at URLs of its own, for serve to measure (table marks it).
 // pages fetches n of the pages a crawl of DIR requested and times the
 // daemon's own work on each (extract, check, chunk, store), one at a
 // time, in process CPU time: the share of the cores a crawl takes from
@@ -40,6 +44,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/pprof"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -52,6 +57,7 @@ import (
 	"github.com/askwp/askwpd/daemon"
 	"github.com/askwp/askwpd/eval"
 	"github.com/askwp/askwpd/internal/wptest"
+	"github.com/askwp/askwpd/store"
 	"github.com/askwp/askwpd/tool"
 	"github.com/askwp/askwpd/wp"
 )
@@ -78,6 +84,8 @@ func main() {
 		err = runPages(ctx, os.Args[2:])
 	case "plain":
 		err = runPlain(os.Args[2:])
+	case "replicate":
+		err = runReplicate(ctx, os.Args[2:])
 	default:
 		err = fmt.Errorf("unknown command %q", os.Args[1])
 	}
@@ -381,6 +389,7 @@ func runServe(args []string) error {
 	envPath := fs.String("env", "", "the big site's env file (default .wp-big/env)")
 	rounds := fs.Int("rounds", 2, "times each query is asked, after one untimed warm-up pass")
 	heap := fs.String("heapprofile", "", "write a heap profile once the index is loaded")
+	searchProf := fs.String("cpuprofile", "", "write a CPU profile of the timed searches")
 	loadProf := fs.String("loadprofile", "", "write a CPU profile of the index load")
 	fs.Parse(args)
 	if *state == "" {
@@ -413,7 +422,7 @@ func runServe(args []string) error {
 	if err != nil {
 		return err
 	}
-	r, err := child("-rounds", strconv.Itoa(*rounds), "-heapprofile", *heap)
+	r, err := child("-rounds", strconv.Itoa(*rounds), "-heapprofile", *heap, "-cpuprofile", *searchProf)
 	if err != nil {
 		return err
 	}
@@ -435,6 +444,7 @@ func serveChild(ctx context.Context, args []string) error {
 	rounds := fs.Int("rounds", 2, "")
 	heap := fs.String("heapprofile", "", "")
 	loadProf := fs.String("loadprofile", "", "")
+	searchProf := fs.String("cpuprofile", "", "")
 	fs.Parse(args)
 	e, err := readEnv(*envPath)
 	if err != nil {
@@ -529,6 +539,17 @@ func serveChild(ctx context.Context, args []string) error {
 			return err
 		}
 	}
+	if *searchProf != "" {
+		f, err := os.Create(*searchProf)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
 	cpu0 := cpuTime()
 	lat := make([]time.Duration, 0, len(bodies)**rounds)
 	for range *rounds {
@@ -597,6 +618,13 @@ func table(dirs []string) error {
 		if err := json.Unmarshal(b, &s); err != nil {
 			return err
 		}
+		pages := strconv.Itoa(s.Pages)
+		if b, err := os.ReadFile(filepath.Join(dir, "bench-replica.json")); err == nil {
+			var rr replicaResult
+			if json.Unmarshal(b, &rr) == nil {
+				pages += fmt.Sprintf(" (%d crawled pages × %d)", s.Pages/max(rr.Times, 1), rr.Times)
+			}
+		}
 		crawlCol := "–"
 		if b, err := os.ReadFile(filepath.Join(dir, "bench-crawl.json")); err == nil && json.Unmarshal(b, &c) == nil {
 			crawlCol = fmt.Sprintf("%.0f s", c.IndexS)
@@ -607,8 +635,8 @@ func table(dirs []string) error {
 				}
 			}
 		}
-		fmt.Printf("| %d | %d | %.0f MB (+ %.0f MB) | %.0f | %.0f MB (%.0f MB) | %.2f s / %.2f s | %.2f / %.2f ms | %.2f ms | %s |\n",
-			s.Pages, s.Chunks, s.StoreMB, s.SnapshotMB, s.IndexBytes, s.RSSServingMB, s.PeakRSSMB, s.ReadyS, s.ColdReadyS,
+		fmt.Printf("| %s | %d | %.0f MB (+ %.0f MB) | %.0f | %.0f MB (%.0f MB) | %.2f s / %.2f s | %.2f / %.2f ms | %.2f ms | %s |\n",
+			pages, s.Chunks, s.StoreMB, s.SnapshotMB, s.IndexBytes, s.RSSServingMB, s.PeakRSSMB, s.ReadyS, s.ColdReadyS,
 			s.P50MS, s.P95MS, s.CPUPerSearchM, crawlCol)
 	}
 	return nil
@@ -737,4 +765,76 @@ func runPlain(args []string) error {
 	fmt.Printf("plain GET of %d of the crawl's %d URLs (every %d) at concurrency %d: %.1f s, so %.1f s for all; ratio index / plain GET %.3f (target <= 1.15)\n",
 		len(urls), r.Requests, *every, r.Concurrency, wall.Seconds(), r.PlainS, r.IndexS/r.PlainS)
 	return writeJSON(filepath.Join(*state, "bench-crawl.json"), r)
+}
+
+// replicaResult is what replicate writes to DIR/bench-replica.json.
+type replicaResult struct {
+	From  string `json:"from"`
+	Times int    `json:"times"`
+}
+
+func runReplicate(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("replicate", flag.ExitOnError)
+	from := fs.String("from", "", "a state dir crawl filled")
+	state := fs.String("state", "", "the state dir to make (must not exist)")
+	times := fs.Int("times", 10, "copies of each page, the original included")
+	fs.Parse(args)
+	if _, err := os.Stat(*state); err == nil {
+		return fmt.Errorf("replicate: %s exists", *state)
+	}
+	src, err := store.Open(ctx, filepath.Join(*from, "askwpd.db"))
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	if err := os.MkdirAll(*state, 0o700); err != nil {
+		return err
+	}
+	dst, err := store.Open(ctx, filepath.Join(*state, "askwpd.db"))
+	if err != nil {
+		return err
+	}
+	defer dst.Close()
+	urls, err := src.DocumentURLs(ctx)
+	if err != nil {
+		return err
+	}
+	var docs []*store.Document
+	for u := range urls {
+		d, err := src.FindDocument(ctx, u, true)
+		if err != nil {
+			return err
+		}
+		docs = append(docs, d)
+	}
+	sort.Slice(docs, func(i, j int) bool { return docs[i].ID < docs[j].ID })
+	t0 := time.Now()
+	for k := range *times {
+		var batch []*store.Document
+		for _, d := range docs {
+			c := *d
+			c.ID = 0
+			if k > 0 {
+				c.URL = fmt.Sprintf("%scopy-%d/", d.URL, k)
+				c.PostID = d.PostID + int64(k)*10_000_000
+				c.ContentHash = fmt.Sprintf("%s-%d", d.ContentHash, k)
+			}
+			c.Chunks = slices.Clone(d.Chunks)
+			for i := range c.Chunks {
+				c.Chunks[i].ID, c.Chunks[i].DocID = 0, 0
+			}
+			batch = append(batch, &c)
+			if len(batch) == 200 {
+				if err := dst.PutDocuments(ctx, batch); err != nil {
+					return err
+				}
+				batch = nil
+			}
+		}
+		if err := dst.PutDocuments(ctx, batch); err != nil {
+			return err
+		}
+		fmt.Fprintf(os.Stderr, "copy %d of %d written (%.0f s)\n", k+1, *times, time.Since(t0).Seconds())
+	}
+	return writeJSON(filepath.Join(*state, "bench-replica.json"), replicaResult{From: *from, Times: *times})
 }
