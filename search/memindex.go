@@ -36,9 +36,9 @@ type memIndex struct {
 	buffered []store.IndexCommit
 	// missed is set when a commit's count skipped some: another process
 	// wrote the store, and only a reload brings its changes in.
-	missed   bool
-	gen      int64 // the store's index_writes count the index reflects
-	slots    []memSlot
+	missed bool
+	gen    int64 // the store's index_writes count the index reflects
+	slots  []memSlot
 	// lens is each slot's size, or deadLen once it died: what scoring
 	// reads for every posting, four bytes a slot apart, where the slots
 	// are 32 (on a site of 700,000 chunks, reading the slots themselves
