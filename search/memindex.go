@@ -908,23 +908,61 @@ func (m *memIndex) candidates(ps []memPhrase, groups int, q Query, rk Ranking, k
 		if p.exact {
 			cols = 8
 		}
-		for post := t.iter(); post.next(); {
-			if post.mask&cols == 0 {
-				continue
+		// postings.next, written out: this loop runs for every posting
+		// of every query term, and a call per posting showed.
+		b, slot := t.post, uint32(0)
+		for i := 0; i < len(b); {
+			x := uint64(b[i])
+			i++
+			if x >= 0x80 {
+				x &= 0x7f
+				for shift := 7; ; shift += 7 {
+					c := b[i]
+					i++
+					x |= uint64(c&0x7f) << shift
+					if c < 0x80 {
+						break
+					}
+				}
 			}
-			size := m.lens[post.slot]
+			slot += uint32(x >> 1)
+			var tf [4]uint8
+			if x&1 != 0 {
+				if cols&4 == 0 {
+					continue
+				}
+				tf = onceInBody
+			} else {
+				h := b[i]
+				i++
+				cm := h & 15
+				if v := h >> 4; v != 0 {
+					tf[bits.TrailingZeros8(cm)] = v
+				} else {
+					for c := range 4 {
+						if cm&(1<<c) != 0 {
+							tf[c] = b[i]
+							i++
+						}
+					}
+				}
+				if cm&cols == 0 {
+					continue
+				}
+			}
+			size := m.lens[slot]
 			if size == deadLen {
 				continue
 			}
 			var freq float64
 			for c := lo; c < hi; c++ {
-				freq += weights[c] * float64(post.tf[c])
+				freq += weights[c] * float64(tf[c])
 			}
-			if mask[post.slot] == 0 {
-				touched = append(touched, post.slot)
+			if mask[slot] == 0 {
+				touched = append(touched, slot)
 			}
-			mask[post.slot] |= bit
-			score[post.slot] += idf * (freq * (bm25K1 + 1)) / (freq + bm25K1*(1-bm25B+bm25B*float64(size)/avgdl))
+			mask[slot] |= bit
+			score[slot] += idf * (freq * (bm25K1 + 1)) / (freq + bm25K1*(1-bm25B+bm25B*float64(size)/avgdl))
 		}
 	}
 
