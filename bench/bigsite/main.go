@@ -741,14 +741,15 @@ func runPlain(args []string) error {
 	fs := flag.NewFlagSet("plain", flag.ExitOnError)
 	state := fs.String("state", "", "a state dir crawl filled")
 	every := fs.Int("every", 1, "GET every Nth URL only, and count its time N times")
+	conc := fs.Int("concurrency", config.Default().Crawl.Concurrency, "concurrency, when the crawl did not finish (no bench-crawl.json)")
 	fs.Parse(args)
-	var r crawlResult
+	r := crawlResult{Concurrency: *conc}
 	b, err := os.ReadFile(filepath.Join(*state, "bench-crawl.json"))
-	if err != nil {
-		return err
-	}
-	if err := json.Unmarshal(b, &r); err != nil {
-		return err
+	finished := err == nil
+	if finished {
+		if err := json.Unmarshal(b, &r); err != nil {
+			return err
+		}
 	}
 	b, err = os.ReadFile(filepath.Join(*state, "bench-urls.txt"))
 	if err != nil {
@@ -761,6 +762,13 @@ func runPlain(args []string) error {
 		}
 	}
 	wall := plainGet(urls, r.Concurrency)
+	if !finished {
+		// A crawl stopped before its end: the plain GETs' rate, to set
+		// beside the pages per second its progress lines show.
+		fmt.Printf("plain GET of %d of the %d URLs the crawl requested (every %d) at concurrency %d: %.1f s, %.1f URLs/s\n",
+			len(urls), len(urls)*(*every), *every, r.Concurrency, wall.Seconds(), float64(len(urls))/wall.Seconds())
+		return nil
+	}
 	r.PlainS, r.PlainEvery = wall.Seconds()*float64(*every), *every
 	fmt.Printf("plain GET of %d of the crawl's %d URLs (every %d) at concurrency %d: %.1f s, so %.1f s for all; ratio index / plain GET %.3f (target <= 1.15)\n",
 		len(urls), r.Requests, *every, r.Concurrency, wall.Seconds(), r.PlainS, r.IndexS/r.PlainS)
