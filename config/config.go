@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -60,6 +61,49 @@ type Config struct {
 	Chat ChatConfig `toml:"chat"`
 
 	Network NetworkConfig `toml:"network"`
+
+	Cluster ClusterConfig `toml:"cluster"`
+}
+
+// ClusterConfig runs several daemons, one per web head, against the
+// site's one MariaDB: one crawls, every one serves the same index. Off by
+// default.
+type ClusterConfig struct {
+	// Mode is "" or "off" (one daemon, as always), or "mariadb".
+	Mode string `toml:"mode"`
+	// Name namespaces the cluster's tables ({prefix}askwpd_{name}_events,
+	// …), for more than one cluster in one database; empty for the usual
+	// one. The shim must be told the same name (ASKWPD_CLUSTER).
+	Name string `toml:"name"`
+	// LeaseTTL is how long the leader's lease lasts unrenewed: a dead
+	// leader is replaced within it plus a second. Default 10s.
+	LeaseTTL Duration `toml:"lease_ttl"`
+	// Poll is how often a node reads the changelog. Default 200ms.
+	Poll Duration `toml:"poll"`
+}
+
+// On reports whether cluster mode is on.
+func (c ClusterConfig) On() bool { return c.Mode == "mariadb" }
+
+var clusterNameRe = regexp.MustCompile(`^[A-Za-z0-9_]{0,24}$`)
+
+// Validate checks the cluster section.
+func (c ClusterConfig) Validate() error {
+	switch c.Mode {
+	case "", "off", "mariadb":
+	default:
+		return fmt.Errorf(`config: cluster.mode %q: want "off" or "mariadb"`, c.Mode)
+	}
+	if !clusterNameRe.MatchString(c.Name) {
+		return fmt.Errorf("config: cluster.name %q: use letters, digits and _ (at most 24)", c.Name)
+	}
+	if t := c.LeaseTTL.Duration; t != 0 && (t < 3*time.Second || t > 29*time.Second) {
+		return fmt.Errorf("config: cluster.lease_ttl %s must be 3s..29s: a dead leader must be replaced within 30 s", t)
+	}
+	if p := c.Poll.Duration; p != 0 && (p < 20*time.Millisecond || p > 2*time.Second) {
+		return fmt.Errorf("config: cluster.poll %s must be 20ms..2s: nodes must converge within 2 s", p)
+	}
+	return nil
 }
 
 // InsightsConfig is the question log behind /v1/insights and the gap
@@ -380,6 +424,12 @@ func (c *Config) Validate() error {
 	}
 	if err := c.Embeddings.Validate(); err != nil {
 		return err
+	}
+	if err := c.Cluster.Validate(); err != nil {
+		return err
+	}
+	if c.Cluster.On() && c.WPRoot == "" && c.DBDSN == "" {
+		return errors.New(`config: cluster.mode = "mariadb" needs the WordPress database: set wp_root (or db_dsn)`)
 	}
 	if c.Insights.RetentionDays < 0 || c.Insights.RetentionDays > 3650 {
 		return fmt.Errorf("config: insights.retention_days %d must be 0 (off) to 3650", c.Insights.RetentionDays)

@@ -114,3 +114,37 @@ func TestConfig_NetworkSiteSchedules(t *testing.T) {
 		t.Error("a site key that is no blog id was accepted")
 	}
 }
+
+func TestConfig_Cluster(t *testing.T) {
+	c := Default()
+	c.WPRoot = "/srv/wp"
+	if err := c.Validate(); err != nil || c.Cluster.On() {
+		t.Fatalf("the default: On=%v, %v; want off and valid", c.Cluster.On(), err)
+	}
+	c, err := Load("", []string{"ASKWPD_WP_ROOT=/srv/wp", "ASKWPD_CLUSTER_MODE=mariadb", "ASKWPD_CLUSTER_LEASE_TTL=5s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Validate(); err != nil || !c.Cluster.On() || c.Cluster.LeaseTTL.Duration != 5*time.Second {
+		t.Fatalf("from the environment: %+v, %v", c.Cluster, err)
+	}
+	for _, tc := range []struct {
+		name string
+		edit func(*Config)
+		want string
+	}{
+		{"ErrMode", func(c *Config) { c.Cluster.Mode = "redis" }, "cluster.mode"},
+		{"ErrName", func(c *Config) { c.Cluster.Name = "a-b" }, "cluster.name"},
+		{"ErrTTL", func(c *Config) { c.Cluster.LeaseTTL = Duration{time.Minute} }, "within 30 s"},
+		{"ErrPoll", func(c *Config) { c.Cluster.Poll = Duration{5 * time.Second} }, "cluster.poll"},
+		{"ErrNoDatabase", func(c *Config) { c.WPRoot, c.SiteURL = "", "http://example.org" }, "needs the WordPress database"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c2 := c
+			tc.edit(&c2)
+			if err := c2.Validate(); err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("Validate = %v, want an error naming %q", err, tc.want)
+			}
+		})
+	}
+}

@@ -142,10 +142,20 @@ func (c *Crawler) discover(ctx context.Context, opt IndexOptions) (items []store
 		if err != nil {
 			return nil, nil, false, err
 		}
-		public = postMap(posts)
+		fresh := posts[:0:0]
 		for _, p := range posts {
+			// A page fetched after its post last changed is current
+			// (SkipCurrent). It stays out of public too, or the pass would
+			// fetch it as /?p=ID (missingPosts).
+			if u := postURLs[p.ID]; opt.Incremental && opt.SkipCurrent && u != "" && !p.Modified.IsZero() {
+				if k := known[u]; k != nil && k.FetchedAt.After(p.Modified) {
+					continue
+				}
+			}
+			fresh = append(fresh, p)
 			c.addPost(ds, p, SourceDB, postURLs)
 		}
+		public = postMap(fresh)
 		ok = !smFault
 	}
 

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 	"unicode/utf8"
@@ -129,7 +130,14 @@ type Fetcher struct {
 	MaxBytes  int64
 	UserAgent string
 	Log       *slog.Logger
+
+	// requests counts the requests sent to the site: cluster mode's
+	// promise that a follower never fetches a page is checked on it.
+	requests atomic.Int64
 }
+
+// Requests returns how many requests this fetcher has sent to the site.
+func (f *Fetcher) Requests() int64 { return f.requests.Load() }
 
 // NewFetcher returns a fetcher whose transport can only ever dial the
 // origin's own host and port: even a redirect that slipped past the URL
@@ -196,6 +204,7 @@ func (f *Fetcher) Get(ctx context.Context, rawURL string, cond Conditional) (*Pa
 	if isLoginURL(u) {
 		return nil, fmt.Errorf("%w: %s", ErrLoginWall, u.Redacted())
 	}
+	f.requests.Add(1)
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
 		return nil, fmt.Errorf("fetch %s: %w", u, err)
@@ -299,6 +308,7 @@ func (f *Fetcher) Open(ctx context.Context, rawURL string) (io.ReadCloser, error
 	if !f.Origin.Same(u) {
 		return nil, fmt.Errorf("%w: %s", ErrOffOrigin, u.Redacted())
 	}
+	f.requests.Add(1)
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
 		return nil, err

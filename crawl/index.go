@@ -41,6 +41,11 @@ type IndexOptions struct {
 	// modified since the last pass, sitemap entries with a newer lastmod,
 	// URLs never fetched, and failed URLs whose retry time has come.
 	Incremental bool
+	// SkipCurrent, with Incremental, also skips posts whose page was
+	// fetched after their last change, and links of listing pages that
+	// were fetched before: for a store filled from elsewhere, which has
+	// no pass of its own to go by (a cluster node that took over).
+	SkipCurrent bool
 	// Kind labels the pass in the run history ("index", "incremental", …).
 	Kind string
 	// Progress, when set, is called after each page.
@@ -519,6 +524,14 @@ func (c *Crawler) crawlOne(ctx context.Context, ps *passState, q *queue, f fetch
 			cu := c.resolve(l.URL)
 			if cu == "" || !crawlable(cu) {
 				continue
+			}
+			if ps.opt.Incremental && ps.opt.SkipCurrent {
+				// What was never fetched; the listing's other links were,
+				// and their changes come by the database, the sitemaps and
+				// events.
+				if st, err := c.Store.FindURL(ctx, cu); err == nil && !st.FetchedAt.IsZero() {
+					continue
+				}
 			}
 			src := "link"
 			if t.Depth == 0 && c.isHome(t.URL) {

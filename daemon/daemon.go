@@ -54,6 +54,10 @@ type Daemon struct {
 	Agent *chat.Agent
 	// Questions is the question log behind the insights report.
 	Questions *insights.Log
+	// cluster is cluster mode's node and its database pool; nil when off.
+	cluster *clusterState
+	// wpDSN and wpPrefix are how the WordPress database was reached.
+	wpDSN, wpPrefix string
 	// caller and chat are Tools and Agent as visitors reach them: through
 	// the question log.
 	caller tool.Caller
@@ -159,6 +163,10 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (*Daemon, er
 		d.Close()
 		return nil, fmt.Errorf("network: %w", err)
 	}
+	if err := d.openCluster(ctx, d.wpDSN, d.wpPrefix); err != nil {
+		d.Close()
+		return nil, err
+	}
 	return d, nil
 }
 
@@ -200,6 +208,7 @@ func (d *Daemon) openSite(ctx context.Context) (crawl.Site, error) {
 			return site, err
 		}
 		d.WP = w
+		d.wpDSN, d.wpPrefix = dsn, prefix
 		info, err := w.Site(ctx)
 		if err != nil {
 			return site, err
@@ -228,6 +237,11 @@ func (d *Daemon) openSite(ctx context.Context) (crawl.Site, error) {
 // CheckSite GETs the home page, so a site that does not answer is reported
 // at start-up rather than as a crawl full of errors.
 func (d *Daemon) CheckSite(ctx context.Context) error {
+	if d.cluster != nil {
+		// A cluster node serves from the changelog whether or not the site
+		// answers now, and only the leader fetches: it need not wait.
+		return nil
+	}
 	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
 	site := d.Crawler.Site.URL
@@ -263,6 +277,7 @@ func (d *Daemon) Close() error {
 	if d.net != nil {
 		errs = append(errs, d.closeNetwork())
 	}
+	errs = append(errs, d.closeCluster())
 	if d.Search != nil {
 		// The next start reads this rather than analyzing the store.
 		if err := d.Search.WriteSnapshot(); err != nil {
@@ -379,6 +394,11 @@ type IndexOptions = crawl.IndexOptions
 // network, one per site at once, drawing on the shared budget. The run
 // returned is the main site's.
 func (d *Daemon) Index(ctx context.Context, opt IndexOptions) (*store.Run, error) {
+	if d.cluster != nil {
+		// A pass outside serve would fill this store alone, and no other
+		// node would see it.
+		return nil, errors.New(`cluster mode: the leader runs the passes; askwpd index is for a daemon with cluster.mode off`)
+	}
 	defer d.invalidateView()
 	if d.net == nil {
 		return d.Crawler.Index(ctx, opt)

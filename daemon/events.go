@@ -28,6 +28,11 @@ func (d *Daemon) WebhookSecret() ([]byte, error) {
 // ReceiveEvents stores a batch of verified events for the crawler to
 // apply; on a network, for the crawler of the site each names.
 func (d *Daemon) ReceiveEvents(ctx context.Context, evs []*store.Event) (int, error) {
+	if d.cluster != nil {
+		// For the leader, through the cluster's table; the shim has
+		// written these there already, and this is its ping.
+		return d.cluster.node.Receive(ctx, evs)
+	}
 	if d.net == nil {
 		return d.Crawler.ReceiveEvents(ctx, evs)
 	}

@@ -111,8 +111,10 @@ func (d *Daemon) Serve(ctx context.Context) error {
 	}
 	stopWatchdog := d.watchdog(bg)
 
-	// A fresh store is filled at once rather than at the next tick.
-	if stats, err := d.Store.Stats(ctx); err == nil && stats.Documents == 0 {
+	// A fresh store is filled at once rather than at the next tick; in a
+	// cluster, from the changelog, and by whichever node leads.
+	waitCluster := d.serveCluster(bg)
+	if stats, err := d.Store.Stats(ctx); err == nil && stats.Documents == 0 && d.cluster == nil {
 		go d.runPass(bg, crawl.IndexOptions{Kind: "initial"})
 	}
 
@@ -143,6 +145,7 @@ func (d *Daemon) Serve(ctx context.Context) error {
 	}
 	// Wait for a running pass to see the cancellation and finish its write.
 	d.Crawler.Wait()
+	waitCluster()
 	return nil
 }
 
@@ -228,6 +231,9 @@ func (d *Daemon) runPass(ctx context.Context, opt crawl.IndexOptions) {
 		}()
 	}
 	defer wg.Wait()
+	if !d.passAllowed(opt) {
+		return
+	}
 	_, err := d.Crawler.Index(ctx, opt)
 	d.invalidateView()
 	switch {

@@ -23,6 +23,7 @@ define( 'ASKWPD_COMPANION_FILE', __FILE__ );
 require_once __DIR__ . '/includes/class-askwpd-settings.php';
 require_once __DIR__ . '/includes/class-askwpd-client.php';
 require_once __DIR__ . '/includes/class-askwpd-webhooks.php';
+require_once __DIR__ . '/includes/class-askwpd-cluster.php';
 require_once __DIR__ . '/includes/class-askwpd-chat.php';
 require_once __DIR__ . '/includes/class-askwpd-admin.php';
 require_once __DIR__ . '/includes/class-askwpd-health.php';

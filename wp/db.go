@@ -340,3 +340,46 @@ func (w *DB) Site(ctx context.Context) (SiteInfo, error) {
 func placeholders(n int) string {
 	return strings.TrimSuffix(strings.Repeat("?,", n), ",")
 }
+
+// OpenWriter opens a second, small pool on the WordPress database for the
+// one part of askwpd that writes there: cluster mode's own tables
+// (package cluster). DB stays read-only; this pool is handed over as a
+// plain *sql.DB so that the MySQL driver stays in this package.
+func OpenWriter(ctx context.Context, dsn string) (*sql.DB, error) {
+	cfg, err := mysql.ParseDSN(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("wp: bad database DSN: %w", err)
+	}
+	if cfg.Timeout == 0 {
+		cfg.Timeout = 5 * time.Second
+	}
+	// DATETIME columns as UTC times, whatever the server's zone.
+	cfg.ParseTime, cfg.Loc = true, time.UTC
+	if cfg.Params == nil {
+		cfg.Params = map[string]string{}
+	}
+	cfg.Params["time_zone"] = "'+00:00'"
+	// Statements are short; a stalled one must not hold the leader past
+	// its lease.
+	if cfg.ReadTimeout == 0 {
+		cfg.ReadTimeout = 10 * time.Second
+	}
+	if cfg.WriteTimeout == 0 {
+		cfg.WriteTimeout = 10 * time.Second
+	}
+	conn, err := mysql.NewConnector(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("wp: bad database DSN: %w", err)
+	}
+	db := sql.OpenDB(conn)
+	db.SetMaxOpenConns(4)
+	db.SetMaxIdleConns(4)
+	db.SetConnMaxIdleTime(time.Minute)
+	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := db.PingContext(pctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("wp: cannot connect to the WordPress database %s at %s: %w", cfg.DBName, cfg.Addr, err)
+	}
+	return db, nil
+}

@@ -344,7 +344,10 @@ final class Askwpd_Webhooks {
 			return null;
 		}
 		self::$sent = true;
-		$s          = Askwpd_Settings::get();
+		if ( Askwpd_Cluster::write( $events ) ) {
+			return Askwpd_Cluster::ping( $events );
+		}
+		$s = Askwpd_Settings::get();
 		if ( '' === $s['secret'] ) {
 			// Kept until a secret is set: unsigned, the daemon would refuse them.
 			Askwpd_Outbox::add( $events );

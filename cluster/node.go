@@ -1,0 +1,652 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/askwp/askwpd/crawl"
+	"github.com/askwp/askwpd/store"
+)
+
+// Defaults for a Node's timings.
+const (
+	// DefaultLeaseTTL is how long a lease lasts unrenewed: a leader that
+	// dies is replaced within it plus FollowerTry.
+	DefaultLeaseTTL = 10 * time.Second
+	// DefaultPoll is how often a node reads the changelog.
+	DefaultPoll = 200 * time.Millisecond
+	// FollowerTry is how often a follower tries the lease.
+	FollowerTry = time.Second
+	// eventPoll is how often the leader reads the events table: a save
+	// on another web head pings that head's daemon, not the leader.
+	eventPoll = 100 * time.Millisecond
+	// publishGap spaces the leader's publishes during a crawl, so a pass
+	// costs a transaction per batch of pages rather than per page.
+	publishGap = 50 * time.Millisecond
+	tailBatch  = 200
+	eventBatch = 500
+	// eventKeep is how long finished events stay in the table.
+	eventKeep = 24 * time.Hour
+)
+
+// Node is one daemon's part in a cluster. Every node tails the changelog
+// into its own store, so its search index follows; the node holding the
+// lease (the leader) also turns the events table into work for its
+// crawler, runs the passes, and publishes what its store indexed and
+// removed, marking the events that caused it done in the same
+// transaction. A leader that dies mid-way leaves its events not done and
+// its unpublished pages unpublished: the next leader does both, once.
+type Node struct {
+	C       *Cluster
+	Store   *store.DB
+	Crawler *crawl.Crawler
+	Log     *slog.Logger
+	// ID names this process in the lease and on the changelog rows it
+	// writes; Host is shown with it.
+	ID, Host string
+	TTL      time.Duration
+	Poll     time.Duration
+	// Pass runs one index pass for the leader, until ctx is done.
+	Pass func(ctx context.Context, opt crawl.IndexOptions)
+
+	leader atomic.Bool
+	// tailMu keeps the changelog applied by one goroutine at a time.
+	tailMu  sync.Mutex
+	applied atomic.Int64
+	epoch   string
+
+	wakeTail, wakeLead chan struct{}
+
+	mu sync.Mutex
+	// known is the changelog's state: each live URL's version.
+	known map[string][32]byte
+	// dirty are the URLs the store changed while this node led, and
+	// removed whether it deleted a document; both wait for publish.
+	dirty   map[string]bool
+	removed bool
+	// inflight maps an event's row id to its id in the local store,
+	// for events taken from the table and not yet done.
+	inflight map[int64]string
+
+	stats nodeStats
+}
+
+type nodeStats struct {
+	published, appliedRows, leaderships, eventsDone atomic.Int64
+}
+
+// Stats are a node's counters, for /metrics and the benchmark.
+type Stats struct {
+	Leader       bool
+	AppliedID    int64
+	Queries      int64
+	Published    int64 // changelog rows this node wrote
+	AppliedRows  int64 // changelog rows of other nodes it applied
+	Leaderships  int64 // times it took the lease
+	EventsDone   int64
+	Pages        int // live URLs in the changelog, as this node knows it
+	PendingEvent int // events taken and not done (leader)
+}
+
+// Stats returns the node's counters.
+func (n *Node) Stats() Stats {
+	n.mu.Lock()
+	pages, pend := len(n.known), len(n.inflight)
+	n.mu.Unlock()
+	return Stats{Leader: n.leader.Load(), AppliedID: n.applied.Load(), Queries: n.C.Queries(),
+		Published: n.stats.published.Load(), AppliedRows: n.stats.appliedRows.Load(),
+		Leaderships: n.stats.leaderships.Load(), EventsDone: n.stats.eventsDone.Load(), Pages: pages, PendingEvent: pend}
+}
+
+// Leader reports whether this node holds the lease.
+func (n *Node) Leader() bool { return n.leader.Load() }
+
+// cursorKey is where the store keeps the last changelog id applied, with
+// the tables' epoch: "epoch:id".
+const cursorKey = "cluster_changelog"
+
+// Run takes part in the cluster until ctx is done: it applies the
+// changelog, and leads when it can. It gives the lease up on return.
+func (n *Node) Run(ctx context.Context) error {
+	if n.TTL <= 0 {
+		n.TTL = DefaultLeaseTTL
+	}
+	if n.Poll <= 0 {
+		n.Poll = DefaultPoll
+	}
+	n.wakeTail, n.wakeLead = make(chan struct{}, 1), make(chan struct{}, 1)
+	n.known, n.dirty, n.inflight = map[string][32]byte{}, map[string]bool{}, map[int64]string{}
+	if err := n.loadCursor(ctx); err != nil {
+		return err
+	}
+	cancelObs := n.Store.Observe(n)
+	defer cancelObs()
+
+	tailDone := make(chan struct{})
+	go func() {
+		defer close(tailDone)
+		n.tailLoop(ctx)
+	}()
+	n.leaseLoop(ctx)
+	<-tailDone
+	return nil
+}
+
+// loadCursor reads where this store stopped in the changelog, and the
+// versions of the pages up to there. A cursor into tables that were
+// dropped and made again (another epoch) starts over.
+func (n *Node) loadCursor(ctx context.Context) error {
+	l, err := n.C.Leader(ctx)
+	if err != nil {
+		return err
+	}
+	n.epoch = l.Epoch
+	v, err := n.Store.GetMeta(ctx, cursorKey)
+	if err != nil {
+		return fmt.Errorf("cluster: read cursor: %w", err)
+	}
+	ep, id, _ := strings.Cut(v, ":")
+	cur, _ := strconv.ParseInt(id, 10, 64)
+	if ep != n.epoch || cur <= 0 {
+		return nil
+	}
+	known, err := n.C.Versions(ctx, cur)
+	if err != nil {
+		return err
+	}
+	n.known = known
+	n.applied.Store(cur)
+	return nil
+}
+
+// Wake makes the node read the tables now: the shim pinged it.
+func (n *Node) Wake() {
+	for _, c := range []chan struct{}{n.wakeTail, n.wakeLead} {
+		select {
+		case c <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// Receive writes events that reached this node by webhook to the events
+// table, for the leader; an event the shim wrote already is skipped.
+func (n *Node) Receive(ctx context.Context, evs []*store.Event) (int, error) {
+	rows := make([]EventRow, len(evs))
+	for i, e := range evs {
+		rows[i] = EventRow{EventID: e.EventID, JSON: e.Payload}
+	}
+	if err := n.C.InsertEvents(ctx, rows); err != nil {
+		return 0, err
+	}
+	n.Wake()
+	return len(evs), nil
+}
+
+// IndexCommitted notes, while this node leads, the URLs its store
+// changed, for the next publish. It is quick, as the store asks.
+func (n *Node) IndexCommitted(c store.IndexCommit) {
+	if !n.leader.Load() {
+		return
+	}
+	added := map[int64]bool{}
+	n.mu.Lock()
+	for _, op := range c.Ops {
+		if op.Add != nil {
+			added[op.Add.Doc.ID] = true
+			n.dirty[op.Add.Doc.URL] = true
+		}
+	}
+	for _, op := range c.Ops {
+		if op.Add == nil && !added[op.Delete] {
+			n.removed = true
+		}
+	}
+	n.mu.Unlock()
+	select {
+	case n.wakeLead <- struct{}{}:
+	default:
+	}
+}
+
+var _ store.IndexObserver = (*Node)(nil)
+
+// --- the changelog ------------------------------------------------------------
+
+func (n *Node) tailLoop(ctx context.Context) {
+	t := time.NewTicker(n.Poll)
+	defer t.Stop()
+	for {
+		if err := n.catchUp(ctx); err != nil && ctx.Err() == nil {
+			n.Log.Warn("Unable to apply the cluster changelog; retrying", "error", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		case <-n.wakeTail:
+		}
+	}
+}
+
+// catchUp applies every changelog row after the cursor.
+func (n *Node) catchUp(ctx context.Context) error {
+	n.tailMu.Lock()
+	defer n.tailMu.Unlock()
+	for {
+		es, err := n.C.Tail(ctx, n.applied.Load(), tailBatch)
+		if err != nil {
+			return err
+		}
+		for _, e := range es {
+			if err := n.apply(ctx, &e); err != nil {
+				return err
+			}
+			n.applied.Store(e.ID)
+		}
+		if len(es) > 0 {
+			// After the rows: a crash in between re-applies them, which
+			// changes nothing (the store finds the same content).
+			if err := n.Store.SetMeta(ctx, cursorKey, n.epoch+":"+strconv.FormatInt(n.applied.Load(), 10)); err != nil {
+				return fmt.Errorf("cluster: save cursor: %w", err)
+			}
+		}
+		if len(es) < tailBatch {
+			return nil
+		}
+	}
+}
+
+// apply writes one changelog row to the store through its normal path,
+// so the search index follows. This node's own rows are in its store
+// already.
+func (n *Node) apply(ctx context.Context, e *Entry) error {
+	own := e.Node == n.ID
+	switch e.Op {
+	case OpPut:
+		if !own {
+			d, err := Decode(e.Doc)
+			if err != nil {
+				// A row this version cannot read is skipped, not retried
+				// forever; the next put of its URL replaces it.
+				n.Log.Error("Skipped a changelog row", "id", e.ID, "url", e.URL, "error", err)
+				return nil
+			}
+			d.FetchedAt = n.Store.Now()
+			if _, err := n.Store.PutDocument(ctx, d); err != nil {
+				return err
+			}
+			// As if fetched here: a pass this node runs as leader later
+			// skips it until the post changes.
+			if err := n.Store.RecordFetch(ctx, d.URL, store.URLResult{Status: "indexed", HTTPStatus: 200, PostID: d.PostID}); err != nil {
+				return err
+			}
+			n.stats.appliedRows.Add(1)
+		}
+		n.mu.Lock()
+		n.known[e.URL] = e.Version
+		n.mu.Unlock()
+	case OpDelete:
+		if !own {
+			if _, err := n.Store.DeleteDocument(ctx, e.URL); err != nil {
+				return err
+			}
+			n.stats.appliedRows.Add(1)
+		}
+		n.mu.Lock()
+		delete(n.known, e.URL)
+		n.mu.Unlock()
+	}
+	return nil
+}
+
+// --- the lease ----------------------------------------------------------------
+
+func (n *Node) leaseLoop(ctx context.Context) {
+	var (
+		stop       func()
+		validUntil time.Time
+	)
+	stepDown := func(why string) {
+		if stop == nil {
+			return
+		}
+		n.Log.Warn("No longer the cluster leader", "reason", why)
+		stop()
+		stop = nil
+	}
+	wait := time.Duration(0)
+	for {
+		select {
+		case <-ctx.Done():
+			if stop != nil {
+				stop()
+				rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+				if err := n.C.Release(rctx, n.ID); err != nil {
+					n.Log.Warn("Unable to release the cluster lease", "error", err)
+				}
+				cancel()
+			}
+			return
+		case <-time.After(wait):
+		}
+		start := time.Now()
+		ok, err := n.C.TryLead(ctx, n.ID, n.Host, n.TTL)
+		if ctx.Err() != nil {
+			wait = 0 // shutting down: the select above releases the lease
+			continue
+		}
+		switch {
+		case err != nil:
+			n.Log.Warn("Unable to reach the cluster lease", "error", err)
+			// Another node may take the lease once it expires by the
+			// database's clock; this one stops well before that, by its own.
+			if stop != nil && time.Now().After(validUntil) {
+				stepDown("the database did not answer before the lease ran out")
+			}
+		case ok:
+			validUntil = start.Add(n.TTL - n.TTL/4)
+			if stop == nil {
+				stop = n.lead(ctx)
+			}
+		case !ok:
+			stepDown("another node holds the lease")
+		}
+		wait = FollowerTry
+		if stop != nil {
+			wait = n.TTL / 4
+		}
+	}
+}
+
+// lead makes this node the leader: it applies the rest of the changelog,
+// publishes what its store holds that the changelog lacks, then runs the
+// event intake, the publisher and a pass. The returned stop ends them.
+func (n *Node) lead(parent context.Context) (stop func()) {
+	ctx, cancel := context.WithCancel(parent)
+	done := make(chan struct{})
+	n.stats.leaderships.Add(1)
+	go func() {
+		defer close(done)
+		// Leading with the changelog half applied would publish this
+		// store's older copies over newer pages: retry until it is done.
+		for {
+			err := n.catchUp(ctx)
+			if err == nil {
+				break
+			}
+			n.Log.Error("Unable to apply the changelog before leading; retrying", "error", err)
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(time.Second):
+			}
+		}
+		n.leader.Store(true)
+		defer n.leader.Store(false)
+		n.Log.Info("Leading the cluster", "node", n.ID, "changelog_id", n.applied.Load())
+		n.seed(ctx)
+		var pass sync.WaitGroup
+		pass.Go(func() {
+			// The store was filled from the changelog: its pages count as
+			// fetched, so only what no leader published is fetched.
+			opt := crawl.IndexOptions{Kind: "incremental", Incremental: true, SkipCurrent: true}
+			if st, err := n.Store.Stats(ctx); err == nil && st.Documents == 0 {
+				opt = crawl.IndexOptions{Kind: "initial"}
+			}
+			n.Pass(ctx, opt)
+		})
+		n.leaderLoop(ctx)
+		pass.Wait()
+		n.mu.Lock()
+		clear(n.dirty)
+		clear(n.inflight)
+		n.removed = false
+		n.mu.Unlock()
+	}()
+	return func() {
+		cancel()
+		<-done
+	}
+}
+
+// seed marks for publishing the pages this store has and the changelog
+// lacks: a daemon that ran alone before cluster mode was turned on.
+func (n *Node) seed(ctx context.Context) {
+	urls, err := n.Store.DocumentURLs(ctx)
+	if err != nil {
+		n.Log.Warn("Unable to list the store's pages", "error", err)
+		return
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for u := range urls {
+		if _, ok := n.known[u]; !ok {
+			n.dirty[u] = true
+		}
+	}
+}
+
+func (n *Node) leaderLoop(ctx context.Context) {
+	t := time.NewTicker(eventPoll)
+	defer t.Stop()
+	lastPrune := time.Time{}
+	for {
+		if err := n.intake(ctx); err != nil && ctx.Err() == nil {
+			n.Log.Warn("Unable to read the cluster's events", "error", err)
+		}
+		err := n.publish(ctx)
+		if errors.Is(err, ErrLeaseLost) {
+			// The lease loop finds out at its next renewal and stops this.
+			n.Log.Warn("Lost the cluster lease while publishing")
+		} else if err != nil && ctx.Err() == nil {
+			n.Log.Warn("Unable to publish to the cluster changelog; retrying", "error", err)
+		}
+		if time.Since(lastPrune) > time.Hour {
+			lastPrune = time.Now()
+			if _, err := n.C.PruneEvents(ctx, eventKeep); err != nil && ctx.Err() == nil {
+				n.Log.Warn("Unable to prune cluster events", "error", err)
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		case <-n.wakeLead:
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(publishGap):
+			}
+		}
+	}
+}
+
+// localEventID is an event row's id in the local store: the epoch keeps
+// rows of tables made again from matching old local events.
+func (n *Node) localEventID(id int64) string {
+	return "cluster:" + n.epoch + ":" + strconv.FormatInt(id, 10)
+}
+
+// intake hands the table's new events to the crawler, which applies them
+// as it applies webhooks.
+func (n *Node) intake(ctx context.Context) error {
+	rows, err := n.C.PendingEvents(ctx, eventBatch)
+	if err != nil {
+		return err
+	}
+	var evs []*store.Event
+	n.mu.Lock()
+	for _, r := range rows {
+		if _, ok := n.inflight[r.ID]; ok {
+			continue
+		}
+		lid := n.localEventID(r.ID)
+		n.inflight[r.ID] = lid
+		e, err := parseEvent(r.JSON)
+		if err != nil {
+			// Stored by a shim or daemon of another version: it is
+			// finished as unreadable, not retried.
+			n.Log.Warn("Skipped an unreadable cluster event", "id", r.ID, "error", err)
+			n.inflight[r.ID] = ""
+			continue
+		}
+		e.EventID = lid
+		evs = append(evs, e)
+	}
+	n.mu.Unlock()
+	if len(evs) == 0 {
+		return nil
+	}
+	_, err = n.Crawler.ReceiveEvents(ctx, evs)
+	if errors.Is(err, store.ErrDuplicateEvent) {
+		// Taken by this node before it last stopped leading: one at a
+		// time, the ones stored already are skipped.
+		for _, e := range evs {
+			if _, err := n.Crawler.ReceiveEvents(ctx, []*store.Event{e}); err != nil && !errors.Is(err, store.ErrDuplicateEvent) {
+				return err
+			}
+		}
+		return nil
+	}
+	return err
+}
+
+// parseEvent reads a wire event as api does a webhook's.
+func parseEvent(raw []byte) (*store.Event, error) {
+	var j struct {
+		Type     string  `json:"type"`
+		PostID   int64   `json:"post_id"`
+		PostIDs  []int64 `json:"post_ids"`
+		PostType string  `json:"post_type"`
+		Status   string  `json:"status"`
+		URL      string  `json:"url"`
+	}
+	if err := json.Unmarshal(raw, &j); err != nil {
+		return nil, err
+	}
+	if !store.KnownEventType(j.Type) {
+		return nil, fmt.Errorf("unknown event type %q", j.Type)
+	}
+	return &store.Event{Type: j.Type, PostID: j.PostID, PostIDs: j.PostIDs, PostType: j.PostType, Status: j.Status,
+		URL: j.URL, Payload: raw, SentAt: time.Now()}, nil
+}
+
+// publish writes what the store changed since the last publish to the
+// changelog, with the events whose work is finished, in one transaction.
+// An event is finished when the crawler has applied it; its pages were
+// written, and so noted by IndexCommitted, before that.
+func (n *Node) publish(ctx context.Context) error {
+	n.mu.Lock()
+	ids := make(map[int64]string, len(n.inflight))
+	for id, lid := range n.inflight {
+		ids[id] = lid
+	}
+	n.mu.Unlock()
+	var done []int64
+	for id, lid := range ids {
+		if lid == "" {
+			done = append(done, id)
+			continue
+		}
+		e, err := n.Store.FindEvent(ctx, lid)
+		if err != nil {
+			continue // not stored yet, or a read failed: next time
+		}
+		if !e.AppliedAt.IsZero() || e.Attempts > crawl.MaxEventAttempts {
+			done = append(done, id)
+		}
+	}
+	slices.Sort(done)
+
+	n.mu.Lock()
+	dirty, removed := n.dirty, n.removed
+	n.dirty, n.removed = map[string]bool{}, false
+	n.mu.Unlock()
+	entries, err := n.entries(ctx, dirty, removed)
+	if err == nil {
+		err = n.C.Publish(ctx, n.ID, entries, done)
+	}
+	if err != nil {
+		n.mu.Lock()
+		for u := range dirty {
+			n.dirty[u] = true
+		}
+		n.removed = n.removed || removed
+		n.mu.Unlock()
+		return err
+	}
+	n.stats.published.Add(int64(len(entries)))
+	n.stats.eventsDone.Add(int64(len(done)))
+	n.mu.Lock()
+	for _, e := range entries {
+		if e.Op == OpPut {
+			n.known[e.URL] = e.Version
+		} else {
+			delete(n.known, e.URL)
+		}
+	}
+	for _, id := range done {
+		delete(n.inflight, id)
+	}
+	n.mu.Unlock()
+	return nil
+}
+
+// entries turns the changed URLs into changelog rows: the document as
+// the store has it now, or a tombstone when it is gone. A page whose
+// version the changelog has already (re-fetched, same content) is left.
+func (n *Node) entries(ctx context.Context, dirty map[string]bool, removed bool) ([]Entry, error) {
+	urls := make([]string, 0, len(dirty))
+	for u := range dirty {
+		urls = append(urls, u)
+	}
+	if removed {
+		local, err := n.Store.DocumentURLs(ctx)
+		if err != nil {
+			return nil, err
+		}
+		n.mu.Lock()
+		for u := range n.known {
+			if _, ok := local[u]; !ok && !dirty[u] {
+				urls = append(urls, u)
+			}
+		}
+		n.mu.Unlock()
+	}
+	slices.Sort(urls)
+	var out []Entry
+	for _, u := range urls {
+		n.mu.Lock()
+		have, known := n.known[u]
+		n.mu.Unlock()
+		d, err := n.Store.FindDocument(ctx, u, true)
+		if errors.Is(err, store.ErrNotFound) {
+			if known {
+				out = append(out, Entry{URL: u, Op: OpDelete, Version: URLHash(u), Node: n.ID})
+			}
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		doc, v, err := Encode(d)
+		if err != nil {
+			return nil, err
+		}
+		if known && have == v {
+			continue
+		}
+		out = append(out, Entry{URL: u, Op: OpPut, Version: v, Doc: doc, Node: n.ID})
+	}
+	return out, nil
+}
