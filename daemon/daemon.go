@@ -125,6 +125,9 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (*Daemon, er
 	d.Store = st
 	st.Observe(staleOnCommit{&d.statusCache})
 	d.Search = search.New(st)
+	if err := d.setSnapshot(ctx); err != nil {
+		log.Warn("Unable to keep a snapshot of the search index; each start loads it from the store", "error", err)
+	}
 	var syn *search.Synonyms
 	if path := cfg.Search.Synonyms; path != "" {
 		if syn, err = search.LoadSynonyms(path); err != nil {
@@ -276,6 +279,13 @@ func (d *Daemon) Close() error {
 		errs = append(errs, d.closeNetwork())
 	}
 	errs = append(errs, d.closeCluster())
+	if d.Search != nil {
+		// The next start reads this rather than analyzing the store.
+		if err := d.Search.WriteSnapshot(); err != nil {
+			d.Log.Warn("Unable to write the search index's snapshot", "error", err)
+		}
+		d.Search.Close()
+	}
 	if d.Store != nil {
 		errs = append(errs, d.Store.Close())
 	}

@@ -203,8 +203,18 @@ func (d *Daemon) loadSearchIndex(ctx context.Context) {
 		}
 		return
 	}
+	LimitMemory()
 	si := d.Search.Stats()
-	d.Log.Info("Search index loaded into memory", "chunks", si.Chunks, "took_ms", time.Since(start).Milliseconds())
+	d.Log.Info("Search index loaded into memory", "chunks", si.Chunks, "took_ms", time.Since(start).Milliseconds(),
+		"from_snapshot", d.Search.FromSnapshot())
+	if !d.Search.FromSnapshot() {
+		start = time.Now()
+		if err := d.Search.WriteSnapshot(); err != nil {
+			d.Log.Warn("Unable to write the search index's snapshot", "error", err)
+			return
+		}
+		d.Log.Info("Search index snapshot written", "took_ms", time.Since(start).Milliseconds())
+	}
 }
 
 func (d *Daemon) runPass(ctx context.Context, opt crawl.IndexOptions) {

@@ -116,8 +116,8 @@ func (m *memIndex) scoreDocument(docID int64, terms []string) []chunkScore {
 			freq float64
 		}
 		var here []match
-		for _, p := range t.post {
-			if m.slots[p.slot].dead || p.tf[1]|p.tf[2] == 0 {
+		for p := t.iter(); p.next(); {
+			if p.mask&6 == 0 || m.lens[p.slot] == deadLen {
 				continue
 			}
 			nHit++

@@ -160,21 +160,21 @@ func minMax(x, lo, hi float64) float64 {
 // the vectors; the filters are the index's, on the chunks it holds.
 func (ix *Index) vectorCandidates(ctx context.Context, vec []float32, f Filters, k int) ([]*candidate, []float64, error) {
 	m := ix.mem
-	slotOf := func(id int64) (*memSlot, bool) {
+	slotOf := func(id int64) (*memSlot, memKind, bool) {
 		m.mu.RLock()
 		defer m.mu.RUnlock()
-		s, ok := m.chunkSlot[id]
+		s, ok := m.slotOfChunk(id)
 		if !ok {
-			return nil, false
+			return nil, memKind{}, false
 		}
 		sl := m.slots[s]
-		return &sl, true
+		return &sl, m.kinds[sl.kind], true
 	}
 	var keep func(int64) bool
 	if !f.empty() {
 		keep = func(id int64) bool {
-			sl, ok := slotOf(id)
-			return ok && f.match(sl)
+			sl, k, ok := slotOf(id)
+			return ok && f.match(sl.doc, k)
 		}
 	}
 	near, err := ix.db.NearestChunks(ctx, vec, k, keep)
@@ -188,8 +188,8 @@ func (ix *Index) vectorCandidates(ctx context.Context, vec []float32, f Filters,
 	for _, n := range near {
 		// A chunk the index does not hold (written a moment ago by another
 		// process) waits for the reload that brings its document in.
-		if sl, ok := slotOf(n.ChunkID); ok {
-			out = append(out, sl.candidate(0))
+		if sl, k, ok := slotOf(n.ChunkID); ok {
+			out = append(out, newCandidate(sl, k, 0))
 			sims = append(sims, n.Similarity)
 		}
 	}

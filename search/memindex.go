@@ -1,9 +1,14 @@
 package search
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
 	"math"
+	"math/bits"
+	"os"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -31,15 +36,29 @@ type memIndex struct {
 	buffered []store.IndexCommit
 	// missed is set when a commit's count skipped some: another process
 	// wrote the store, and only a reload brings its changes in.
-	missed    bool
-	gen       int64 // the store's index_writes count the index reflects
-	slots     []memSlot
-	terms     map[string]*memTerm
-	docSlots  map[int64][]uint32
+	missed bool
+	gen    int64 // the store's index_writes count the index reflects
+	slots  []memSlot
+	// lens is each slot's size, or deadLen once it died: what scoring
+	// reads for every posting, four bytes a slot apart, where the slots
+	// are 32 (on a site of 700,000 chunks, reading the slots themselves
+	// was most of a search's time, waiting on memory).
+	lens     []uint32
+	terms    map[string]*memTerm
+	docSlots map[int64][]uint32
+	// chunkSlot finds a chunk's slot by its id, for the vectors' nearest
+	// chunks. It costs 30 bytes a chunk, so it is made when hybrid search
+	// first asks (slotOfChunk), and kept up from then on.
 	chunkSlot map[int64]uint32
-	live      int
-	dead      int
-	colTotal  [4]int64
+	// kinds are the distinct (chunk type, code language) pairs, which
+	// slots name by number: a site has a handful (the extractor's chunk
+	// types times the code languages its pages name), far from the
+	// 65,536 a slot's uint16 can name (addLocked).
+	kinds    []memKind
+	kindOf   map[memKind]uint16
+	live     int
+	dead     int
+	colTotal [4]int64
 	// delGen changes whenever slots die or move; cached term counts from
 	// another delGen are stale.
 	delGen uint64
@@ -56,35 +75,149 @@ type memIndex struct {
 	// the live keeps that cost per deleted chunk bounded, and this floor
 	// keeps a small site from compacting at every edit.
 	compactMin int
+	// strs interns the strings documents repeat (languages, post types,
+	// category and tag names): one copy each rather than one a document.
+	strs interner
+	// The snapshot file (snapshot.go): where, for which build, the count
+	// it was last written or read at, and whether it is on disk now.
+	snapPath, snapVersion string
+	snapGen               int64
+	snapOnDisk            bool
+	fromSnap              bool
+	snapMu                sync.Mutex // one writer at a time
 }
 
 type memDoc struct {
 	store.IndexDoc
 	catSet, tagSet []string // lowercased, for filters
+	// The title and exact columns are the document's, the same in each
+	// of its chunks: their lengths are kept once.
+	titleSize, exactSize uint32
 }
 
+// memSlot is a chunk in the index. Every chunk has one, so it is kept
+// small: 32 bytes.
 type memSlot struct {
-	chunkID       int64
-	doc           *memDoc
-	typ, codeLang string
-	colSize       [4]uint32
-	size          uint32 // tokens in all columns: BM25's document length
-	dead          bool
+	chunkID int64
+	doc     *memDoc
+	size    uint32    // tokens in all columns: BM25's document length
+	colSize [2]uint32 // tokens in keywords and body
+	kind    uint16    // its (type, code language) in memIndex.kinds
+	dead    bool
 }
 
-type memPosting struct {
-	slot uint32
-	// tf counts the term in title, keywords, body and exact. It stops at
-	// 255, where BM25's saturation makes more count for under 0.1%: eight
-	// bytes a posting rather than twelve.
-	tf [4]uint8
-}
+type memKind struct{ typ, codeLang string }
 
+// memTerm holds a term's postings, one per chunk holding it, in slot
+// order, packed: each is a uvarint of its slot's distance from the
+// previous posting's slot (the first's from 0), shifted left by one; its
+// low bit set means the term is once in the body and nowhere else, the
+// commonest case, and else its term frequencies follow (appendTF). A
+// posting takes one to three bytes where a struct took eight; a chunk
+// has a hundred or more.
 type memTerm struct {
-	post []memPosting
+	post []byte
+	last uint32 // the last posting's slot
+	// n, stem and exact count the postings: all of them, those in the
+	// stemmed columns, those in the exact column. While no slot is dead
+	// they are the term's chunk counts, with no scan and no memCount.
+	n, stem, exact uint32
 	// cnt is filled by whichever search finds it stale, under the read
 	// lock: an atomic swap lets concurrent searches share it.
 	cnt atomic.Pointer[memCount]
+}
+
+// appendTF appends tf, the term's counts in title, keywords, body and
+// exact (each stopping at 255, where BM25's saturation makes more count
+// for under 0.1%). One byte says which columns hold the term; when one
+// does, fewer than 16 times, its count shares that byte, else the counts
+// of the columns that hold it follow.
+func appendTF(b []byte, tf [4]uint8) []byte {
+	var mask, n, v uint8
+	for c, x := range tf {
+		if x != 0 {
+			mask |= 1 << c
+			n++
+			v = x
+		}
+	}
+	if n == 1 && v < 16 {
+		return append(b, mask|v<<4)
+	}
+	b = append(b, mask)
+	for _, x := range tf {
+		if x != 0 {
+			b = append(b, x)
+		}
+	}
+	return b
+}
+
+// onceInBody is the term frequencies of a term once in the body only.
+var onceInBody = [4]uint8{0, 0, 1, 0}
+
+func (t *memTerm) add(slot uint32, tf [4]uint8) {
+	d := uint64(slot-t.last) << 1
+	if tf == onceInBody {
+		t.post = binary.AppendUvarint(t.post, d|1)
+	} else {
+		t.post = appendTF(binary.AppendUvarint(t.post, d), tf)
+	}
+	t.last = slot
+	t.n++
+	if tf[0]|tf[1]|tf[2] != 0 {
+		t.stem++
+	}
+	if tf[3] != 0 {
+		t.exact++
+	}
+}
+
+// postings iterates a term's packed postings.
+type postings struct {
+	b    []byte
+	off  int
+	slot uint32
+	mask uint8 // the columns holding the term
+	tf   [4]uint8
+}
+
+func (t *memTerm) iter() postings { return postings{b: t.post} }
+
+// next reads the next posting into slot, mask and tf.
+func (p *postings) next() bool {
+	if p.off >= len(p.b) {
+		return false
+	}
+	var d uint64
+	for shift := 0; ; shift += 7 {
+		x := p.b[p.off]
+		p.off++
+		d |= uint64(x&0x7f) << shift
+		if x < 0x80 {
+			break
+		}
+	}
+	p.slot += uint32(d >> 1)
+	if d&1 != 0 {
+		p.mask, p.tf = 4, onceInBody
+		return true
+	}
+	h := p.b[p.off]
+	p.off++
+	p.mask = h & 15
+	p.tf = [4]uint8{}
+	if v := h >> 4; v != 0 {
+		p.tf[bits.TrailingZeros8(p.mask)] = v
+		return true
+	}
+	for c := range 4 {
+		if p.mask&(1<<c) != 0 {
+			p.tf[c] = p.b[p.off]
+			p.off++
+		}
+	}
+	return true
 }
 
 // memCount caches how many live chunks hold a term in the stemmed columns
@@ -92,8 +225,9 @@ type memTerm struct {
 // match), and in any column (the vocabulary's count).
 type memCount struct {
 	delGen           uint64
-	n                int // postings counted
-	stem, exact, any int
+	off              int    // bytes of postings counted
+	slot             uint32 // the slot of the last posting counted
+	stem, exact, any int32
 }
 
 // memChunk is an added chunk, analyzed outside the lock.
@@ -104,6 +238,82 @@ type memChunk struct {
 	colSize       [4]uint32
 	terms         []string
 	tfs           [][4]uint8
+}
+
+// interner keeps one copy of each string, and of each list of strings,
+// it is given: pages share their category and tag lists.
+type interner struct {
+	mu    sync.Mutex
+	m     map[string]string
+	lists map[string][]string
+}
+
+func (in *interner) get(s string) string {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	return in.getLocked(s)
+}
+
+func (in *interner) getLocked(s string) string {
+	if v, ok := in.m[s]; ok {
+		return v
+	}
+	if in.m == nil {
+		in.m = map[string]string{}
+	}
+	s = strings.Clone(s)
+	in.m[s] = s
+	return s
+}
+
+// strs returns xs, or f of each of xs, each string interned.
+func (in *interner) strs(xs []string, f func(string) string) []string {
+	if len(xs) == 0 {
+		return nil
+	}
+	out := make([]string, len(xs))
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	for i, x := range xs {
+		if f != nil {
+			x = f(x)
+		}
+		out[i] = in.getLocked(x)
+	}
+	return out
+}
+
+// list returns xs, or f of each of xs, as a shared slice: callers must
+// not change it.
+func (in *interner) list(xs []string, f func(string) string) []string {
+	if len(xs) == 0 {
+		return nil
+	}
+	var key strings.Builder
+	for _, x := range xs {
+		if f != nil {
+			x = f(x)
+		}
+		key.WriteString(x)
+		key.WriteByte(0)
+	}
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if l, ok := in.lists[key.String()]; ok {
+		return l
+	}
+	if in.lists == nil {
+		in.lists = map[string][]string{}
+	}
+	out := make([]string, len(xs))
+	for i, x := range xs {
+		if f != nil {
+			x = f(x)
+		}
+		out[i] = in.getLocked(x)
+	}
+	in.lists[key.String()] = out
+	return out
 }
 
 func newMemIndex(an *analysis.Analyzer) *memIndex {
@@ -117,19 +327,23 @@ func newMemIndex(an *analysis.Analyzer) *memIndex {
 
 // resetLocked empties the index.
 func (m *memIndex) resetLocked() {
-	m.slots, m.terms = nil, map[string]*memTerm{}
-	m.docSlots, m.chunkSlot = map[int64][]uint32{}, map[int64]uint32{}
+	m.slots, m.lens, m.terms = nil, nil, map[string]*memTerm{}
+	m.docSlots, m.chunkSlot = map[int64][]uint32{}, nil
+	m.kinds, m.kindOf = nil, map[memKind]uint16{}
 	m.live, m.dead, m.colTotal = 0, 0, [4]int64{}
 	m.delGen++
 }
 
-func newMemDoc(d *store.IndexDoc) *memDoc {
+func (m *memIndex) newMemDoc(d *store.IndexDoc) *memDoc {
 	md := &memDoc{IndexDoc: *d}
-	for _, c := range d.Categories {
-		md.catSet = append(md.catSet, strings.ToLower(c))
-	}
-	for _, t := range d.Tags {
-		md.tagSet = append(md.tagSet, strings.ToLower(t))
+	in := &m.strs
+	md.Lang, md.PostType = in.get(d.Lang), in.get(d.PostType)
+	// A site has a few combinations of categories, shared; tags vary
+	// more, and a shared list of each would cost more than it saves.
+	md.Categories, md.catSet = in.list(d.Categories, nil), in.list(d.Categories, strings.ToLower)
+	md.Tags, md.tagSet = in.strs(d.Tags, nil), in.strs(d.Tags, strings.ToLower)
+	if slices.Equal(md.Tags, md.tagSet) {
+		md.tagSet = md.Tags
 	}
 	return md
 }
@@ -143,12 +357,14 @@ type docTerms struct {
 
 func (m *memIndex) newDocTerms(d *memDoc) *docTerms {
 	known := strings.Join(append(append([]string{}, d.Categories...), d.Tags...), " ")
-	return &docTerms{
+	dt := &docTerms{
 		doc:   d,
 		title: m.an.IndexTerms(d.Title, d.Lang, nil),
 		exact: analysis.ExactTerms(d.Title+" "+known, d.Lang),
 		known: known,
 	}
+	d.titleSize, d.exactSize = uint32(len(dt.title)), uint32(len(dt.exact))
+	return dt
 }
 
 // analyzeChunk turns a stored chunk into its postings.
@@ -169,7 +385,7 @@ func (m *memIndex) analyzeChunk(c *store.IndexChunk, dt *docTerms) memChunk {
 			if !ok {
 				i = len(mc.terms)
 				at[tok] = i
-				mc.terms = append(mc.terms, strings.Clone(tok))
+				mc.terms = append(mc.terms, tok)
 				mc.tfs = append(mc.tfs, [4]uint8{})
 			}
 			if mc.tfs[i][col] < math.MaxUint8 {
@@ -218,7 +434,7 @@ func (m *memIndex) analyzeOps(ops []store.IndexOp) []memOp {
 		}
 		dt := docs[op.Add.Doc]
 		if dt == nil {
-			dt = m.newDocTerms(newMemDoc(op.Add.Doc))
+			dt = m.newDocTerms(m.newMemDoc(op.Add.Doc))
 			docs[op.Add.Doc] = dt
 		}
 		mc := m.analyzeChunk(op.Add, dt)
@@ -237,6 +453,12 @@ func (m *memIndex) offerLocked(gen int64, ops []memOp) {
 	}
 	if gen > m.gen+1 {
 		m.missed = true
+	}
+	if m.snapOnDisk {
+		// The snapshot no longer matches the store: a restart would not
+		// read it, and a page deleted now must not linger in it.
+		os.Remove(m.snapPath)
+		m.snapOnDisk = false
 	}
 	for _, op := range ops {
 		if op.add != nil {
@@ -258,12 +480,16 @@ func (m *memIndex) deleteDocLocked(docID int64) {
 			continue
 		}
 		sl.dead = true
+		m.lens[s] = deadLen
 		m.live--
 		m.dead++
-		for i, n := range sl.colSize {
-			m.colTotal[i] -= int64(n)
+		m.colTotal[0] -= int64(sl.doc.titleSize)
+		m.colTotal[1] -= int64(sl.colSize[0])
+		m.colTotal[2] -= int64(sl.colSize[1])
+		m.colTotal[3] -= int64(sl.doc.exactSize)
+		if m.chunkSlot != nil {
+			delete(m.chunkSlot, sl.chunkID)
 		}
-		delete(m.chunkSlot, sl.chunkID)
 	}
 	delete(m.docSlots, docID)
 	m.delGen++
@@ -277,22 +503,40 @@ func (m *memIndex) setGenLocked(gen int64) {
 
 func (m *memIndex) addLocked(mc *memChunk) {
 	s := uint32(len(m.slots))
-	sl := memSlot{chunkID: mc.chunkID, doc: mc.doc, typ: mc.typ, codeLang: mc.codeLang, colSize: mc.colSize}
+	k := memKind{mc.typ, mc.codeLang}
+	kind, ok := m.kindOf[k]
+	if !ok && len(m.kinds) > math.MaxUint16 {
+		// Pages naming ever new code languages must not wrap the numbers
+		// around: past the table's end, a chunk keeps its type only.
+		kind, ok = m.kindOf[memKind{typ: k.typ}], true
+	}
+	if !ok {
+		kind = uint16(len(m.kinds))
+		k = memKind{strings.Clone(k.typ), strings.Clone(k.codeLang)}
+		m.kinds = append(m.kinds, k)
+		m.kindOf[k] = kind
+	}
+	sl := memSlot{chunkID: mc.chunkID, doc: mc.doc, colSize: [2]uint32{mc.colSize[1], mc.colSize[2]}, kind: kind}
 	for i, n := range mc.colSize {
 		sl.size += n
 		m.colTotal[i] += int64(n)
 	}
 	m.slots = append(m.slots, sl)
+	m.lens = append(m.lens, sl.size)
 	m.docSlots[mc.doc.ID] = append(m.docSlots[mc.doc.ID], s)
-	m.chunkSlot[mc.chunkID] = s
+	if m.chunkSlot != nil {
+		m.chunkSlot[mc.chunkID] = s
+	}
 	m.live++
 	for i, term := range mc.terms {
 		t := m.terms[term]
 		if t == nil {
+			// The analyzer's terms may be slices of the chunk's text:
+			// a key of its own keeps that text collectable.
 			t = &memTerm{}
-			m.terms[term] = t
+			m.terms[strings.Clone(term)] = t
 		}
-		t.post = append(t.post, memPosting{slot: s, tf: mc.tfs[i]})
+		t.add(s, mc.tfs[i])
 	}
 }
 
@@ -308,23 +552,22 @@ func (m *memIndex) compactLocked() {
 		remap[i] = uint32(len(slots))
 		slots = append(slots, sl)
 	}
+	var buf []byte
 	for term, t := range m.terms {
-		out := t.post[:0]
-		for _, p := range t.post {
+		// Each list is written anew: slot distances change, and an
+		// in-place rewrite could outgrow what it has read.
+		nt := memTerm{post: buf[:0]}
+		for p := t.iter(); p.next(); {
 			if s := remap[p.slot]; s != math.MaxUint32 {
-				p.slot = s
-				out = append(out, p)
+				nt.add(s, p.tf)
 			}
 		}
-		if len(out) == 0 {
+		buf = nt.post
+		if len(nt.post) == 0 {
 			delete(m.terms, term)
 			continue
 		}
-		// Give back the memory of lists that shrank a lot.
-		if cap(out) > 2*len(out)+16 {
-			out = append([]memPosting(nil), out...)
-		}
-		t.post = out
+		t.post, t.last, t.n, t.stem, t.exact = bytes.Clone(nt.post), nt.last, nt.n, nt.stem, nt.exact
 		t.cnt.Store(nil)
 	}
 	for id, ss := range m.docSlots {
@@ -337,13 +580,52 @@ func (m *memIndex) compactLocked() {
 		m.chunkSlot[id] = remap[s]
 	}
 	m.slots = slots
+	m.lens = slotLens(slots)
 	m.dead = 0
 	m.delGen++
 }
 
-// build reads the whole store into a fresh index and swaps it in, then
-// applies the commits that landed meanwhile. The caller has set building.
+// build reads the whole store (or the snapshot of it, when there is one
+// at the store's count) into a fresh index and swaps it in, then applies
+// the commits that landed meanwhile. The caller has set building.
 func (m *memIndex) build(ctx context.Context, db *store.DB) error {
+	fresh, gen, fromSnap, err := m.readSnapshot(ctx, db)
+	if err == nil && !fromSnap {
+		fresh, gen, err = m.readStore(ctx, db)
+	}
+	if err != nil {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		// A failed reload leaves the index it had, which still follows
+		// this process's commits.
+		m.building = false
+		if m.ready {
+			m.applyBufferedLocked()
+		}
+		m.buffered = nil
+		return err
+	}
+
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.slots, m.lens, m.terms, m.docSlots, m.chunkSlot = fresh.slots, fresh.lens, fresh.terms, fresh.docSlots, fresh.chunkSlot
+	m.kinds, m.kindOf = fresh.kinds, fresh.kindOf
+	m.live, m.dead, m.colTotal = fresh.live, 0, fresh.colTotal
+	m.delGen++
+	m.setGenLocked(gen)
+	m.ready, m.missed, m.building = true, false, false
+	m.fromSnap, m.snapOnDisk = fromSnap, fromSnap
+	if fromSnap {
+		m.snapGen = gen
+	}
+	m.loads++
+	m.applyBufferedLocked()
+	m.buffered = nil
+	return nil
+}
+
+// readStore reads every stored chunk into a fresh index.
+func (m *memIndex) readStore(ctx context.Context, db *store.DB) (*memIndex, int64, error) {
 	// Analysis is most of the work: workers analyze batches of chunks
 	// while this goroutine reads the next ones, and one collector adds
 	// them in order of arrival.
@@ -362,7 +644,7 @@ func (m *memIndex) build(ctx context.Context, db *store.DB) error {
 				var dt *docTerms
 				for i, c := range b {
 					if dt == nil || dt.doc.ID != c.Doc.ID {
-						dt = m.newDocTerms(newMemDoc(c.Doc))
+						dt = m.newDocTerms(m.newMemDoc(c.Doc))
 					}
 					out[i] = m.analyzeChunk(c, dt)
 				}
@@ -396,35 +678,16 @@ func (m *memIndex) build(ctx context.Context, db *store.DB) error {
 	close(done)
 	<-added
 	if err != nil {
-		m.mu.Lock()
-		defer m.mu.Unlock()
-		// A failed reload leaves the index it had, which still follows
-		// this process's commits.
-		m.building = false
-		if m.ready {
-			m.applyBufferedLocked()
-		}
-		m.buffered = nil
-		return err
+		return nil, 0, err
 	}
 	// Lists grown by append hold up to twice their length.
 	for _, t := range fresh.terms {
 		if cap(t.post) > len(t.post) {
-			t.post = append(make([]memPosting, 0, len(t.post)), t.post...)
+			t.post = bytes.Clone(t.post)
 		}
 	}
-
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.slots, m.terms, m.docSlots, m.chunkSlot = fresh.slots, fresh.terms, fresh.docSlots, fresh.chunkSlot
-	m.live, m.dead, m.colTotal = fresh.live, 0, fresh.colTotal
-	m.delGen++
-	m.setGenLocked(gen)
-	m.ready, m.missed, m.building = true, false, false
-	m.loads++
-	m.applyBufferedLocked()
-	m.buffered = nil
-	return nil
+	fresh.slots, fresh.lens = slices.Clip(fresh.slots), slices.Clip(fresh.lens)
+	return fresh, gen, nil
 }
 
 // applyBufferedLocked applies the commits that landed during a load.
@@ -457,28 +720,32 @@ func (m *memIndex) waitGen(ctx context.Context, gen int64, d time.Duration) bool
 
 // counts returns a term's live chunk counts. Call with m.mu held.
 func (m *memIndex) counts(t *memTerm) memCount {
+	if m.dead == 0 {
+		return memCount{any: int32(t.n), stem: int32(t.stem), exact: int32(t.exact)}
+	}
 	c := t.cnt.Load()
-	if c != nil && c.delGen == m.delGen && c.n == len(t.post) {
+	if c != nil && c.delGen == m.delGen && c.off == len(t.post) {
 		return *c
 	}
 	nc := memCount{delGen: m.delGen}
-	if c != nil && c.delGen == m.delGen && c.n <= len(t.post) {
+	if c != nil && c.delGen == m.delGen && c.off <= len(t.post) {
 		// Only appended since: count the new postings.
 		nc = *c
 	}
-	for _, p := range t.post[nc.n:] {
-		if m.slots[p.slot].dead {
+	p := postings{b: t.post, off: nc.off, slot: nc.slot}
+	for p.next() {
+		if m.lens[p.slot] == deadLen {
 			continue
 		}
 		nc.any++
-		if p.tf[0]|p.tf[1]|p.tf[2] != 0 {
+		if p.mask&7 != 0 {
 			nc.stem++
 		}
-		if p.tf[3] != 0 {
+		if p.mask&8 != 0 {
 			nc.exact++
 		}
 	}
-	nc.n = len(t.post)
+	nc.off, nc.slot = len(t.post), p.slot
 	t.cnt.Store(&nc)
 	return nc
 }
@@ -490,7 +757,7 @@ func (m *memIndex) eachTerm(fn func(term string, docs int)) {
 	defer m.mu.RUnlock()
 	for term, t := range m.terms {
 		if n := m.counts(t).any; n > 0 {
-			fn(term, n)
+			fn(term, int(n))
 		}
 	}
 }
@@ -504,7 +771,7 @@ func (m *memIndex) termDocs(terms []string) map[string]int {
 	for _, term := range terms {
 		if t := m.terms[term]; t != nil {
 			if n := m.counts(t).any; n > 0 {
-				out[term] = n
+				out[term] = int(n)
 			}
 		}
 	}
@@ -637,25 +904,65 @@ func (m *memIndex) candidates(ps []memPhrase, groups int, q Query, rk Ranking, k
 		}
 		idf := bm25IDF(nRow, nHit)
 		bit := uint32(1) << uint(p.group)
-		for _, post := range t.post {
-			sl := &m.slots[post.slot]
-			if sl.dead {
+		cols := uint8(7) // title, keywords, body
+		if p.exact {
+			cols = 8
+		}
+		// postings.next, written out: this loop runs for every posting
+		// of every query term, and a call per posting showed.
+		b, slot := t.post, uint32(0)
+		for i := 0; i < len(b); {
+			x := uint64(b[i])
+			i++
+			if x >= 0x80 {
+				x &= 0x7f
+				for shift := 7; ; shift += 7 {
+					c := b[i]
+					i++
+					x |= uint64(c&0x7f) << shift
+					if c < 0x80 {
+						break
+					}
+				}
+			}
+			slot += uint32(x >> 1)
+			var tf [4]uint8
+			if x&1 != 0 {
+				if cols&4 == 0 {
+					continue
+				}
+				tf = onceInBody
+			} else {
+				h := b[i]
+				i++
+				cm := h & 15
+				if v := h >> 4; v != 0 {
+					tf[bits.TrailingZeros8(cm)] = v
+				} else {
+					for c := range 4 {
+						if cm&(1<<c) != 0 {
+							tf[c] = b[i]
+							i++
+						}
+					}
+				}
+				if cm&cols == 0 {
+					continue
+				}
+			}
+			size := m.lens[slot]
+			if size == deadLen {
 				continue
 			}
 			var freq float64
-			in := false
 			for c := lo; c < hi; c++ {
-				freq += weights[c] * float64(post.tf[c])
-				in = in || post.tf[c] != 0
+				freq += weights[c] * float64(tf[c])
 			}
-			if !in {
-				continue
+			if mask[slot] == 0 {
+				touched = append(touched, slot)
 			}
-			if mask[post.slot] == 0 {
-				touched = append(touched, post.slot)
-			}
-			mask[post.slot] |= bit
-			score[post.slot] += idf * (freq * (bm25K1 + 1)) / (freq + bm25K1*(1-bm25B+bm25B*float64(sl.size)/avgdl))
+			mask[slot] |= bit
+			score[slot] += idf * (freq * (bm25K1 + 1)) / (freq + bm25K1*(1-bm25B+bm25B*float64(size)/avgdl))
 		}
 	}
 
@@ -672,7 +979,7 @@ func (m *memIndex) candidates(ps []memPhrase, groups int, q Query, rk Ranking, k
 		if allow != nil && !allow[s] {
 			continue
 		}
-		if !q.Filters.empty() && !q.Filters.match(&m.slots[s]) {
+		if !q.Filters.empty() && !q.Filters.match(m.slots[s].doc, m.kinds[m.slots[s].kind]) {
 			continue
 		}
 		hits = append(hits, memHit{s, score[s]})
@@ -692,7 +999,7 @@ func (m *memIndex) candidates(ps []memPhrase, groups int, q Query, rk Ranking, k
 	hits = bestK(hits, k, less)
 	out := make([]*candidate, len(hits))
 	for i, h := range hits {
-		out[i] = m.slots[h.slot].candidate(h.score)
+		out[i] = m.candidate(h.slot, h.score)
 	}
 	return out
 }
@@ -707,8 +1014,14 @@ func bm25IDF(n, nHit float64) float64 {
 	return idf
 }
 
-func (sl *memSlot) candidate(score float64) *candidate {
-	return &candidate{chunkID: sl.chunkID, doc: sl.doc, score: score, chunkType: sl.typ, codeLang: sl.codeLang}
+// candidate returns slot s's chunk with a score. Call with m.mu held.
+func (m *memIndex) candidate(s uint32, score float64) *candidate {
+	sl := &m.slots[s]
+	return newCandidate(sl, m.kinds[sl.kind], score)
+}
+
+func newCandidate(sl *memSlot, k memKind, score float64) *candidate {
+	return &candidate{chunkID: sl.chunkID, doc: sl.doc, score: score, chunkType: k.typ, codeLang: k.codeLang}
 }
 
 // bestK returns the k best of hs, best first. A common word matches tens
@@ -751,16 +1064,16 @@ func bestK(hs []memHit, k int, better func(a, b memHit) bool) []memHit {
 	return hs
 }
 
-// match reports whether a chunk passes the filters.
-func (f Filters) match(sl *memSlot) bool {
-	d := sl.doc
+// match reports whether a chunk of document d, of kind k, passes the
+// filters.
+func (f Filters) match(d *memDoc, k memKind) bool {
 	if len(f.PostType) > 0 && !containsString(f.PostType, d.PostType) {
 		return false
 	}
-	if f.ChunkType != "" && sl.typ != f.ChunkType {
+	if f.ChunkType != "" && k.typ != f.ChunkType {
 		return false
 	}
-	if f.CodeLang != "" && sl.codeLang != strings.ToLower(f.CodeLang) {
+	if f.CodeLang != "" && k.codeLang != strings.ToLower(f.CodeLang) {
 		return false
 	}
 	// A language filter matches its regional variants: "en" is "en-GB".
@@ -794,4 +1107,40 @@ func containsString(xs []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// slotOfChunk returns the live slot of a chunk. Call with m.mu read
+// locked; the first call makes chunkSlot, under the write lock.
+func (m *memIndex) slotOfChunk(id int64) (uint32, bool) {
+	if m.chunkSlot == nil {
+		m.mu.RUnlock()
+		m.mu.Lock()
+		if m.chunkSlot == nil {
+			cs := make(map[int64]uint32, m.live)
+			for i, sl := range m.slots {
+				if !sl.dead {
+					cs[sl.chunkID] = uint32(i)
+				}
+			}
+			m.chunkSlot = cs
+		}
+		m.mu.Unlock()
+		m.mu.RLock()
+	}
+	s, ok := m.chunkSlot[id]
+	return s, ok
+}
+
+// deadLen marks a dead slot in memIndex.lens.
+const deadLen = math.MaxUint32
+
+func slotLens(slots []memSlot) []uint32 {
+	lens := make([]uint32, len(slots))
+	for i, sl := range slots {
+		lens[i] = sl.size
+		if sl.dead {
+			lens[i] = deadLen
+		}
+	}
+	return lens
 }

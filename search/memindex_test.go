@@ -562,7 +562,7 @@ func TestMemIndex_ConcurrentWriters(t *testing.T) {
 		t.Fatalf("index at count %d (missed %v) with %d chunks; store at %d with %d", m.gen, m.missed, m.live, stored, len(o.chunks))
 	}
 	for _, oc := range o.chunks {
-		if _, ok := m.chunkSlot[oc.c.ID]; !ok {
+		if _, ok := m.slotOfChunk(oc.c.ID); !ok {
 			t.Fatalf("chunk %d is stored but not indexed", oc.c.ID)
 		}
 	}

@@ -59,8 +59,8 @@ func (m *memIndex) holdingAll(terms []string, max int) map[uint32]*candidate {
 			return nil
 		}
 		next := map[uint32]int{}
-		for _, p := range t.post {
-			if m.slots[p.slot].dead || p.tf[0]|p.tf[1]|p.tf[2] == 0 {
+		for p := t.iter(); p.next(); {
+			if p.mask&7 == 0 || m.lens[p.slot] == deadLen {
 				continue
 			}
 			if i == 0 || have[p.slot] == i {
@@ -77,7 +77,7 @@ func (m *memIndex) holdingAll(terms []string, max int) map[uint32]*candidate {
 	}
 	out := make(map[uint32]*candidate, len(have))
 	for s := range have {
-		out[s] = m.slots[s].candidate(0)
+		out[s] = m.candidate(s, 0)
 	}
 	return out
 }

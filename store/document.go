@@ -198,7 +198,8 @@ func (db *DB) DeletePost(ctx context.Context, postID int64) (bool, error) {
 	if postID <= 0 {
 		return false, nil
 	}
-	return db.deleteWhere(ctx, `post_id = ?`, postID)
+	// The literal condition lets SQLite use the partial index (PostDocuments).
+	return db.deleteWhere(ctx, `post_id = ? AND post_id > 0`, postID)
 }
 
 func (db *DB) deleteWhere(ctx context.Context, where string, arg any) (bool, error) {
@@ -270,7 +271,9 @@ func scanDocument(sc interface{ Scan(...any) error }) (*Document, error) {
 func (db *DB) FindDocument(ctx context.Context, ref string, withChunks bool) (*Document, error) {
 	var row *sql.Row
 	if id, ok := parsePostID(ref); ok {
-		row = db.read.QueryRowContext(ctx, `SELECT `+docColumns+` FROM documents WHERE post_id = ? ORDER BY id LIMIT 1`, id)
+		// parsePostID's ids are positive: the literal condition lets
+		// SQLite use the partial index (PostDocuments).
+		row = db.read.QueryRowContext(ctx, `SELECT `+docColumns+` FROM documents WHERE post_id = ? AND post_id > 0 ORDER BY id LIMIT 1`, id)
 	} else {
 		row = db.read.QueryRowContext(ctx, `SELECT `+docColumns+` FROM documents WHERE url = ?`, ref)
 	}
