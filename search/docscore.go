@@ -65,8 +65,8 @@ func (ix *Index) docBM25(pq *parsedQuery, rk Ranking, docs []*docHit) map[int64]
 		var title, body float64
 		for _, s := range m.docSlots[d.docID] {
 			sl := &m.slots[s]
-			body += float64(sl.colSize[1] + sl.colSize[2])
-			title = float64(sl.colSize[0])
+			body += float64(sl.colSize[0] + sl.colSize[1])
+			title = float64(sl.doc.titleSize)
 		}
 		ns[i] = norms{1 - rk.BTitle + rk.BTitle*title/max(avgTitle, 1), 1 - rk.BBody + rk.BBody*body/max(avgBody, 1)}
 	}
@@ -76,13 +76,13 @@ func (ix *Index) docBM25(pq *parsedQuery, rk Ranking, docs []*docHit) map[int64]
 		mt := m.terms[t.Term]
 		// Terms in more chunks than MaxPostings weigh little and cost the
 		// most; the candidate query leaves them out for the same reason.
-		if t.Weight <= 0 || mt == nil || (rk.MaxPostings > 0 && len(mt.post) > rk.MaxPostings) {
+		if t.Weight <= 0 || mt == nil || (rk.MaxPostings > 0 && int(mt.n) > rk.MaxPostings) {
 			continue
 		}
 		clear(tf)
 		var last *memDoc
 		df := 0
-		for _, p := range mt.post {
+		for p := mt.iter(); p.next(); {
 			sl := &m.slots[p.slot]
 			if sl.dead || p.tf[0]|p.tf[1]|p.tf[2] == 0 {
 				continue

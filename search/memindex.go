@@ -994,7 +994,14 @@ func (m *memIndex) candidates(ps []memPhrase, groups int, q Query, rk Ranking, k
 		if a.score != b.score {
 			return a.score > b.score
 		}
-		return m.slots[a.slot].chunkID < m.slots[b.slot].chunkID
+		// Ties go by URL, which every cluster node shares, where chunk
+		// ids are each store's own; a page's chunks are stored in order,
+		// so within a page the ids order them the same on every node.
+		sa, sb := &m.slots[a.slot], &m.slots[b.slot]
+		if sa.doc != sb.doc && sa.doc.URL != sb.doc.URL {
+			return sa.doc.URL < sb.doc.URL
+		}
+		return sa.chunkID < sb.chunkID
 	}
 	hits = bestK(hits, k, less)
 	out := make([]*candidate, len(hits))
