@@ -1,9 +1,12 @@
 package daemon
 
 import (
+	"context"
 	"os"
 	"runtime"
 	"runtime/debug"
+	rtmetrics "runtime/metrics"
+	"time"
 )
 
 // LimitMemory sets the Go runtime's soft memory limit from the live heap,
@@ -13,12 +16,38 @@ import (
 // which on a site of 100,000 pages took the RSS past 600 MB while the
 // index itself was 220. The limit is half again the live heap, and never
 // under 512 MiB, so a small site never collects more often than before.
-func LimitMemory() {
+//
+// It then follows the live heap every minute until ctx ends: a limit set
+// once would hold a site that grows past it (a first crawl of a big site
+// starts from an empty index) to a collection after every burst of
+// allocation, up to the GC's cap of half the CPU.
+func LimitMemory(ctx context.Context) {
 	if os.Getenv("GOMEMLIMIT") != "" {
 		return
 	}
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	live := int64(ms.HeapAlloc)
+	setMemoryLimit(int64(ms.HeapAlloc))
+	go func() {
+		sample := []rtmetrics.Sample{{Name: "/gc/heap/live:bytes"}}
+		t := time.NewTicker(time.Minute)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				// The heap live after the last collection, without
+				// ReadMemStats' stop of the world.
+				rtmetrics.Read(sample)
+				if sample[0].Value.Kind() == rtmetrics.KindUint64 {
+					setMemoryLimit(int64(sample[0].Value.Uint64()))
+				}
+			}
+		}
+	}()
+}
+
+func setMemoryLimit(live int64) {
 	debug.SetMemoryLimit(max(512<<20, live+live/2))
 }

@@ -203,7 +203,7 @@ func (d *Daemon) loadSearchIndex(ctx context.Context) {
 		}
 		return
 	}
-	LimitMemory()
+	LimitMemory(ctx)
 	si := d.Search.Stats()
 	d.Log.Info("Search index loaded into memory", "chunks", si.Chunks, "took_ms", time.Since(start).Milliseconds(),
 		"from_snapshot", d.Search.FromSnapshot())

@@ -492,7 +492,7 @@ func serveChild(ctx context.Context, args []string) error {
 	}
 	r.LoadS = time.Since(t0).Seconds()
 	r.FromSnapshot = d.Search.FromSnapshot()
-	daemon.LimitMemory() // as serve does after the load
+	daemon.LimitMemory(context.Background()) // as serve does after the load
 	if *loadProf != "" {
 		pprof.StopCPUProfile()
 	}
