@@ -4,8 +4,6 @@ import (
 	"math"
 	"net/url"
 	"strings"
-
-	"github.com/askwp/askwpd/analysis"
 )
 
 // docBM25 scores the candidate documents as wholes, with BM25F over a
@@ -33,12 +31,11 @@ func (ix *Index) docBM25(pq *parsedQuery, rk Ranking, docs []*docHit) map[int64]
 	if rk.URLWeight > 0 {
 		inURL = make([][]string, len(docs))
 	}
-	initials := analysis.InitialsOf(terms)
 	for i, d := range docs {
 		doc := d.chunks[0].doc
 		want[doc] = i
 		if inURL != nil {
-			inURL[i] = ix.an.IndexTerms(urlWords(doc.URL), doc.Lang, initials)
+			inURL[i] = ix.urlOf(doc).terms
 		}
 	}
 	var keys []string
@@ -47,7 +44,7 @@ func (ix *Index) docBM25(pq *parsedQuery, rk Ranking, docs []*docHit) map[int64]
 		ix.anchors.mu.RLock()
 		defer ix.anchors.mu.RUnlock()
 		for i, d := range docs {
-			keys[i] = anchorKey(d.chunks[0].doc.URL)
+			keys[i] = ix.urlOf(d.chunks[0].doc).key
 		}
 	}
 	m := ix.mem
@@ -128,6 +125,27 @@ func (ix *Index) docBM25(pq *parsedQuery, rk Ranking, docs []*docHit) map[int64]
 	return out
 }
 
+var slugSpaces = strings.NewReplacer("-", " ", "_", " ")
+
+// docURL is a page's URL as the whole-page score reads it: the terms of
+// its path, and the key links to it are counted under.
+type docURL struct {
+	terms []string
+	key   string
+}
+
+// urlOf works out doc's docURL once: on a WordPress site every candidate
+// page has a permalink to parse and analyze, which done at every search
+// cost more than the rest of the whole-page score.
+func (ix *Index) urlOf(doc *memDoc) *docURL {
+	if u := doc.url.Load(); u != nil {
+		return u
+	}
+	u := &docURL{terms: ix.an.IndexTerms(urlWords(doc.URL), doc.Lang, nil), key: anchorKey(doc.URL)}
+	doc.url.Store(u)
+	return u
+}
+
 // urlWords returns the words of a page's URL path: a WordPress permalink
 // is made of its title's and its parents' slugs ("/docs/how-to/add-a-
 // sidebar/"), which name the page the way its site's authors do.
@@ -145,7 +163,7 @@ func urlWords(raw string) string {
 		if seg == "" || strings.Trim(seg, "0123456789") == "" {
 			continue
 		}
-		b.WriteString(strings.NewReplacer("-", " ", "_", " ").Replace(seg))
+		b.WriteString(slugSpaces.Replace(seg))
 		b.WriteByte(' ')
 	}
 	return b.String()

@@ -93,6 +93,9 @@ type memDoc struct {
 	// The title and exact columns are the document's, the same in each
 	// of its chunks: their lengths are kept once.
 	titleSize, exactSize uint32
+	// url is what the whole-page score reads of the page's URL, worked
+	// out at the page's first search rather than at every one.
+	url atomic.Pointer[docURL]
 }
 
 // memSlot is a chunk in the index. Every chunk has one, so it is kept
