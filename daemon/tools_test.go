@@ -382,10 +382,12 @@ func TestTools_FetchLiveURL(t *testing.T) {
 	}
 }
 
-func TestTools_ExpansionFetchesMissingPage(t *testing.T) {
-	d, _ := toolsDaemon(t)
+// unindexSeeded deletes the seeded page at path from the index for the
+// test, and fetches it back when the test ends. It returns its URL.
+func unindexSeeded(t *testing.T, d *Daemon, path string) string {
+	t.Helper()
 	ctx := context.Background()
-	target := d.Crawler.Site.URL + "/pricing-faq/"
+	target := d.Crawler.Site.URL + path
 	if _, err := d.Store.FindDocument(ctx, target, false); err != nil {
 		// CI's site is seeded with the page: its absence there is a failure.
 		if os.Getenv("CI") != "" {
@@ -397,6 +399,13 @@ func TestTools_ExpansionFetchesMissingPage(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { d.Crawler.FetchNow(context.Background(), target, "test") })
+	return target
+}
+
+func TestTools_ExpansionFetchesMissingPage(t *testing.T) {
+	d, _ := toolsDaemon(t)
+	ctx := context.Background()
+	target := unindexSeeded(t, d, "/pricing-faq/")
 	// A lean search (the chat's context builder) answers from the index
 	// alone: nothing is fetched.
 	raw, _ := json.Marshal(map[string]any{"query": "pricing frequently asked questions"})
@@ -463,18 +472,7 @@ func (p *slotProbe) RoundTrip(r *http.Request) (*http.Response, error) {
 // page is fetched, every slot is free for other searches.
 func TestTools_ExpansionWaitsWithoutItsSlot(t *testing.T) {
 	d, _ := toolsDaemon(t)
-	ctx := context.Background()
-	target := d.Crawler.Site.URL + "/pricing-faq/"
-	if _, err := d.Store.FindDocument(ctx, target, false); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("%s is not indexed on this site: %v", target, err)
-		}
-		t.Skipf("%s is not indexed on this site: %v", target, err)
-	}
-	if _, err := d.Store.DeleteDocument(ctx, target); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { d.Crawler.FetchNow(context.Background(), target, "test") })
+	target := unindexSeeded(t, d, "/pricing-faq/")
 	cl := d.Crawler.Fetcher.Client
 	probe := &slotProbe{next: cl.Transport, d: d, target: target, free: make(chan int, 1)}
 	cl.Transport = probe
