@@ -409,6 +409,51 @@ func TestNetwork_RealWordPress(t *testing.T) {
 		}
 	})
 
+	t.Run("a script on the main site sends another site's post as that site's, and keeps it there when the daemon is away", func(t *testing.T) {
+		s := indexed[2]
+		from := strconv.FormatInt(s.BlogID, 10)
+		word := wptest.Word("netswitch", "post")
+		// switch_blog fires once the switch is made: the event queued on
+		// site s leaves as s's when the script switches back.
+		out := asSitePHP(t, net, net.URL(), fmt.Sprintf(`switch_to_blog(%d);
+			$id = wp_insert_post(array('post_title' => 'Switched network post', 'post_content' => '<p>The %s came from a script on the main site.</p>', 'post_status' => 'publish'), true);
+			if (is_wp_error($id)) { fwrite(STDERR, $id->get_error_message()); exit(1); }
+			restore_current_blog(); echo json_encode(array('id' => $id));`, s.BlogID, word))
+		sent := time.Now()
+		var p struct{ ID int64 }
+		if err := json.Unmarshal([]byte(out[strings.Index(out, "{"):]), &p); err != nil || p.ID == 0 {
+			t.Fatalf("php: %v: %s", err, out)
+		}
+		t.Cleanup(func() { asSitePHP(t, net, s.Home, fmt.Sprintf(`wp_delete_post(%d, true);`, p.ID)) })
+		for !holds(siteSearch(t, d, from, nil, word), word) {
+			if time.Since(sent) > freshnessLimit+5*time.Second {
+				t.Fatalf("not searchable from site %d after %v\n%s", s.BlogID, time.Since(sent), logs)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		if holds(siteSearch(t, d, "", nil, word), word) {
+			t.Error("the main site finds the post a script published on site", s.BlogID)
+		}
+
+		// With the daemon unreachable the event waits in site s's outbox,
+		// the site it belongs to, not in the outbox of the site switched to.
+		out = asSitePHP(t, net, net.URL(), fmt.Sprintf(`add_filter('askwpd_settings', function ($s) { $s['url'] = 'http://127.0.0.1:9'; return $s; }); Askwpd_Settings::reset();
+			global $wpdb; $rows = function ($blog) use ($wpdb) { return (int) $wpdb->get_var('SELECT COUNT(*) FROM ' . $wpdb->get_blog_prefix($blog) . 'askwpd_outbox'); };
+			$main = get_current_blog_id(); $before = array($rows($main), $rows(%[1]d));
+			switch_to_blog(%[1]d); wp_update_post(array('ID' => %[2]d, 'post_title' => 'Switched network post, edited')); restore_current_blog();
+			$after = array($rows($main), $rows(%[1]d));
+			switch_to_blog(%[1]d); Askwpd_Outbox::clear(); restore_current_blog(); Askwpd_Outbox::clear();
+			echo json_encode(array('before' => $before, 'after' => $after));`, s.BlogID, p.ID))
+		var rows struct{ Before, After [2]int }
+		if err := json.Unmarshal([]byte(out[strings.Index(out, "{"):]), &rows); err != nil {
+			t.Fatalf("php: %v: %s", err, out)
+		}
+		if rows.After[0] != rows.Before[0] || rows.After[1] <= rows.Before[1] {
+			t.Errorf("outbox rows (main site, site %d): before %v, after %v; want site %d's to grow and the main site's not",
+				s.BlogID, rows.Before, rows.After, s.BlogID)
+		}
+	})
+
 	t.Run("a new site is indexed by itself and leaves when deleted", func(t *testing.T) {
 		word := wptest.Word("netnew", "site")
 		// wp_insert_site drops the port from a domain; the test network has one.

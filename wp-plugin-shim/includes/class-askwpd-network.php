@@ -22,8 +22,8 @@ final class Askwpd_Network {
 	const OPT_OUT = 'askwpd_exclude';
 	const HEADER  = 'X-AskWP-Blog-Id';
 
-	/** @var int A blog id to send under while the queue of a blog switched away from leaves. */
-	private static $sending = 0;
+	/** @var bool Whether on_switch() is itself switching back, so its own switches pass. */
+	private static $flushing = false;
 
 	/** @var array blog id => true, sites whose state changed in this request. */
 	private static $changed = array();
@@ -46,14 +46,9 @@ final class Askwpd_Network {
 		add_action( 'admin_init', array( __CLASS__, 'register_setting' ) );
 	}
 
-	/** The blog id requests are sent under. */
-	public static function blog_id(): int {
-		return self::$sending ? self::$sending : get_current_blog_id();
-	}
-
 	/** The header line for the daemon, or '' outside a network. */
 	public static function header(): string {
-		return is_multisite() ? self::HEADER . ': ' . self::blog_id() : '';
+		return is_multisite() ? self::HEADER . ': ' . get_current_blog_id() : '';
 	}
 
 	/** @param WP_Site|int $site */
@@ -71,17 +66,22 @@ final class Askwpd_Network {
 	/**
 	 * Post events queued on one site leave before switch_to_blog() moves to another, under
 	 * the blog id they were queued on: a script publishing on site 3 from the main site
-	 * sends them as site 3's.
+	 * sends them as site 3's. switch_blog fires once the switch is made, so the flush runs
+	 * back on the site the events came from: an event the daemon does not take waits in
+	 * that site's own outbox, and is not written into the next site's tables (which, while
+	 * wp_initialize_site builds a new site, do not exist yet).
 	 */
 	public static function on_switch( $new_blog, $prev_blog ): void {
-		if ( (int) $new_blog === (int) $prev_blog || ! Askwpd_Webhooks::pending() ) {
+		if ( self::$flushing || (int) $new_blog === (int) $prev_blog || ! Askwpd_Webhooks::pending() ) {
 			return;
 		}
-		self::$sending = (int) $prev_blog;
+		self::$flushing = true;
+		switch_to_blog( (int) $prev_blog );
 		try {
 			Askwpd_Webhooks::flush();
 		} finally {
-			self::$sending = 0;
+			restore_current_blog();
+			self::$flushing = false;
 		}
 	}
 
