@@ -888,6 +888,48 @@ func (a *Analyzer) AppendIndexTerms(terms []string, text, lang string, want *Ini
 	return terms
 }
 
+// LocateIndexTerms walks text's index terms as AppendIndexTerms(want)
+// returns them, working out at least those that start with one of find's
+// runes (which must be among want's): fn gets each term worked out, with
+// its place in that list. It returns the list's length. A rescoring that
+// needs where a few words are pays for stemming those, not every word
+// that shares an initial with any of the query's.
+func (a *Analyzer) LocateIndexTerms(text, lang string, want, find *Initials, fn func(term string, pos int)) int {
+	l := languageOf(lang)
+	fast := l.suffixOnly()
+	n := 0
+	scanWords(text, func(raw string, _ int) {
+		// Whether a word counts, and how many parts it has, is the same
+		// whatever the initials asked for, but for an acronym's plural:
+		// tokenFor's shortcuts ask whether "ONs" is a stopword, the full
+		// analysis whether "on" is. Those, and the joined compounds below,
+		// are taken as want has them.
+		f := find
+		if fast && acronymPlural(raw) {
+			f = want
+		}
+		t, ok := l.tokenFor(raw, f, fast, true, a)
+		if !ok {
+			return
+		}
+		if t.Term != "" {
+			fn(t.Term, n)
+		}
+		n++
+		for _, p := range t.Parts {
+			fn(p, n)
+			n++
+		}
+	})
+	hyphenJoins(text, func(raw string) {
+		if t, ok := l.tokenFor(raw, want, fast, true, a); ok && t.Term != "" {
+			fn(t.Term, n)
+			n++
+		}
+	})
+	return n
+}
+
 // AnalyzeFor is Analyze for scoring against known terms: a word whose term
 // cannot be one of them (its first letter is not one of want's) is "".
 // The length and positions are Analyze's; a nil want is Analyze.

@@ -200,6 +200,7 @@ func DefaultRanking() Ranking {
 // candidate is a chunk a search considers, with its document.
 type candidate struct {
 	chunkID             int64
+	slot                uint32 // where the chunk was when found; the rerank checks it is still there
 	doc                 *memDoc
 	score               float64
 	chunkType, codeLang string

@@ -1,0 +1,202 @@
+package search
+
+import (
+	"math"
+	"slices"
+
+	"github.com/askwp/askwpd/analysis"
+)
+
+// maxRerankPostings bounds the bytes of postings fromPostings walks for one
+// query. Walking them costs about a nanosecond a byte, analyzing the text
+// of the reranked chunks a few hundred microseconds: past this (common
+// words on a very large site) the text is the cheaper way.
+const maxRerankPostings = 256 << 10
+
+// fromPostings fills the reranked chunks' counts from the index, which
+// holds them already: each query term's frequency in the title, keywords,
+// body and exact columns of each chunk, the column lengths, and, through
+// the vocabulary's terms under each variant prefix, the variant counts.
+// That is what analyzing each chunk's text found, without stemming its
+// words; only proximity needs to know where the query's words are, and
+// LocateIndexTerms looks for those alone.
+//
+// A chunk gets nil, and is analyzed, when the index cannot stand for its
+// text: its slot moved or died since the candidate query, its text was
+// not read, a count reached the postings' cap of 255, or, when variants
+// count, it was added after the vocabulary was built (it may hold a word
+// the vocabulary lacks).
+func (ix *Index) fromPostings(r *reranker, cs []*candidate) []*rdoc {
+	docs := make([]*rdoc, len(cs))
+	var v *vocabulary
+	if len(r.variants.idf) > 0 {
+		if v = r.variants.vocab; v == nil || v.prefixLen != r.variants.n {
+			return docs
+		}
+	}
+
+	// Each term read, with what it counts for: the place of a query term
+	// in r.order, the surface of one for the exact column, a variant
+	// prefix.
+	type role struct {
+		idx    int // in r.order, or -1
+		exact  bool
+		prefix string
+	}
+	roles := map[string]*role{}
+	var terms []string
+	roleOf := func(t string) *role {
+		ro := roles[t]
+		if ro == nil {
+			ro = &role{idx: -1}
+			roles[t] = ro
+			terms = append(terms, t)
+		}
+		return ro
+	}
+	for i, t := range r.order {
+		roleOf(t).idx = i
+	}
+	if r.useExact {
+		for t := range r.weights {
+			if s := r.surface[t]; s != "" {
+				roleOf(s).exact = true
+			}
+		}
+	}
+	for p := range r.variants.idf {
+		for _, t := range v.prefixTerms[p] {
+			roleOf(t).prefix = p
+		}
+	}
+
+	// The chunks, by slot: postings are in slot order.
+	type at struct {
+		slot uint32
+		i    int
+	}
+	var slots []at
+	m := ix.mem
+	m.mu.RLock()
+	var total int
+	for _, t := range terms {
+		if mt := m.terms[t]; mt != nil {
+			total += len(mt.post)
+		}
+	}
+	if total > maxRerankPostings {
+		m.mu.RUnlock()
+		return docs
+	}
+	for i, c := range cs {
+		s := c.slot
+		if !c.loaded || int(s) >= len(m.slots) || m.lens[s] == deadLen || m.slots[s].chunkID != c.chunkID ||
+			m.slots[s].doc != c.doc {
+			continue
+		}
+		if v != nil && (int(s) >= v.slots || v.renumbered != m.renumbered) {
+			continue
+		}
+		sl := &m.slots[s]
+		d := &rdoc{c: c, title: make([]float64, len(r.order)), kw: make([]float64, len(r.order)),
+			body: make([]float64, len(r.order))}
+		d.nt = 1 - r.rk.BTitle + r.rk.BTitle*float64(c.doc.titleSize)/max(r.fs.avgTitle, 1)
+		d.nk = 1 - r.rk.BBody + r.rk.BBody*float64(sl.colSize[0])/max(r.fs.avgKeywords, 1)
+		if r.useExact {
+			d.exact = map[string]float64{}
+		}
+		docs[i] = d
+		slots = append(slots, at{s, i})
+	}
+	slices.SortFunc(slots, func(a, b at) int { return int(a.slot) - int(b.slot) })
+	capped := make([]bool, len(cs))
+	for _, t := range terms {
+		mt := m.terms[t]
+		if mt == nil || len(slots) == 0 {
+			continue
+		}
+		ro := roles[t]
+		j := 0
+		for p := mt.iter(); p.next(); {
+			for j < len(slots) && slots[j].slot < p.slot {
+				j++
+			}
+			if j == len(slots) {
+				break
+			}
+			if slots[j].slot != p.slot {
+				continue
+			}
+			i := slots[j].i
+			d, tf := docs[i], p.tf
+			if tf[0] == math.MaxUint8 || tf[1] == math.MaxUint8 || tf[2] == math.MaxUint8 || tf[3] == math.MaxUint8 {
+				capped[i] = true
+			}
+			if ro.idx >= 0 {
+				d.title[ro.idx], d.kw[ro.idx], d.body[ro.idx] = float64(tf[0]), float64(tf[1]), float64(tf[2])
+			}
+			if ro.exact && tf[3] != 0 {
+				d.exact[t] = float64(tf[3])
+			}
+			if ro.prefix != "" && tf[0]|tf[1]|tf[2] != 0 {
+				if d.variant == nil {
+					d.variant = map[string]*[3]float64{}
+				}
+				n := d.variant[ro.prefix]
+				if n == nil {
+					n = new([3]float64)
+					d.variant[ro.prefix] = n
+				}
+				n[0] += float64(tf[0])
+				n[1] += float64(tf[1])
+				n[2] += float64(tf[2])
+			}
+		}
+	}
+	m.mu.RUnlock()
+
+	var present []string
+	for i, d := range docs {
+		if d == nil {
+			continue
+		}
+		if capped[i] {
+			docs[i] = nil
+			continue
+		}
+		c := d.c
+		// The query's words in sequence that the body holds: where they
+		// are matters only when it holds two.
+		present = present[:0]
+		for t, k := range r.near {
+			if d.body[k] > 0 {
+				present = append(present, t)
+			}
+		}
+		// The body's length is the analysis's for the query's initials,
+		// which is not quite the index's: it leaves out the joined
+		// compounds it has no use for, and counts an acronym's plural
+		// apart from its singular.
+		var find *analysis.Initials
+		if len(present) >= 2 {
+			find = analysis.InitialsOf(present)
+		} else {
+			find = &analysis.Initials{}
+		}
+		n := ix.an.LocateIndexTerms(c.text, c.doc.Lang, r.initials, find, func(t string, pos int) {
+			if k, ok := r.near[t]; ok && len(present) >= 2 {
+				d.near = append(d.near, termAt{k, pos})
+			}
+		})
+		d.nb = 1 - r.rk.BBody + r.rk.BBody*float64(n)/max(r.fs.avgBody, 1)
+	}
+	return docs
+}
+
+// slotMark returns how many slots the index has, and how many times they
+// were renumbered.
+func (m *memIndex) slotMark() (slots int, renumbered uint64) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return len(m.slots), m.renumbered
+}
