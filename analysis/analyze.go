@@ -4,6 +4,7 @@
 package analysis
 
 import (
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -781,6 +782,18 @@ func InitialsOf(terms ...[]string) *Initials {
 	return m
 }
 
+// Set adds r to the set, or takes it out.
+func (m *Initials) Set(r rune, on bool) {
+	if r >= 0 && r < utf8.RuneSelf {
+		m.ascii[r] = on
+		return
+	}
+	if m.other == nil {
+		m.other = map[rune]bool{}
+	}
+	m.other[r] = on
+}
+
 func (m *Initials) has(r rune) bool {
 	if r >= 0 && r < utf8.RuneSelf {
 		return m.ascii[r]
@@ -800,12 +813,23 @@ func (l *language) suffixOnly() bool {
 // it occupies a position), without the stemming that is most of
 // analysis's cost. ok is false for stopwords, as with token.
 func (l *language) tokenFor(raw string, want *Initials, fast, termOnly bool, a *Analyzer) (Token, bool) {
+	if asciiNumber(raw) {
+		// A number is its own term, with no parts, in every language:
+		// it needs none of the checks below, and costs nothing to return
+		// whatever want holds (as token always did).
+		if len(raw) > maxTokenRunes || l.stop(raw) {
+			return Token{}, false
+		}
+		return Token{Surface: raw, Term: raw, Code: strings.IndexByte(raw, '.') >= 0}, true
+	}
+	letters := false
 	if fast && want != nil {
-		if skip, ok := l.skipLetters(raw, want); skip {
+		var skip, ok bool
+		if skip, ok, letters = l.skipLetters(raw, want); skip {
 			return Token{}, ok
 		}
 	}
-	if fast && want != nil && !strings.ContainsAny(raw, "_.") && !hasInnerUpper(raw) && !hasDigit(raw) {
+	if fast && want != nil && !letters && !strings.ContainsAny(raw, "_.") && !hasInnerUpper(raw) && !hasDigit(raw) {
 		s := lower(fold(raw))
 		if r, _ := utf8.DecodeRuneInString(s); !want.has(r) {
 			if s == "" || utf8.RuneCountInString(s) > maxTokenRunes || l.stop(s) {
@@ -822,34 +846,52 @@ func (l *language) tokenFor(raw string, want *Initials, fast, termOnly bool, a *
 	return l.token(raw, a)
 }
 
+// asciiNumber reports a word of ASCII digits and dots that starts with a
+// digit.
+func asciiNumber(raw string) bool {
+	if raw == "" || raw[0] < '0' || raw[0] > '9' {
+		return false
+	}
+	for i := 0; i < len(raw); i++ {
+		if c := raw[i]; (c < '0' || c > '9') && c != '.' {
+			return false
+		}
+	}
+	return true
+}
+
 // skipLetters is tokenFor's shortcut for the commonest word, ASCII letters
 // that are not camelCase, whose first letter is not wanted: it decides in
 // one pass over the bytes, without a copy. skip is false when the word
-// needs the full path; ok is false for stopwords.
-func (l *language) skipLetters(raw string, want *Initials) (skip, ok bool) {
+// needs the full path; ok is false for stopwords. letters says the word is
+// such a word, wanted: tokenFor's other shortcut has nothing to add.
+func (l *language) skipLetters(raw string, want *Initials) (skip, ok, letters bool) {
 	if len(raw) == 0 || len(raw) > maxTokenRunes {
-		return false, false
+		return false, false, false
 	}
-	var low [maxTokenRunes]byte
 	prevLower := false
 	for i := 0; i < len(raw); i++ {
 		switch c := raw[i]; {
 		case 'a' <= c && c <= 'z':
-			low[i], prevLower = c, true
+			prevLower = true
 		case 'A' <= c && c <= 'Z' && !prevLower:
-			low[i] = c + ('a' - 'A')
 		default:
-			return false, false
+			return false, false, false
 		}
 	}
-	if want.ascii[low[0]] {
-		return false, false
+	first := raw[0] | 0x20 // a letter, lowercased
+	if want.ascii[first] {
+		return false, false, true
 	}
 	n := len(raw)
-	if n < 64 && l.stopShape[low[0]]&(1<<n) == 0 {
-		return true, true
+	if n < 64 && l.stopShape[first]&(1<<n) == 0 {
+		return true, true, false
 	}
-	return true, !l.stopwords[string(low[:n])]
+	var low [maxTokenRunes]byte
+	for i := 0; i < n; i++ {
+		low[i] = raw[i] | 0x20
+	}
+	return true, !l.stopwords[string(low[:n])], false
 }
 
 // IndexTerms are the terms an index holds for text: AnalyzeFor's, with
@@ -888,22 +930,68 @@ func (a *Analyzer) AppendIndexTerms(terms []string, text, lang string, want *Ini
 	return terms
 }
 
-// LocateIndexTerms walks text's index terms as AppendIndexTerms(want)
-// returns them, working out at least those that start with one of find's
-// runes (which must be among want's): fn gets each term worked out, with
-// its place in that list. It returns the list's length. A rescoring that
-// needs where a few words are pays for stemming those, not every word
-// that shares an initial with any of the query's.
-func (a *Analyzer) LocateIndexTerms(text, lang string, want, find *Initials, fn func(term string, pos int)) int {
+// LocateIndexTerms finds where terms are among text's index terms as
+// AppendIndexTerms(want) lists them: fn gets the term's place in terms and
+// its place in that list, in order. It returns the list's length. terms
+// must start with want's runes, and count[i] must be how many times
+// terms[i] is in the list (an index knows). Only words whose term may be
+// one of terms are stemmed, and only until every occurrence of the terms
+// sharing their initial was found: a rescoring that needs where a few
+// words are pays for stemming those, not every word that shares an
+// initial with any of the query's.
+func (a *Analyzer) LocateIndexTerms(text, lang string, want *Initials, terms []string, count []int, fn func(i, pos int)) int {
 	l := languageOf(lang)
 	fast := l.suffixOnly()
+	index := func(t string) int {
+		for i, x := range terms {
+			if x == t {
+				return i
+			}
+		}
+		return -1
+	}
+	// The joined compounds come after the words: they are looked at
+	// first, so that what the words must still hold is known.
+	var tail []int
+	left := slices.Clone(count)
+	hyphenJoins(text, func(raw string) {
+		if t, ok := l.tokenFor(raw, want, fast, true, a); ok && t.Term != "" {
+			i := index(t.Term)
+			tail = append(tail, i)
+			if i >= 0 {
+				left[i]--
+			}
+		}
+	})
+	// find holds the initials of the terms with occurrences still to
+	// find, and pending how many there are under each.
+	find := &Initials{}
+	pending := map[rune]int{}
+	for i, t := range terms {
+		if left[i] > 0 {
+			r, _ := utf8.DecodeRuneInString(t)
+			find.Set(r, true)
+			pending[r] += left[i]
+		}
+	}
 	n := 0
+	emit := func(t string) {
+		i := index(t)
+		if i < 0 {
+			return
+		}
+		fn(i, n)
+		r, _ := utf8.DecodeRuneInString(t)
+		if pending[r]--; pending[r] == 0 {
+			find.Set(r, false)
+		}
+	}
 	scanWords(text, func(raw string, _ int) {
 		// Whether a word counts, and how many parts it has, is the same
 		// whatever the initials asked for, but for an acronym's plural:
 		// tokenFor's shortcuts ask whether "ONs" is a stopword, the full
-		// analysis whether "on" is. Those, and the joined compounds below,
-		// are taken as want has them.
+		// analysis whether "on" is. Those, like the joined compounds, are
+		// taken as want has them.
 		f := find
 		if fast && acronymPlural(raw) {
 			f = want
@@ -913,21 +1001,29 @@ func (a *Analyzer) LocateIndexTerms(text, lang string, want, find *Initials, fn 
 			return
 		}
 		if t.Term != "" {
-			fn(t.Term, n)
+			emit(t.Term)
 		}
 		n++
 		for _, p := range t.Parts {
-			fn(p, n)
+			emit(p)
 			n++
 		}
 	})
-	hyphenJoins(text, func(raw string) {
-		if t, ok := l.tokenFor(raw, want, fast, true, a); ok && t.Term != "" {
-			fn(t.Term, n)
-			n++
+	for _, i := range tail {
+		if i >= 0 {
+			fn(i, n)
 		}
-	})
+		n++
+	}
 	return n
+}
+
+// OwnTerm reports whether a word whose folded, lowercased form is s has s
+// for its term, or is a stopword: then a text whose terms lack s holds no
+// word of that form either.
+func (a *Analyzer) OwnTerm(s, lang string) bool {
+	t, ok := languageOf(lang).token(s, a)
+	return !ok || t.Term == s
 }
 
 // AnalyzeFor is Analyze for scoring against known terms: a word whose term

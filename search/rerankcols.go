@@ -2,9 +2,8 @@ package search
 
 import (
 	"math"
+	"math/bits"
 	"slices"
-
-	"github.com/askwp/askwpd/analysis"
 )
 
 // maxRerankPostings bounds the bytes of postings fromPostings walks for one
@@ -116,19 +115,50 @@ func (ix *Index) fromPostings(r *reranker, cs []*candidate) []*rdoc {
 			continue
 		}
 		ro := roles[t]
-		j := 0
-		for p := mt.iter(); p.next(); {
-			for j < len(slots) && slots[j].slot < p.slot {
+		// postings.next, written out as in memIndex.candidates: most of a
+		// list's postings are for other chunks, and a call for each
+		// showed.
+		b, slot, j := mt.post, uint32(0), 0
+		for k := 0; k < len(b) && j < len(slots); {
+			x := uint64(b[k])
+			k++
+			if x >= 0x80 {
+				x &= 0x7f
+				for shift := 7; ; shift += 7 {
+					c := b[k]
+					k++
+					x |= uint64(c&0x7f) << shift
+					if c < 0x80 {
+						break
+					}
+				}
+			}
+			slot += uint32(x >> 1)
+			tf := onceInBody
+			if x&1 == 0 {
+				h := b[k]
+				k++
+				cm := h & 15
+				tf = [4]uint8{}
+				if v := h >> 4; v != 0 {
+					tf[bits.TrailingZeros8(cm)] = v
+				} else {
+					for c := range 4 {
+						if cm&(1<<c) != 0 {
+							tf[c] = b[k]
+							k++
+						}
+					}
+				}
+			}
+			for j < len(slots) && slots[j].slot < slot {
 				j++
 			}
-			if j == len(slots) {
-				break
-			}
-			if slots[j].slot != p.slot {
+			if j == len(slots) || slots[j].slot != slot {
 				continue
 			}
 			i := slots[j].i
-			d, tf := docs[i], p.tf
+			d := docs[i]
 			if tf[0] == math.MaxUint8 || tf[1] == math.MaxUint8 || tf[2] == math.MaxUint8 || tf[3] == math.MaxUint8 {
 				capped[i] = true
 			}
@@ -156,6 +186,8 @@ func (ix *Index) fromPostings(r *reranker, cs []*candidate) []*rdoc {
 	m.mu.RUnlock()
 
 	var present []string
+	var count []int
+	ownTerm := map[[2]string]bool{}
 	for i, d := range docs {
 		if d == nil {
 			continue
@@ -167,28 +199,43 @@ func (ix *Index) fromPostings(r *reranker, cs []*candidate) []*rdoc {
 		c := d.c
 		// The query's words in sequence that the body holds: where they
 		// are matters only when it holds two.
-		present = present[:0]
+		present, count = present[:0], count[:0]
 		for t, k := range r.near {
 			if d.body[k] > 0 {
-				present = append(present, t)
+				present, count = append(present, t), append(count, int(d.body[k]))
 			}
+		}
+		if len(present) < 2 {
+			present, count = present[:0], count[:0]
 		}
 		// The body's length is the analysis's for the query's initials,
 		// which is not quite the index's: it leaves out the joined
 		// compounds it has no use for, and counts an acronym's plural
 		// apart from its singular.
-		var find *analysis.Initials
-		if len(present) >= 2 {
-			find = analysis.InitialsOf(present)
-		} else {
-			find = &analysis.Initials{}
-		}
-		n := ix.an.LocateIndexTerms(c.text, c.doc.Lang, r.initials, find, func(t string, pos int) {
-			if k, ok := r.near[t]; ok && len(present) >= 2 {
-				d.near = append(d.near, termAt{k, pos})
-			}
+		n := ix.an.LocateIndexTerms(c.text, c.doc.Lang, r.initials, present, count, func(i, pos int) {
+			d.near = append(d.near, termAt{r.near[present[i]], pos})
 		})
 		d.nb = 1 - r.rk.BBody + r.rk.BBody*float64(n)/max(r.fs.avgBody, 1)
+		// The query's terms no word of the text has: not its term, nor
+		// one of its parts, nor, for a term that is its own word's term,
+		// its surface. The evidence of a shown chunk skips them.
+		for k, t := range r.order {
+			if d.body[k] != 0 {
+				continue
+			}
+			key := [2]string{t, c.doc.Lang}
+			own, ok := ownTerm[key]
+			if !ok {
+				own = ix.an.OwnTerm(t, c.doc.Lang)
+				ownTerm[key] = own
+			}
+			if own {
+				if c.absent == nil {
+					c.absent = map[string]bool{}
+				}
+				c.absent[t] = true
+			}
+		}
 	}
 	return docs
 }

@@ -10,6 +10,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/askwp/askwpd/analysis"
 	"github.com/askwp/askwpd/store"
 )
 
@@ -140,6 +141,16 @@ func TestRerank_FromPostings(t *testing.T) {
 			if vw, vg := variantCounts(want), variantCounts(got); !reflect.DeepEqual(vw, vg) {
 				t.Errorf("%q chunk %d: variants %v, analysis %v", text, c.chunkID, vg, vw)
 			}
+			// The evidence skips the terms the postings say the text
+			// lacks, and ends its search for found ones past the snippet.
+			for _, n := range []int{0, 40, 240} {
+				mw, sw := evidenceReference(ix.an, r.order, c.doc.Title, c.text, c.doc.Lang, n)
+				mg, sg := evidence(ix.an, r.order, c.doc.Title, c.text, c.doc.Lang, n, c.absent)
+				if !reflect.DeepEqual(mw, mg) || sw != sg {
+					t.Errorf("%q chunk %d, %d bytes: evidence %q %q skipping %v, %q %q in full", text, c.chunkID, n, mg, sg,
+						c.absent, mw, sw)
+				}
+			}
 		}
 	}
 	if analyzed == 0 || compared < 20*analyzed {
@@ -154,4 +165,86 @@ func variantCounts(d *rdoc) map[string][3]float64 {
 		out[p] = *n
 	}
 	return out
+}
+
+// evidenceReference is evidence as it was before it skipped words: every
+// word with a term's initial analyzed.
+func evidenceReference(an *analysis.Analyzer, terms []string, meta, text, lang string, n int) ([]string, string) {
+	want := make(map[string]bool, len(terms))
+	for _, t := range terms {
+		want[t] = true
+	}
+	initials := analysis.InitialsOf(terms)
+	have := map[string]bool{}
+	wanted := func(t analysis.Token) bool {
+		if t.Term == "" {
+			return false
+		}
+		hit := false
+		for _, x := range t.Parts {
+			if want[x] {
+				have[x], hit = true, true
+			}
+		}
+		for _, x := range [2]string{t.Term, t.Surface} {
+			if want[x] {
+				have[x], hit = true, true
+			}
+		}
+		return hit
+	}
+	an.EachAt(meta, lang, initials, func(t analysis.Token, _ int) { wanted(t) })
+	// The text is analyzed in one pass; a token's offset says which of
+	// its space-separated words to highlight (no token spans a space).
+	words, starts := fields(text)
+	hits := make([]bool, len(words))
+	first := -1
+	if len(want) > 0 {
+		w := 0
+		an.EachAt(text, lang, initials, func(t analysis.Token, at int) {
+			for w+1 < len(starts) && starts[w+1] <= at {
+				w++
+			}
+			if wanted(t) {
+				hits[w] = true
+				if first < 0 {
+					first = w
+				}
+			}
+		})
+	}
+	out := []string{}
+	for _, t := range terms {
+		if have[t] {
+			out = append(out, t)
+		}
+	}
+	if n <= 0 {
+		return out, ""
+	}
+	start := 0
+	if first > 8 {
+		start = first - 8
+	}
+	var b strings.Builder
+	if start > 0 {
+		b.WriteString("…")
+	}
+	for i := start; i < len(words) && b.Len() < n; i++ {
+		if i > start {
+			b.WriteByte(' ')
+		}
+		if hits[i] {
+			b.WriteString("**" + words[i] + "**")
+		} else {
+			b.WriteString(words[i])
+		}
+		if i == len(words)-1 {
+			return out, b.String()
+		}
+	}
+	if len(words) > 0 {
+		b.WriteString("…")
+	}
+	return out, b.String()
 }

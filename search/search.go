@@ -213,6 +213,9 @@ type candidate struct {
 	// variantOf lists the query terms the chunk matched only through
 	// variants (Ranking.VariantPrefix).
 	variantOf []string
+	// absent holds query terms no word of the text matches, when the
+	// rerank read that from the postings: its evidence need not look.
+	absent map[string]bool
 }
 
 // docHit is a document with its ranked chunks.
@@ -695,12 +698,12 @@ func makeHit(an *analysis.Analyzer, d *docHit, c *candidate, pq *parsedQuery, wi
 	}
 	if !withEvidence {
 		h.MatchedTerms = []string{}
-		_, h.Snippet = evidence(an, nil, "", c.text, doc.Lang, 240)
+		_, h.Snippet = evidence(an, nil, "", c.text, doc.Lang, 240, nil)
 		return h
 	}
 	meta := doc.Title + "\n" + strings.Join(h.HeadingPath, " ") + "\n" + strings.Join(doc.Categories, " ") + " " +
 		strings.Join(doc.Tags, " ")
-	h.MatchedTerms, h.Snippet = evidence(an, terms, meta, c.text, doc.Lang, 240)
+	h.MatchedTerms, h.Snippet = evidence(an, terms, meta, c.text, doc.Lang, 240, c.absent)
 	return h
 }
 
@@ -708,21 +711,38 @@ func round3(x float64) float64 { return math.Round(x*1000) / 1000 }
 
 // matched returns the terms that occur in text, analyzed in lang.
 func matched(an *analysis.Analyzer, terms []string, text, lang string) []string {
-	m, _ := evidence(an, terms, text, "", lang, 0)
+	m, _ := evidence(an, terms, text, "", lang, 0, nil)
 	return m
 }
 
 // evidence returns the terms found in meta or text, in query order, and a
 // snippet of about n bytes of text around the first match, matched words
 // wrapped in ** so a reader sees why the passage matched. One pass over
-// the words serves both.
-func evidence(an *analysis.Analyzer, terms []string, meta, text, lang string, n int) ([]string, string) {
+// the words serves both. absent, when known, holds terms no word of text
+// can match: their initials need no stemming there.
+func evidence(an *analysis.Analyzer, terms []string, meta, text, lang string, n int, absent map[string]bool) ([]string, string) {
 	want := make(map[string]bool, len(terms))
 	for _, t := range terms {
 		want[t] = true
 	}
 	initials := analysis.InitialsOf(terms)
 	have := map[string]bool{}
+	// pending counts, by initial, the terms the text may hold and no word
+	// matched yet; it is set up after the meta.
+	var pending map[rune]int
+	done := false // some initial's terms were all found since the last look
+	found := func(x string) {
+		if have[x] {
+			return
+		}
+		have[x] = true
+		if pending != nil && !absent[x] {
+			r, _ := utf8.DecodeRuneInString(x)
+			if pending[r]--; pending[r] == 0 {
+				done = true
+			}
+		}
+	}
 	wanted := func(t analysis.Token) bool {
 		if t.Term == "" {
 			return false
@@ -730,17 +750,34 @@ func evidence(an *analysis.Analyzer, terms []string, meta, text, lang string, n 
 		hit := false
 		for _, x := range t.Parts {
 			if want[x] {
-				have[x], hit = true, true
+				found(x)
+				hit = true
 			}
 		}
 		for _, x := range [2]string{t.Term, t.Surface} {
 			if want[x] {
-				have[x], hit = true, true
+				found(x)
+				hit = true
 			}
 		}
 		return hit
 	}
 	an.EachAt(meta, lang, initials, func(t analysis.Token, _ int) { wanted(t) })
+	// In the text, an initial is looked for while a word may still match
+	// one of its terms: not for absent terms, nor, past the words a snippet
+	// can show (n/2 at most, from 8 before the first match), for terms
+	// found already.
+	initials, pending = &analysis.Initials{}, map[rune]int{}
+	for _, t := range terms {
+		if absent[t] || t == "" {
+			continue
+		}
+		r, _ := utf8.DecodeRuneInString(t)
+		initials.Set(r, true)
+		if !have[t] {
+			pending[r]++
+		}
+	}
 	// The text is analyzed in one pass; a token's offset says which of
 	// its space-separated words to highlight (no token spans a space).
 	words, starts := fields(text)
@@ -748,14 +785,28 @@ func evidence(an *analysis.Analyzer, terms []string, meta, text, lang string, n 
 	first := -1
 	if len(want) > 0 {
 		w := 0
+		past := n <= 0
+		done = true
 		an.EachAt(text, lang, initials, func(t analysis.Token, at int) {
 			for w+1 < len(starts) && starts[w+1] <= at {
 				w++
+			}
+			if !past && first >= 0 && w > first+n/2 {
+				past = true
 			}
 			if wanted(t) {
 				hits[w] = true
 				if first < 0 {
 					first = w
+				}
+			}
+			if past && done {
+				done = false
+				for r, k := range pending {
+					if k == 0 {
+						initials.Set(r, false)
+						delete(pending, r)
+					}
 				}
 			}
 		})
