@@ -931,15 +931,16 @@ func (a *Analyzer) AppendIndexTerms(terms []string, text, lang string, want *Ini
 }
 
 // LocateIndexTerms finds where terms are among text's index terms as
-// AppendIndexTerms(want) lists them: fn gets the term's place in terms and
-// its place in that list, in order. It returns the list's length. terms
-// must start with want's runes, and count[i] must be how many times
+// AppendIndexTerms(want) lists them: fn gets the term's place in terms,
+// its place in that list and the byte offset in text of the word it comes
+// from (-1 for a joined compound), in order. It returns the list's length.
+// terms must start with want's runes, and count[i] must be how many times
 // terms[i] is in the list (an index knows). Only words whose term may be
 // one of terms are stemmed, and only until every occurrence of the terms
 // sharing their initial was found: a rescoring that needs where a few
 // words are pays for stemming those, not every word that shares an
 // initial with any of the query's.
-func (a *Analyzer) LocateIndexTerms(text, lang string, want *Initials, terms []string, count []int, fn func(i, pos int)) int {
+func (a *Analyzer) LocateIndexTerms(text, lang string, want *Initials, terms []string, count []int, fn func(i, pos, at int)) int {
 	l := languageOf(lang)
 	fast := l.suffixOnly()
 	index := func(t string) int {
@@ -975,18 +976,18 @@ func (a *Analyzer) LocateIndexTerms(text, lang string, want *Initials, terms []s
 		}
 	}
 	n := 0
-	emit := func(t string) {
+	emit := func(t string, at int) {
 		i := index(t)
 		if i < 0 {
 			return
 		}
-		fn(i, n)
+		fn(i, n, at)
 		r, _ := utf8.DecodeRuneInString(t)
 		if pending[r]--; pending[r] == 0 {
 			find.Set(r, false)
 		}
 	}
-	scanWords(text, func(raw string, _ int) {
+	scanWords(text, func(raw string, at int) {
 		// Whether a word counts, and how many parts it has, is the same
 		// whatever the initials asked for, but for an acronym's plural:
 		// tokenFor's shortcuts ask whether "ONs" is a stopword, the full
@@ -1001,17 +1002,17 @@ func (a *Analyzer) LocateIndexTerms(text, lang string, want *Initials, terms []s
 			return
 		}
 		if t.Term != "" {
-			emit(t.Term)
+			emit(t.Term, at)
 		}
 		n++
 		for _, p := range t.Parts {
-			emit(p)
+			emit(p, at)
 			n++
 		}
 	})
 	for _, i := range tail {
 		if i >= 0 {
-			fn(i, n)
+			fn(i, n, -1)
 		}
 		n++
 	}

@@ -268,9 +268,24 @@ func TestLocateIndexTerms(t *testing.T) {
 			}
 		}
 		var got [][2]int
-		n := a.LocateIndexTerms(text, lang, want, asked, count, func(i, pos int) { got = append(got, [2]int{i, pos}) })
+		n := a.LocateIndexTerms(text, lang, want, asked, count, func(i, pos, at int) {
+			got = append(got, [2]int{i, pos})
+			if at < 0 {
+				return
+			}
+			word := ""
+			scanWords(text[at:], func(raw string, _ int) {
+				if word == "" {
+					word = raw
+				}
+			})
+			if !slices.Contains(a.IndexTerms(word, lang, nil), asked[i]) {
+				t.Errorf("%q: %q is not in the word at %d, %q", text, asked[i], at, word)
+			}
+		})
 		if n != len(list) || !slices.Equal(got, wantAt) {
 			t.Fatalf("%s %q asking %q: %d terms at %v, AppendIndexTerms %d at %v", lang, text, asked, n, got, len(list), wantAt)
 		}
 	}
 }
+

@@ -197,45 +197,57 @@ func (ix *Index) fromPostings(r *reranker, cs []*candidate) []*rdoc {
 			continue
 		}
 		c := d.c
-		// The query's words in sequence that the body holds: where they
-		// are matters only when it holds two.
+		// The query's weighted terms the body holds, and how often: its
+		// text is read only to find where they are, for proximity (the
+		// words in sequence among them) and for the evidence, should the
+		// chunk be shown.
 		present, count = present[:0], count[:0]
-		for t, k := range r.near {
-			if d.body[k] > 0 {
+		for k, t := range r.order {
+			if _, ok := r.weights[t]; ok && d.body[k] > 0 {
 				present, count = append(present, t), append(count, int(d.body[k]))
 			}
 		}
-		if len(present) < 2 {
-			present, count = present[:0], count[:0]
-		}
+		tm := &textMatches{}
 		// The body's length is the analysis's for the query's initials,
 		// which is not quite the index's: it leaves out the joined
 		// compounds it has no use for, and counts an acronym's plural
 		// apart from its singular.
-		n := ix.an.LocateIndexTerms(c.text, c.doc.Lang, r.initials, present, count, func(i, pos int) {
-			d.near = append(d.near, termAt{r.near[present[i]], pos})
+		n := ix.an.LocateIndexTerms(c.text, c.doc.Lang, r.initials, present, count, func(i, pos, at int) {
+			t := present[i]
+			if k, ok := r.near[t]; ok {
+				d.near = append(d.near, termAt{k, pos})
+			}
+			if at >= 0 {
+				tm.at = append(tm.at, textMatch{t, at})
+			}
 		})
 		d.nb = 1 - r.rk.BBody + r.rk.BBody*float64(n)/max(r.fs.avgBody, 1)
-		// The query's terms no word of the text has: not its term, nor
-		// one of its parts, nor, for a term that is its own word's term,
-		// its surface. The evidence of a shown chunk skips them.
-		for k, t := range r.order {
-			if d.body[k] != 0 {
-				continue
-			}
+		// Every word of the text that matches a weighted term was found
+		// now, as its term or one of its parts; the evidence also matches
+		// a word by its surface, which for a term that is its own word's
+		// term (most are) is the same.
+		for t := range r.weights {
 			key := [2]string{t, c.doc.Lang}
 			own, ok := ownTerm[key]
 			if !ok {
 				own = ix.an.OwnTerm(t, c.doc.Lang)
 				ownTerm[key] = own
 			}
-			if own {
-				if c.absent == nil {
-					c.absent = map[string]bool{}
+			if !own {
+				continue
+			}
+			if tm.known == nil {
+				tm.known = map[string]bool{}
+			}
+			tm.known[t] = true
+			if d.body[r.index[t]] == 0 {
+				if tm.absent == nil {
+					tm.absent = map[string]bool{}
 				}
-				c.absent[t] = true
+				tm.absent[t] = true
 			}
 		}
+		c.matches = tm
 	}
 	return docs
 }

@@ -141,14 +141,23 @@ func TestRerank_FromPostings(t *testing.T) {
 			if vw, vg := variantCounts(want), variantCounts(got); !reflect.DeepEqual(vw, vg) {
 				t.Errorf("%q chunk %d: variants %v, analysis %v", text, c.chunkID, vg, vw)
 			}
-			// The evidence skips the terms the postings say the text
-			// lacks, and ends its search for found ones past the snippet.
-			for _, n := range []int{0, 40, 240} {
-				mw, sw := evidenceReference(ix.an, r.order, c.doc.Title, c.text, c.doc.Lang, n)
-				mg, sg := evidence(ix.an, r.order, c.doc.Title, c.text, c.doc.Lang, n, c.absent)
-				if !reflect.DeepEqual(mw, mg) || sw != sg {
-					t.Errorf("%q chunk %d, %d bytes: evidence %q %q skipping %v, %q %q in full", text, c.chunkID, n, mg, sg,
-						c.absent, mw, sw)
+			// The evidence reuses what the rerank found in the text, or,
+			// for terms it does not know, skips the ones the postings say
+			// the text lacks and, past the snippet, the ones found.
+			var terms []string
+			for _, x := range r.order {
+				if _, ok := r.weights[x]; ok {
+					terms = append(terms, x)
+				}
+			}
+			for _, ts := range [][]string{terms, r.order} {
+				for _, n := range []int{0, 40, 240} {
+					mw, sw := evidenceReference(ix.an, ts, c.doc.Title, c.text, c.doc.Lang, n)
+					mg, sg := evidence(ix.an, ts, c.doc.Title, c.text, c.doc.Lang, n, c.matches)
+					if !reflect.DeepEqual(mw, mg) || sw != sg {
+						t.Errorf("%q chunk %d, %d bytes: evidence %q %q from %+v, %q %q in full", text, c.chunkID, n, mg, sg,
+							c.matches, mw, sw)
+					}
 				}
 			}
 		}

@@ -213,9 +213,23 @@ type candidate struct {
 	// variantOf lists the query terms the chunk matched only through
 	// variants (Ranking.VariantPrefix).
 	variantOf []string
-	// absent holds query terms no word of the text matches, when the
-	// rerank read that from the postings: its evidence need not look.
-	absent map[string]bool
+	// matches is what the rerank found of the query's terms in the text,
+	// for its evidence.
+	matches *textMatches
+}
+
+// textMatches are the words of a chunk's text that match query terms, as
+// the rerank found them: the terms known holds are matched by those words
+// and no others, and those absent holds by none.
+type textMatches struct {
+	known, absent map[string]bool
+	at            []textMatch // in text order
+}
+
+// textMatch is a word of a text matching a term, by its byte offset.
+type textMatch struct {
+	term string
+	at   int
 }
 
 // docHit is a document with its ranked chunks.
@@ -703,7 +717,7 @@ func makeHit(an *analysis.Analyzer, d *docHit, c *candidate, pq *parsedQuery, wi
 	}
 	meta := doc.Title + "\n" + strings.Join(h.HeadingPath, " ") + "\n" + strings.Join(doc.Categories, " ") + " " +
 		strings.Join(doc.Tags, " ")
-	h.MatchedTerms, h.Snippet = evidence(an, terms, meta, c.text, doc.Lang, 240, c.absent)
+	h.MatchedTerms, h.Snippet = evidence(an, terms, meta, c.text, doc.Lang, 240, c.matches)
 	return h
 }
 
@@ -718,15 +732,24 @@ func matched(an *analysis.Analyzer, terms []string, text, lang string) []string 
 // evidence returns the terms found in meta or text, in query order, and a
 // snippet of about n bytes of text around the first match, matched words
 // wrapped in ** so a reader sees why the passage matched. One pass over
-// the words serves both. absent, when known, holds terms no word of text
-// can match: their initials need no stemming there.
-func evidence(an *analysis.Analyzer, terms []string, meta, text, lang string, n int, absent map[string]bool) ([]string, string) {
+// the words serves both. tm, when set, is what the rerank found of the
+// terms in text: when it knows them all, text is not analyzed again, and
+// when not, the terms it knows are absent are not looked for.
+func evidence(an *analysis.Analyzer, terms []string, meta, text, lang string, n int, tm *textMatches) ([]string, string) {
 	want := make(map[string]bool, len(terms))
 	for _, t := range terms {
 		want[t] = true
 	}
 	initials := analysis.InitialsOf(terms)
 	have := map[string]bool{}
+	var absent map[string]bool
+	reuse := tm != nil
+	if tm != nil {
+		absent = tm.absent
+		for _, t := range terms {
+			reuse = reuse && tm.known[t]
+		}
+	}
 	// pending counts, by initial, the terms the text may hold and no word
 	// matched yet; it is set up after the meta.
 	var pending map[rune]int
@@ -783,7 +806,21 @@ func evidence(an *analysis.Analyzer, terms []string, meta, text, lang string, n 
 	words, starts := fields(text)
 	hits := make([]bool, len(words))
 	first := -1
-	if len(want) > 0 {
+	if reuse {
+		w := 0
+		for _, m := range tm.at {
+			if !want[m.term] {
+				continue
+			}
+			for w+1 < len(starts) && starts[w+1] <= m.at {
+				w++
+			}
+			have[m.term], hits[w] = true, true
+			if first < 0 {
+				first = w
+			}
+		}
+	} else if len(want) > 0 {
 		w := 0
 		past := n <= 0
 		done = true
