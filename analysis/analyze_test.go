@@ -288,4 +288,3 @@ func TestLocateIndexTerms(t *testing.T) {
 		}
 	}
 }
-
