@@ -205,15 +205,38 @@ type language struct {
 	stopwords map[string]bool
 	// stopShape has bit n of entry b set when a stopword of n bytes
 	// starts with byte b: most words fail that test, and skip the map.
+	// stopPair is the same for words starting with two of the letters a
+	// to z: "test" passes the first test, as "this" does, and fails the
+	// second.
 	stopShape [256]uint64
+	stopPair  [26][26]uint64
+}
+
+// mayStop is stop's quick test for a word of n bytes starting with b0 and
+// b1 (0 when n is 1): false means it is no stopword.
+func (l *language) mayStop(b0, b1 byte, n int) bool {
+	if n >= 64 {
+		return true
+	}
+	if l.stopShape[b0]&(1<<n) == 0 {
+		return false
+	}
+	if i, j := b0-'a', b1-'a'; n >= 2 && i < 26 && j < 26 {
+		return l.stopPair[i][j]&(1<<n) != 0
+	}
+	return true
 }
 
 // stop reports a stopword.
 func (l *language) stop(s string) bool {
-	if s == "" || len(s) < 64 && l.stopShape[s[0]]&(1<<len(s)) == 0 {
+	if s == "" {
 		return false
 	}
-	return l.stopwords[s]
+	var b1 byte
+	if len(s) > 1 {
+		b1 = s[1]
+	}
+	return l.mayStop(s[0], b1, len(s)) && l.stopwords[s]
 }
 
 var stemmers = map[string]func(*snowballstem.Env) bool{
@@ -238,6 +261,9 @@ var languages = func() map[string]*language {
 		for w := range l.stopwords {
 			if w != "" && len(w) < 64 {
 				l.stopShape[w[0]] |= 1 << len(w)
+				if i, j := w[0]-'a', w[min(1, len(w)-1)]-'a'; len(w) >= 2 && i < 26 && j < 26 {
+					l.stopPair[i][j] |= 1 << len(w)
+				}
 			} else if w != "" {
 				l.stopShape[w[0]] = ^uint64(0) // longer words take the map
 			}
@@ -326,7 +352,7 @@ func (l *language) letterToken(raw string, a *Analyzer, termOnly bool) (t Token,
 			low[i] = raw[i] | 0x20 // ASCII letters only, here
 		}
 		w := low[:len(raw)]
-		if l.stopShape[w[0]]&(1<<len(w)) != 0 && l.stopwords[string(w)] {
+		if l.mayStop(w[0], w[1], len(w)) && l.stopwords[string(w)] {
 			return Token{}, false, true
 		}
 		if stem, ok := a.stems[l.idx].loadBytes(w); ok {
@@ -884,7 +910,11 @@ func (l *language) skipLetters(raw string, want *Initials) (skip, ok, letters bo
 		return false, false, true
 	}
 	n := len(raw)
-	if n < 64 && l.stopShape[first]&(1<<n) == 0 {
+	var second byte
+	if n > 1 {
+		second = raw[1] | 0x20
+	}
+	if !l.mayStop(first, second, n) {
 		return true, true, false
 	}
 	var low [maxTokenRunes]byte

@@ -288,3 +288,17 @@ func TestLocateIndexTerms(t *testing.T) {
 		}
 	}
 }
+
+// stop's quick tests let every stopword through to the map.
+func TestStopShapes(t *testing.T) {
+	for code, l := range languages {
+		for w := range l.stopwords {
+			if !l.stop(w) {
+				t.Errorf("%s: %q is a stopword that stop does not see", code, w)
+			}
+		}
+		if l.stop("test") || l.stop("zzyzx") {
+			t.Errorf("%s: a word that is no stopword is one", code)
+		}
+	}
+}

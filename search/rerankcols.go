@@ -37,35 +37,43 @@ func (ix *Index) fromPostings(r *reranker, cs []*candidate) []*rdoc {
 	// Each term read, with what it counts for: the place of a query term
 	// in r.order, the surface of one for the exact column, a variant
 	// prefix.
-	type role struct {
+	type read struct {
+		term   string
+		mt     *memTerm
 		idx    int // in r.order, or -1
 		exact  bool
 		prefix string
 	}
-	roles := map[string]*role{}
-	var terms []string
-	roleOf := func(t string) *role {
-		ro := roles[t]
-		if ro == nil {
-			ro = &role{idx: -1}
-			roles[t] = ro
-			terms = append(terms, t)
+	var reads []read
+	seen := map[string]int{} // the query's terms and surfaces in reads
+	readOf := func(t string) *read {
+		i, ok := seen[t]
+		if !ok {
+			i = len(reads)
+			seen[t] = i
+			reads = append(reads, read{term: t, idx: -1})
 		}
-		return ro
+		return &reads[i]
 	}
 	for i, t := range r.order {
-		roleOf(t).idx = i
+		readOf(t).idx = i
 	}
 	if r.useExact {
 		for t := range r.weights {
 			if s := r.surface[t]; s != "" {
-				roleOf(s).exact = true
+				readOf(s).exact = true
 			}
 		}
 	}
 	for p := range r.variants.idf {
 		for _, t := range v.prefixTerms[p] {
-			roleOf(t).prefix = p
+			// Hundreds of words may share a prefix: only the query's own
+			// terms are looked up.
+			if i, ok := seen[t]; ok {
+				reads[i].prefix = p
+			} else {
+				reads = append(reads, read{term: t, idx: -1, prefix: p})
+			}
 		}
 	}
 
@@ -78,8 +86,9 @@ func (ix *Index) fromPostings(r *reranker, cs []*candidate) []*rdoc {
 	m := ix.mem
 	m.mu.RLock()
 	var total int
-	for _, t := range terms {
-		if mt := m.terms[t]; mt != nil {
+	for i := range reads {
+		if mt := m.terms[reads[i].term]; mt != nil {
+			reads[i].mt = mt
 			total += len(mt.post)
 		}
 	}
@@ -109,12 +118,11 @@ func (ix *Index) fromPostings(r *reranker, cs []*candidate) []*rdoc {
 	}
 	slices.SortFunc(slots, func(a, b at) int { return int(a.slot) - int(b.slot) })
 	capped := make([]bool, len(cs))
-	for _, t := range terms {
-		mt := m.terms[t]
+	for _, ro := range reads {
+		mt := ro.mt
 		if mt == nil || len(slots) == 0 {
 			continue
 		}
-		ro := roles[t]
 		// postings.next, written out as in memIndex.candidates: most of a
 		// list's postings are for other chunks, and a call for each
 		// showed.
@@ -166,7 +174,7 @@ func (ix *Index) fromPostings(r *reranker, cs []*candidate) []*rdoc {
 				d.title[ro.idx], d.kw[ro.idx], d.body[ro.idx] = float64(tf[0]), float64(tf[1]), float64(tf[2])
 			}
 			if ro.exact && tf[3] != 0 {
-				d.exact[t] = float64(tf[3])
+				d.exact[ro.term] = float64(tf[3])
 			}
 			if ro.prefix != "" && tf[0]|tf[1]|tf[2] != 0 {
 				if d.variant == nil {
