@@ -4,6 +4,7 @@
 package analysis
 
 import (
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -204,15 +205,38 @@ type language struct {
 	stopwords map[string]bool
 	// stopShape has bit n of entry b set when a stopword of n bytes
 	// starts with byte b: most words fail that test, and skip the map.
+	// stopPair is the same for words starting with two of the letters a
+	// to z: "test" passes the first test, as "this" does, and fails the
+	// second.
 	stopShape [256]uint64
+	stopPair  [26][26]uint64
+}
+
+// mayStop is stop's quick test for a word of n bytes starting with b0 and
+// b1 (0 when n is 1): false means it is no stopword.
+func (l *language) mayStop(b0, b1 byte, n int) bool {
+	if n >= 64 {
+		return true
+	}
+	if l.stopShape[b0]&(1<<n) == 0 {
+		return false
+	}
+	if i, j := b0-'a', b1-'a'; n >= 2 && i < 26 && j < 26 {
+		return l.stopPair[i][j]&(1<<n) != 0
+	}
+	return true
 }
 
 // stop reports a stopword.
 func (l *language) stop(s string) bool {
-	if s == "" || len(s) < 64 && l.stopShape[s[0]]&(1<<len(s)) == 0 {
+	if s == "" {
 		return false
 	}
-	return l.stopwords[s]
+	var b1 byte
+	if len(s) > 1 {
+		b1 = s[1]
+	}
+	return l.mayStop(s[0], b1, len(s)) && l.stopwords[s]
 }
 
 var stemmers = map[string]func(*snowballstem.Env) bool{
@@ -237,6 +261,9 @@ var languages = func() map[string]*language {
 		for w := range l.stopwords {
 			if w != "" && len(w) < 64 {
 				l.stopShape[w[0]] |= 1 << len(w)
+				if i, j := w[0]-'a', w[min(1, len(w)-1)]-'a'; len(w) >= 2 && i < 26 && j < 26 {
+					l.stopPair[i][j] |= 1 << len(w)
+				}
 			} else if w != "" {
 				l.stopShape[w[0]] = ^uint64(0) // longer words take the map
 			}
@@ -325,7 +352,7 @@ func (l *language) letterToken(raw string, a *Analyzer, termOnly bool) (t Token,
 			low[i] = raw[i] | 0x20 // ASCII letters only, here
 		}
 		w := low[:len(raw)]
-		if l.stopShape[w[0]]&(1<<len(w)) != 0 && l.stopwords[string(w)] {
+		if l.mayStop(w[0], w[1], len(w)) && l.stopwords[string(w)] {
 			return Token{}, false, true
 		}
 		if stem, ok := a.stems[l.idx].loadBytes(w); ok {
@@ -781,6 +808,18 @@ func InitialsOf(terms ...[]string) *Initials {
 	return m
 }
 
+// Set adds r to the set, or takes it out.
+func (m *Initials) Set(r rune, on bool) {
+	if r >= 0 && r < utf8.RuneSelf {
+		m.ascii[r] = on
+		return
+	}
+	if m.other == nil {
+		m.other = map[rune]bool{}
+	}
+	m.other[r] = on
+}
+
 func (m *Initials) has(r rune) bool {
 	if r >= 0 && r < utf8.RuneSelf {
 		return m.ascii[r]
@@ -800,12 +839,23 @@ func (l *language) suffixOnly() bool {
 // it occupies a position), without the stemming that is most of
 // analysis's cost. ok is false for stopwords, as with token.
 func (l *language) tokenFor(raw string, want *Initials, fast, termOnly bool, a *Analyzer) (Token, bool) {
+	if asciiNumber(raw) {
+		// A number is its own term, with no parts, in every language:
+		// it needs none of the checks below, and costs nothing to return
+		// whatever want holds (as token always did).
+		if len(raw) > maxTokenRunes || l.stop(raw) {
+			return Token{}, false
+		}
+		return Token{Surface: raw, Term: raw, Code: strings.IndexByte(raw, '.') >= 0}, true
+	}
+	letters := false
 	if fast && want != nil {
-		if skip, ok := l.skipLetters(raw, want); skip {
+		var skip, ok bool
+		if skip, ok, letters = l.skipLetters(raw, want); skip {
 			return Token{}, ok
 		}
 	}
-	if fast && want != nil && !strings.ContainsAny(raw, "_.") && !hasInnerUpper(raw) && !hasDigit(raw) {
+	if fast && want != nil && !letters && !strings.ContainsAny(raw, "_.") && !hasInnerUpper(raw) && !hasDigit(raw) {
 		s := lower(fold(raw))
 		if r, _ := utf8.DecodeRuneInString(s); !want.has(r) {
 			if s == "" || utf8.RuneCountInString(s) > maxTokenRunes || l.stop(s) {
@@ -822,34 +872,56 @@ func (l *language) tokenFor(raw string, want *Initials, fast, termOnly bool, a *
 	return l.token(raw, a)
 }
 
+// asciiNumber reports a word of ASCII digits and dots that starts with a
+// digit.
+func asciiNumber(raw string) bool {
+	if raw == "" || raw[0] < '0' || raw[0] > '9' {
+		return false
+	}
+	for i := 0; i < len(raw); i++ {
+		if c := raw[i]; (c < '0' || c > '9') && c != '.' {
+			return false
+		}
+	}
+	return true
+}
+
 // skipLetters is tokenFor's shortcut for the commonest word, ASCII letters
 // that are not camelCase, whose first letter is not wanted: it decides in
 // one pass over the bytes, without a copy. skip is false when the word
-// needs the full path; ok is false for stopwords.
-func (l *language) skipLetters(raw string, want *Initials) (skip, ok bool) {
+// needs the full path; ok is false for stopwords. letters says the word is
+// such a word, wanted: tokenFor's other shortcut has nothing to add.
+func (l *language) skipLetters(raw string, want *Initials) (skip, ok, letters bool) {
 	if len(raw) == 0 || len(raw) > maxTokenRunes {
-		return false, false
+		return false, false, false
 	}
-	var low [maxTokenRunes]byte
 	prevLower := false
 	for i := 0; i < len(raw); i++ {
 		switch c := raw[i]; {
 		case 'a' <= c && c <= 'z':
-			low[i], prevLower = c, true
+			prevLower = true
 		case 'A' <= c && c <= 'Z' && !prevLower:
-			low[i] = c + ('a' - 'A')
 		default:
-			return false, false
+			return false, false, false
 		}
 	}
-	if want.ascii[low[0]] {
-		return false, false
+	first := raw[0] | 0x20 // a letter, lowercased
+	if want.ascii[first] {
+		return false, false, true
 	}
 	n := len(raw)
-	if n < 64 && l.stopShape[low[0]]&(1<<n) == 0 {
-		return true, true
+	var second byte
+	if n > 1 {
+		second = raw[1] | 0x20
 	}
-	return true, !l.stopwords[string(low[:n])]
+	if !l.mayStop(first, second, n) {
+		return true, true, false
+	}
+	var low [maxTokenRunes]byte
+	for i := 0; i < n; i++ {
+		low[i] = raw[i] | 0x20
+	}
+	return true, !l.stopwords[string(low[:n])], false
 }
 
 // IndexTerms are the terms an index holds for text: AnalyzeFor's, with
@@ -886,6 +958,103 @@ func (a *Analyzer) AppendIndexTerms(terms []string, text, lang string, want *Ini
 		}
 	})
 	return terms
+}
+
+// LocateIndexTerms finds where terms are among text's index terms as
+// AppendIndexTerms(want) lists them: fn gets the term's place in terms,
+// its place in that list and the byte offset in text of the word it comes
+// from (-1 for a joined compound), in order. It returns the list's length.
+// terms must start with want's runes, and count[i] must be how many times
+// terms[i] is in the list (an index knows). Only words whose term may be
+// one of terms are stemmed, and only until every occurrence of the terms
+// sharing their initial was found: a rescoring that needs where a few
+// words are pays for stemming those, not every word that shares an
+// initial with any of the query's.
+func (a *Analyzer) LocateIndexTerms(text, lang string, want *Initials, terms []string, count []int, fn func(i, pos, at int)) int {
+	l := languageOf(lang)
+	fast := l.suffixOnly()
+	index := func(t string) int {
+		for i, x := range terms {
+			if x == t {
+				return i
+			}
+		}
+		return -1
+	}
+	// The joined compounds come after the words: they are looked at
+	// first, so that what the words must still hold is known.
+	var tail []int
+	left := slices.Clone(count)
+	hyphenJoins(text, func(raw string) {
+		if t, ok := l.tokenFor(raw, want, fast, true, a); ok && t.Term != "" {
+			i := index(t.Term)
+			tail = append(tail, i)
+			if i >= 0 {
+				left[i]--
+			}
+		}
+	})
+	// find holds the initials of the terms with occurrences still to
+	// find, and pending how many there are under each.
+	find := &Initials{}
+	pending := map[rune]int{}
+	for i, t := range terms {
+		if left[i] > 0 {
+			r, _ := utf8.DecodeRuneInString(t)
+			find.Set(r, true)
+			pending[r] += left[i]
+		}
+	}
+	n := 0
+	emit := func(t string, at int) {
+		i := index(t)
+		if i < 0 {
+			return
+		}
+		fn(i, n, at)
+		r, _ := utf8.DecodeRuneInString(t)
+		if pending[r]--; pending[r] == 0 {
+			find.Set(r, false)
+		}
+	}
+	scanWords(text, func(raw string, at int) {
+		// Whether a word counts, and how many parts it has, is the same
+		// whatever the initials asked for, but for an acronym's plural:
+		// tokenFor's shortcuts ask whether "ONs" is a stopword, the full
+		// analysis whether "on" is. Those, like the joined compounds, are
+		// taken as want has them.
+		f := find
+		if fast && acronymPlural(raw) {
+			f = want
+		}
+		t, ok := l.tokenFor(raw, f, fast, true, a)
+		if !ok {
+			return
+		}
+		if t.Term != "" {
+			emit(t.Term, at)
+		}
+		n++
+		for _, p := range t.Parts {
+			emit(p, at)
+			n++
+		}
+	})
+	for _, i := range tail {
+		if i >= 0 {
+			fn(i, n, -1)
+		}
+		n++
+	}
+	return n
+}
+
+// OwnTerm reports whether a word whose folded, lowercased form is s has s
+// for its term, or is a stopword: then a text whose terms lack s holds no
+// word of that form either.
+func (a *Analyzer) OwnTerm(s, lang string) bool {
+	t, ok := languageOf(lang).token(s, a)
+	return !ok || t.Term == s
 }
 
 // AnalyzeFor is Analyze for scoring against known terms: a word whose term

@@ -226,3 +226,79 @@ func TestHyphenJoins(t *testing.T) {
 		t.Errorf("hyphenJoins = %q", got)
 	}
 }
+
+// LocateIndexTerms finds the terms it is given exactly where
+// AppendIndexTerms(want) lists them, and that list's length, on random
+// text mixing what analysis treats apart: stopwords, numbers, identifiers,
+// compounds, acronyms and their plurals, diacritics.
+func TestLocateIndexTerms(t *testing.T) {
+	words := strings.Fields(`the on or it as do of and plugin plugins plug-in e-mail WP-CLI re-render installing
+		install wp_enqueue_script loginHandler php8 PHP-8 3.14 2024 v1.2 10 0-dimensional URLs ORs ONs ITs DOs SNPs
+		HTML don't user's café Łódź Straße naïve über 日本 dying happy partners Häuser TNF-α`)
+	rng := rand.New(rand.NewPCG(1, 2))
+	a := NewAnalyzer()
+	for range 2000 {
+		var b strings.Builder
+		for i := range 5 + rng.IntN(40) {
+			if i > 0 {
+				b.WriteString([]string{" ", ", ", ". ", " (", ") ", "-", "\n"}[rng.IntN(7)])
+			}
+			w := words[rng.IntN(len(words))]
+			if rng.IntN(5) == 0 {
+				w = strings.ToUpper(w)
+			}
+			b.WriteString(w)
+		}
+		text, lang := b.String(), []string{"en", "de", "ga"}[rng.IntN(3)]
+		all := a.IndexTerms(text, lang, nil)
+		var asked []string
+		for _, x := range all {
+			if rng.IntN(4) == 0 && !slices.Contains(asked, x) {
+				asked = append(asked, x)
+			}
+		}
+		want := InitialsOf(asked, []string{words[rng.IntN(len(words))]})
+		list := a.AppendIndexTerms(nil, text, lang, want)
+		count := make([]int, len(asked))
+		var wantAt [][2]int
+		for pos, x := range list {
+			if i := slices.Index(asked, x); i >= 0 {
+				count[i]++
+				wantAt = append(wantAt, [2]int{i, pos})
+			}
+		}
+		var got [][2]int
+		n := a.LocateIndexTerms(text, lang, want, asked, count, func(i, pos, at int) {
+			got = append(got, [2]int{i, pos})
+			if at < 0 {
+				return
+			}
+			word := ""
+			scanWords(text[at:], func(raw string, _ int) {
+				if word == "" {
+					word = raw
+				}
+			})
+			if !slices.Contains(a.IndexTerms(word, lang, nil), asked[i]) {
+				t.Errorf("%q: %q is not in the word at %d, %q", text, asked[i], at, word)
+			}
+		})
+		if n != len(list) || !slices.Equal(got, wantAt) {
+			t.Fatalf("%s %q asking %q: %d terms at %v, AppendIndexTerms %d at %v", lang, text, asked, n, got, len(list), wantAt)
+		}
+	}
+}
+
+// stop's quick tests let every stopword through to the map.
+func TestStopShapes(t *testing.T) {
+	for code, l := range languages {
+		for w := range l.stopwords {
+			if !l.stop(w) {
+				t.Errorf("%s: %q is a stopword that stop does not see", code, w)
+			}
+		}
+		if l.stop("test") || l.stop("zzyzx") {
+			t.Errorf("%s: a word that is no stopword is one", code)
+		}
+	}
+}

@@ -62,6 +62,9 @@ type memIndex struct {
 	// delGen changes whenever slots die or move; cached term counts from
 	// another delGen are stale.
 	delGen uint64
+	// renumbered changes whenever slots move (a compaction, a load): a
+	// slot number kept from before means another chunk, or none.
+	renumbered uint64
 	// applied is closed, and replaced, whenever gen moves.
 	applied chan struct{}
 	// scratch holds the score arrays: 12 bytes a chunk each, so their
@@ -586,6 +589,7 @@ func (m *memIndex) compactLocked() {
 	m.lens = slotLens(slots)
 	m.dead = 0
 	m.delGen++
+	m.renumbered++
 }
 
 // build reads the whole store (or the snapshot of it, when there is one
@@ -615,6 +619,7 @@ func (m *memIndex) build(ctx context.Context, db *store.DB) error {
 	m.kinds, m.kindOf = fresh.kinds, fresh.kindOf
 	m.live, m.dead, m.colTotal = fresh.live, 0, fresh.colTotal
 	m.delGen++
+	m.renumbered++
 	m.setGenLocked(gen)
 	m.ready, m.missed, m.building = true, false, false
 	m.fromSnap, m.snapOnDisk = fromSnap, fromSnap
@@ -1027,7 +1032,9 @@ func bm25IDF(n, nHit float64) float64 {
 // candidate returns slot s's chunk with a score. Call with m.mu held.
 func (m *memIndex) candidate(s uint32, score float64) *candidate {
 	sl := &m.slots[s]
-	return newCandidate(sl, m.kinds[sl.kind], score)
+	c := newCandidate(sl, m.kinds[sl.kind], score)
+	c.slot = s
+	return c
 }
 
 func newCandidate(sl *memSlot, k memKind, score float64) *candidate {

@@ -24,12 +24,15 @@ func (ix *Index) rerank(ctx context.Context, pq *parsedQuery, rk Ranking, df map
 		return err
 	}
 	r := ix.newReranker(pq, rk, df)
-	docs := make([]*rdoc, len(top))
+	// Most chunks' counts come from the index's postings, and only the
+	// words proximity needs are looked for in their text; the others
+	// (rerankcols.go says which) are analyzed whole, as they all were.
+	docs := ix.fromPostings(r, top)
 	for i, c := range top {
-		docs[i] = r.analyze(c)
+		if docs[i] == nil {
+			docs[i] = r.analyze(c)
+		}
 		c.score = r.score(docs[i])
-		// The next chunk's terms reuse the slice.
-		r.buf, docs[i].bodyTerms = docs[i].bodyTerms, nil
 	}
 	sort.SliceStable(docs, func(i, j int) bool { return docs[i].c.score > docs[j].c.score })
 	for i, d := range docs {
@@ -72,8 +75,11 @@ type reranker struct {
 	initials *analysis.Initials
 	variants variantSet
 	titles   map[*memDoc]*titleCols
-	buf      []string        // a chunk's body terms, reused chunk after chunk
-	inSeq    map[string]bool // the query's words in sequence, for proximity
+	buf      []string // a chunk's body terms, reused chunk after chunk
+	// near maps the query's words in sequence that have an IDF to their
+	// place in order, for proximity: a pair with an unweighted word adds
+	// nothing.
+	near map[string]int
 }
 
 func (ix *Index) newReranker(pq *parsedQuery, rk Ranking, df map[string]int) *reranker {
@@ -123,6 +129,14 @@ func (ix *Index) newReranker(pq *parsedQuery, rk Ranking, df map[string]int) *re
 		qterms = append(qterms, t)
 	}
 	r.initials = analysis.InitialsOf(qterms, pq.Seq)
+	if rk.Proximity > 0 && len(pq.Seq) > 1 {
+		r.near = map[string]int{}
+		for _, t := range pq.Seq {
+			if _, ok := r.weights[t]; ok {
+				r.near[t] = r.index[t]
+			}
+		}
+	}
 	return r
 }
 
@@ -133,11 +147,16 @@ type rdoc struct {
 	title, kw, body []float64
 	exact           map[string]float64
 	nt, nk, nb      float64 // BM25F length normalizations
-	bodyTerms       []string
+	// near holds where in the body the query's words in sequence are, in
+	// order, for proximity.
+	near []termAt
 	// variant counts the words of each column (title, keywords, body) by
 	// the query prefix they start with.
 	variant map[string]*[3]float64
 }
+
+// termAt is a term of reranker.order at a place in a chunk's body terms.
+type termAt struct{ term, pos int }
 
 // titleCols are a document's title and exact columns, shared by its
 // reranked chunks.
@@ -212,7 +231,7 @@ func (r *reranker) analyze(c *candidate) *rdoc {
 	kw := r.an.IndexTerms(strings.Join(c.headingPath, " ")+" "+known, doc.Lang, nil)
 	body := r.an.AppendIndexTerms(r.buf[:0], c.text, doc.Lang, r.initials)
 	d := &rdoc{
-		c: c, title: tc.title, exact: tc.exact, bodyTerms: body,
+		c: c, title: tc.title, exact: tc.exact,
 		nt: 1 - rk.BTitle + rk.BTitle*float64(tc.n)/max(r.fs.avgTitle, 1),
 		nk: 1 - rk.BBody + rk.BBody*float64(len(kw))/max(r.fs.avgKeywords, 1),
 		nb: 1 - rk.BBody + rk.BBody*float64(len(body))/max(r.fs.avgBody, 1),
@@ -227,6 +246,13 @@ func (r *reranker) analyze(c *candidate) *rdoc {
 	}
 	d.kw = r.tally(kw, 1, &d.variant)
 	d.body = r.tally(body, 2, &d.variant)
+	for i, t := range body {
+		if k, ok := r.near[t]; ok {
+			d.near = append(d.near, termAt{k, i})
+		}
+	}
+	// The next chunk's terms reuse the slice.
+	r.buf = body
 	return d
 }
 
@@ -251,14 +277,8 @@ func (r *reranker) score(d *rdoc) float64 {
 			s += r.variant(d, t, w)
 		}
 	}
-	if rk.Proximity > 0 && len(r.pq.Seq) > 1 {
-		if r.inSeq == nil {
-			r.inSeq = map[string]bool{}
-			for _, t := range r.pq.Seq {
-				r.inSeq[t] = true
-			}
-		}
-		s += rk.Proximity * proximity(d.bodyTerms, r.inSeq, r.idf, rk.ProximityWindow)
+	if r.near != nil {
+		s += rk.Proximity * r.proximity(d.near)
 	}
 	return s
 }
@@ -279,6 +299,7 @@ type variantSet struct {
 	n      int                // runes in a prefix
 	prefix map[string]string  // query term → its prefix
 	idf    map[string]float64 // prefix → IDF of the words that have it
+	vocab  *vocabulary        // what the IDFs come from, and the words under each prefix
 }
 
 // variantPrefixes finds the prefixes of the query terms long enough to
@@ -289,7 +310,7 @@ func (ix *Index) variantPrefixes(pq *parsedQuery, weights, unseen map[string]flo
 		return vs
 	}
 	v := ix.vocabulary()
-	vs.n, vs.prefix, vs.idf = rk.VariantPrefix, map[string]string{}, map[string]float64{}
+	vs.n, vs.prefix, vs.idf, vs.vocab = rk.VariantPrefix, map[string]string{}, map[string]float64{}, v
 	for _, qt := range pq.Terms {
 		t := qt.Term
 		_, scored := weights[t]
@@ -363,33 +384,33 @@ func joined(a, b map[string]float64) func(func(string) bool) {
 	}
 }
 
-// proximity scores pairs of distinct query terms that occur within window
-// positions of each other, each pair counted once, weighted by the
-// smaller IDF of the two.
-func proximity(body []string, inQuery map[string]bool, idf map[string]float64, window int) float64 {
+// proximity scores pairs of distinct query terms that occur within
+// ProximityWindow positions of each other, each pair counted once,
+// weighted by the smaller IDF of the two. near is in body order.
+func (r *reranker) proximity(near []termAt) float64 {
+	window := r.rk.ProximityWindow
 	if window <= 0 {
 		window = 4
 	}
-	var seen map[[2]string]bool
+	var seen map[[2]int]bool
 	var s float64
-	for i, a := range body {
-		if !inQuery[a] {
-			continue
-		}
-		for j := i + 1; j < len(body) && j <= i+window; j++ {
-			b := body[j]
-			if !inQuery[b] || b == a {
+	for i, a := range near {
+		for _, b := range near[i+1:] {
+			if b.pos > a.pos+window {
+				break
+			}
+			if b.term == a.term {
 				continue
 			}
-			k := [2]string{min(a, b), max(a, b)}
+			k := [2]int{min(a.term, b.term), max(a.term, b.term)}
 			if seen[k] {
 				continue
 			}
 			if seen == nil {
-				seen = map[[2]string]bool{}
+				seen = map[[2]int]bool{}
 			}
 			seen[k] = true
-			s += min(idf[a], idf[b])
+			s += min(r.idf[r.order[a.term]], r.idf[r.order[b.term]])
 		}
 	}
 	return s

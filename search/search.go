@@ -200,6 +200,7 @@ func DefaultRanking() Ranking {
 // candidate is a chunk a search considers, with its document.
 type candidate struct {
 	chunkID             int64
+	slot                uint32 // where the chunk was when found; the rerank checks it is still there
 	doc                 *memDoc
 	score               float64
 	chunkType, codeLang string
@@ -212,6 +213,23 @@ type candidate struct {
 	// variantOf lists the query terms the chunk matched only through
 	// variants (Ranking.VariantPrefix).
 	variantOf []string
+	// matches is what the rerank found of the query's terms in the text,
+	// for its evidence.
+	matches *textMatches
+}
+
+// textMatches are the words of a chunk's text that match query terms, as
+// the rerank found them: the terms known holds are matched by those words
+// and no others, and those absent holds by none.
+type textMatches struct {
+	known, absent map[string]bool
+	at            []textMatch // in text order
+}
+
+// textMatch is a word of a text matching a term, by its byte offset.
+type textMatch struct {
+	term string
+	at   int
 }
 
 // docHit is a document with its ranked chunks.
@@ -694,12 +712,12 @@ func makeHit(an *analysis.Analyzer, d *docHit, c *candidate, pq *parsedQuery, wi
 	}
 	if !withEvidence {
 		h.MatchedTerms = []string{}
-		_, h.Snippet = evidence(an, nil, "", c.text, doc.Lang, 240)
+		_, h.Snippet = evidence(an, nil, "", c.text, doc.Lang, 240, nil)
 		return h
 	}
 	meta := doc.Title + "\n" + strings.Join(h.HeadingPath, " ") + "\n" + strings.Join(doc.Categories, " ") + " " +
 		strings.Join(doc.Tags, " ")
-	h.MatchedTerms, h.Snippet = evidence(an, terms, meta, c.text, doc.Lang, 240)
+	h.MatchedTerms, h.Snippet = evidence(an, terms, meta, c.text, doc.Lang, 240, c.matches)
 	return h
 }
 
@@ -707,21 +725,47 @@ func round3(x float64) float64 { return math.Round(x*1000) / 1000 }
 
 // matched returns the terms that occur in text, analyzed in lang.
 func matched(an *analysis.Analyzer, terms []string, text, lang string) []string {
-	m, _ := evidence(an, terms, text, "", lang, 0)
+	m, _ := evidence(an, terms, text, "", lang, 0, nil)
 	return m
 }
 
 // evidence returns the terms found in meta or text, in query order, and a
 // snippet of about n bytes of text around the first match, matched words
 // wrapped in ** so a reader sees why the passage matched. One pass over
-// the words serves both.
-func evidence(an *analysis.Analyzer, terms []string, meta, text, lang string, n int) ([]string, string) {
+// the words serves both. tm, when set, is what the rerank found of the
+// terms in text: when it knows them all, text is not analyzed again, and
+// when not, the terms it knows are absent are not looked for.
+func evidence(an *analysis.Analyzer, terms []string, meta, text, lang string, n int, tm *textMatches) ([]string, string) {
 	want := make(map[string]bool, len(terms))
 	for _, t := range terms {
 		want[t] = true
 	}
 	initials := analysis.InitialsOf(terms)
 	have := map[string]bool{}
+	var absent map[string]bool
+	reuse := tm != nil
+	if tm != nil {
+		absent = tm.absent
+		for _, t := range terms {
+			reuse = reuse && tm.known[t]
+		}
+	}
+	// pending counts, by initial, the terms the text may hold and no word
+	// matched yet; it is set up after the meta.
+	var pending map[rune]int
+	done := false // some initial's terms were all found since the last look
+	found := func(x string) {
+		if have[x] {
+			return
+		}
+		have[x] = true
+		if pending != nil && !absent[x] {
+			r, _ := utf8.DecodeRuneInString(x)
+			if pending[r]--; pending[r] == 0 {
+				done = true
+			}
+		}
+	}
 	wanted := func(t analysis.Token) bool {
 		if t.Term == "" {
 			return false
@@ -729,32 +773,77 @@ func evidence(an *analysis.Analyzer, terms []string, meta, text, lang string, n 
 		hit := false
 		for _, x := range t.Parts {
 			if want[x] {
-				have[x], hit = true, true
+				found(x)
+				hit = true
 			}
 		}
 		for _, x := range [2]string{t.Term, t.Surface} {
 			if want[x] {
-				have[x], hit = true, true
+				found(x)
+				hit = true
 			}
 		}
 		return hit
 	}
 	an.EachAt(meta, lang, initials, func(t analysis.Token, _ int) { wanted(t) })
+	// In the text, an initial is looked for while a word may still match
+	// one of its terms: not for absent terms, nor, past the words a snippet
+	// can show (n/2 at most, from 8 before the first match), for terms
+	// found already.
+	initials, pending = &analysis.Initials{}, map[rune]int{}
+	for _, t := range terms {
+		if absent[t] || t == "" {
+			continue
+		}
+		r, _ := utf8.DecodeRuneInString(t)
+		initials.Set(r, true)
+		if !have[t] {
+			pending[r]++
+		}
+	}
 	// The text is analyzed in one pass; a token's offset says which of
 	// its space-separated words to highlight (no token spans a space).
 	words, starts := fields(text)
 	hits := make([]bool, len(words))
 	first := -1
-	if len(want) > 0 {
+	if reuse {
 		w := 0
+		for _, m := range tm.at {
+			if !want[m.term] {
+				continue
+			}
+			for w+1 < len(starts) && starts[w+1] <= m.at {
+				w++
+			}
+			have[m.term], hits[w] = true, true
+			if first < 0 {
+				first = w
+			}
+		}
+	} else if len(want) > 0 {
+		w := 0
+		past := n <= 0
+		done = true
 		an.EachAt(text, lang, initials, func(t analysis.Token, at int) {
 			for w+1 < len(starts) && starts[w+1] <= at {
 				w++
+			}
+			if !past && first >= 0 && w > first+n/2 {
+				past = true
 			}
 			if wanted(t) {
 				hits[w] = true
 				if first < 0 {
 					first = w
+				}
+			}
+			if past && done {
+				done = false
+				for r, k := range pending {
+					if k == 0 {
+						initials.Set(r, false)
+						delete(pending, r)
+					}
 				}
 			}
 		})

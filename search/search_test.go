@@ -415,7 +415,7 @@ func TestEvidence(t *testing.T) {
 	text := "Blocks are the units of content in the editor, and each one has a type. To register a type, call " +
 		"register_block_type() from PHP with the path to the folder of its block.json file; registering twice logs a notice."
 	terms := analysis.Analyze("register json", "en")
-	matched, snippet := evidence(an, terms, "How to register blocks", text, "en", 240)
+	matched, snippet := evidence(an, terms, "How to register blocks", text, "en", 240, nil)
 	if want := []string{"regist", "json"}; !slices.Equal(matched, want) {
 		t.Errorf("matched = %q, want %q", matched, want)
 	}

@@ -22,6 +22,13 @@ type vocabulary struct {
 	// the IDF it gives is a little low, never high.
 	prefixLen  int
 	prefixDocs map[string]int
+	// prefixTerms lists the terms under each prefix, for the rerank's
+	// variant counts (rerankcols.go). They are the terms of every chunk in
+	// the index's first slots slots, while it renumbered them renumbered
+	// times: a chunk added since may hold a term they lack.
+	prefixTerms map[string][]string
+	slots       int
+	renumbered  uint64
 }
 
 // prefixCount is the summed chunk count of the terms that start with p,
@@ -97,11 +104,14 @@ func (ix *Index) vocabulary() *vocabulary {
 
 func (ix *Index) buildVocabulary(gen int64, prefixLen int) *vocabulary {
 	nv := &vocabulary{gen: gen, built: time.Now(), byKey: map[vocabKey][]vocabTerm{}, docCount: map[string]int{},
-		prefixLen: prefixLen, prefixDocs: map[string]int{}}
+		prefixLen: prefixLen, prefixDocs: map[string]int{}, prefixTerms: map[string][]string{}}
+	// Marked before the walk: every chunk in these slots is in it.
+	nv.slots, nv.renumbered = ix.mem.slotMark()
 	ix.mem.eachTerm(func(term string, docs int) {
 		nv.docCount[term] = docs
 		if p, ok := runePrefix(term, nv.prefixLen); ok && nv.prefixLen > 0 {
 			nv.prefixDocs[p] += docs
+			nv.prefixTerms[p] = append(nv.prefixTerms[p], term)
 		}
 		if utf8.RuneCountInString(term) < 3 || analysis.Literal(term) {
 			return

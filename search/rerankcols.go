@@ -1,0 +1,269 @@
+package search
+
+import (
+	"math"
+	"math/bits"
+	"slices"
+)
+
+// maxRerankPostings bounds the bytes of postings fromPostings walks for one
+// query. Walking them costs about a nanosecond a byte, analyzing the text
+// of the reranked chunks a few hundred microseconds: past this (common
+// words on a very large site) the text is the cheaper way.
+const maxRerankPostings = 256 << 10
+
+// fromPostings fills the reranked chunks' counts from the index, which
+// holds them already: each query term's frequency in the title, keywords,
+// body and exact columns of each chunk, the column lengths, and, through
+// the vocabulary's terms under each variant prefix, the variant counts.
+// That is what analyzing each chunk's text found, without stemming its
+// words; only proximity needs to know where the query's words are, and
+// LocateIndexTerms looks for those alone.
+//
+// A chunk gets nil, and is analyzed, when the index cannot stand for its
+// text: its slot moved or died since the candidate query, its text was
+// not read, a count reached the postings' cap of 255, or, when variants
+// count, it was added after the vocabulary was built (it may hold a word
+// the vocabulary lacks).
+func (ix *Index) fromPostings(r *reranker, cs []*candidate) []*rdoc {
+	docs := make([]*rdoc, len(cs))
+	var v *vocabulary
+	if len(r.variants.idf) > 0 {
+		if v = r.variants.vocab; v == nil || v.prefixLen != r.variants.n {
+			return docs
+		}
+	}
+
+	// Each term read, with what it counts for: the place of a query term
+	// in r.order, the surface of one for the exact column, a variant
+	// prefix.
+	type read struct {
+		term   string
+		mt     *memTerm
+		idx    int // in r.order, or -1
+		exact  bool
+		prefix string
+	}
+	var reads []read
+	seen := map[string]int{} // the query's terms and surfaces in reads
+	readOf := func(t string) *read {
+		i, ok := seen[t]
+		if !ok {
+			i = len(reads)
+			seen[t] = i
+			reads = append(reads, read{term: t, idx: -1})
+		}
+		return &reads[i]
+	}
+	for i, t := range r.order {
+		readOf(t).idx = i
+	}
+	if r.useExact {
+		for t := range r.weights {
+			if s := r.surface[t]; s != "" {
+				readOf(s).exact = true
+			}
+		}
+	}
+	for p := range r.variants.idf {
+		for _, t := range v.prefixTerms[p] {
+			// Hundreds of words may share a prefix: only the query's own
+			// terms are looked up.
+			if i, ok := seen[t]; ok {
+				reads[i].prefix = p
+			} else {
+				reads = append(reads, read{term: t, idx: -1, prefix: p})
+			}
+		}
+	}
+
+	// The chunks, by slot: postings are in slot order.
+	type at struct {
+		slot uint32
+		i    int
+	}
+	var slots []at
+	m := ix.mem
+	m.mu.RLock()
+	var total int
+	for i := range reads {
+		if mt := m.terms[reads[i].term]; mt != nil {
+			reads[i].mt = mt
+			total += len(mt.post)
+		}
+	}
+	if total > maxRerankPostings {
+		m.mu.RUnlock()
+		return docs
+	}
+	for i, c := range cs {
+		s := c.slot
+		if !c.loaded || int(s) >= len(m.slots) || m.lens[s] == deadLen || m.slots[s].chunkID != c.chunkID ||
+			m.slots[s].doc != c.doc {
+			continue
+		}
+		if v != nil && (int(s) >= v.slots || v.renumbered != m.renumbered) {
+			continue
+		}
+		sl := &m.slots[s]
+		d := &rdoc{c: c, title: make([]float64, len(r.order)), kw: make([]float64, len(r.order)),
+			body: make([]float64, len(r.order))}
+		d.nt = 1 - r.rk.BTitle + r.rk.BTitle*float64(c.doc.titleSize)/max(r.fs.avgTitle, 1)
+		d.nk = 1 - r.rk.BBody + r.rk.BBody*float64(sl.colSize[0])/max(r.fs.avgKeywords, 1)
+		if r.useExact {
+			d.exact = map[string]float64{}
+		}
+		docs[i] = d
+		slots = append(slots, at{s, i})
+	}
+	slices.SortFunc(slots, func(a, b at) int { return int(a.slot) - int(b.slot) })
+	capped := make([]bool, len(cs))
+	for _, ro := range reads {
+		mt := ro.mt
+		if mt == nil || len(slots) == 0 {
+			continue
+		}
+		// postings.next, written out as in memIndex.candidates: most of a
+		// list's postings are for other chunks, and a call for each
+		// showed.
+		b, slot, j := mt.post, uint32(0), 0
+		for k := 0; k < len(b) && j < len(slots); {
+			x := uint64(b[k])
+			k++
+			if x >= 0x80 {
+				x &= 0x7f
+				for shift := 7; ; shift += 7 {
+					c := b[k]
+					k++
+					x |= uint64(c&0x7f) << shift
+					if c < 0x80 {
+						break
+					}
+				}
+			}
+			slot += uint32(x >> 1)
+			tf := onceInBody
+			if x&1 == 0 {
+				h := b[k]
+				k++
+				cm := h & 15
+				tf = [4]uint8{}
+				if v := h >> 4; v != 0 {
+					tf[bits.TrailingZeros8(cm)] = v
+				} else {
+					for c := range 4 {
+						if cm&(1<<c) != 0 {
+							tf[c] = b[k]
+							k++
+						}
+					}
+				}
+			}
+			for j < len(slots) && slots[j].slot < slot {
+				j++
+			}
+			if j == len(slots) || slots[j].slot != slot {
+				continue
+			}
+			i := slots[j].i
+			d := docs[i]
+			if tf[0] == math.MaxUint8 || tf[1] == math.MaxUint8 || tf[2] == math.MaxUint8 || tf[3] == math.MaxUint8 {
+				capped[i] = true
+			}
+			if ro.idx >= 0 {
+				d.title[ro.idx], d.kw[ro.idx], d.body[ro.idx] = float64(tf[0]), float64(tf[1]), float64(tf[2])
+			}
+			if ro.exact && tf[3] != 0 {
+				d.exact[ro.term] = float64(tf[3])
+			}
+			if ro.prefix != "" && tf[0]|tf[1]|tf[2] != 0 {
+				if d.variant == nil {
+					d.variant = map[string]*[3]float64{}
+				}
+				n := d.variant[ro.prefix]
+				if n == nil {
+					n = new([3]float64)
+					d.variant[ro.prefix] = n
+				}
+				n[0] += float64(tf[0])
+				n[1] += float64(tf[1])
+				n[2] += float64(tf[2])
+			}
+		}
+	}
+	m.mu.RUnlock()
+
+	var present []string
+	var count []int
+	ownTerm := map[[2]string]bool{}
+	for i, d := range docs {
+		if d == nil {
+			continue
+		}
+		if capped[i] {
+			docs[i] = nil
+			continue
+		}
+		c := d.c
+		// The query's weighted terms the body holds, and how often: its
+		// text is read only to find where they are, for proximity (the
+		// words in sequence among them) and for the evidence, should the
+		// chunk be shown.
+		present, count = present[:0], count[:0]
+		for k, t := range r.order {
+			if _, ok := r.weights[t]; ok && d.body[k] > 0 {
+				present, count = append(present, t), append(count, int(d.body[k]))
+			}
+		}
+		tm := &textMatches{}
+		// The body's length is the analysis's for the query's initials,
+		// which is not quite the index's: it leaves out the joined
+		// compounds it has no use for, and counts an acronym's plural
+		// apart from its singular.
+		n := ix.an.LocateIndexTerms(c.text, c.doc.Lang, r.initials, present, count, func(i, pos, at int) {
+			t := present[i]
+			if k, ok := r.near[t]; ok {
+				d.near = append(d.near, termAt{k, pos})
+			}
+			if at >= 0 {
+				tm.at = append(tm.at, textMatch{t, at})
+			}
+		})
+		d.nb = 1 - r.rk.BBody + r.rk.BBody*float64(n)/max(r.fs.avgBody, 1)
+		// Every word of the text that matches a weighted term was found
+		// now, as its term or one of its parts; the evidence also matches
+		// a word by its surface, which for a term that is its own word's
+		// term (most are) is the same.
+		for t := range r.weights {
+			key := [2]string{t, c.doc.Lang}
+			own, ok := ownTerm[key]
+			if !ok {
+				own = ix.an.OwnTerm(t, c.doc.Lang)
+				ownTerm[key] = own
+			}
+			if !own {
+				continue
+			}
+			if tm.known == nil {
+				tm.known = map[string]bool{}
+			}
+			tm.known[t] = true
+			if d.body[r.index[t]] == 0 {
+				if tm.absent == nil {
+					tm.absent = map[string]bool{}
+				}
+				tm.absent[t] = true
+			}
+		}
+		c.matches = tm
+	}
+	return docs
+}
+
+// slotMark returns how many slots the index has, and how many times they
+// were renumbered.
+func (m *memIndex) slotMark() (slots int, renumbered uint64) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return len(m.slots), m.renumbered
+}
