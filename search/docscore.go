@@ -69,6 +69,7 @@ func (ix *Index) docBM25(pq *parsedQuery, rk Ranking, docs []*docHit) map[int64]
 	}
 	out := make(map[int64]float64, len(docs))
 	tf := make([][5]float64, len(docs)) // title, keywords, body, URL, links
+	idfs := make(map[string]float64, len(pq.Terms))
 	for _, t := range pq.Terms {
 		mt := m.terms[t.Term]
 		// Terms in more chunks than MaxPostings weigh little and cost the
@@ -107,6 +108,7 @@ func (ix *Index) docBM25(pq *parsedQuery, rk Ranking, docs []*docHit) map[int64]
 			tf[i][4] = float64(ix.anchors.count(t.Term, k))
 		}
 		idf := math.Log(1 + (nDocs-float64(df)+0.5)/(float64(df)+0.5))
+		idfs[t.Term] = idf
 		for i, f := range tf {
 			if f == [5]float64{} {
 				continue
@@ -122,6 +124,9 @@ func (ix *Index) docBM25(pq *parsedQuery, rk Ranking, docs []*docHit) map[int64]
 			out[docs[i].docID] += float64(t.Weight) * idf * s
 		}
 	}
+	if rk.AssocWeight > 0 {
+		ix.associate(pq, rk, docs, idfs, out)
+	}
 	return out
 }
 
@@ -132,6 +137,8 @@ var slugSpaces = strings.NewReplacer("-", " ", "_", " ")
 type docURL struct {
 	terms []string
 	key   string
+	// title is the title's terms, for associate.
+	title []string
 }
 
 // urlOf works out doc's docURL once: on a WordPress site every candidate
@@ -141,7 +148,8 @@ func (ix *Index) urlOf(doc *memDoc) *docURL {
 	if u := doc.url.Load(); u != nil {
 		return u
 	}
-	u := &docURL{terms: ix.an.IndexTerms(urlWords(doc.URL), doc.Lang, nil), key: anchorKey(doc.URL)}
+	u := &docURL{terms: ix.an.IndexTerms(urlWords(doc.URL), doc.Lang, nil), key: anchorKey(doc.URL),
+		title: ix.an.IndexTerms(doc.Title, doc.Lang, nil)}
 	doc.url.Store(u)
 	return u
 }
