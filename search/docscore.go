@@ -132,12 +132,12 @@ func (ix *Index) docBM25(pq *parsedQuery, rk Ranking, docs []*docHit) map[int64]
 
 var slugSpaces = strings.NewReplacer("-", " ", "_", " ")
 
-// docURL is a page's URL as the whole-page score reads it: the terms of
-// its path, and the key links to it are counted under.
+// docURL is what the whole-page score reads of a page's URL and title:
+// the terms of its path, the key links to it are counted under, and its
+// title's terms.
 type docURL struct {
 	terms []string
 	key   string
-	// title is the title's terms, for associate.
 	title []string
 }
 

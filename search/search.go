@@ -173,8 +173,8 @@ type Ranking struct {
 	// links to it (anchors.go), beside TitleWeight.
 	DocWeight, URLWeight, AnchorWeight float64
 	// AssocWeight weights, in the whole-page score, how strongly the
-	// site's other pages tie the page's title words to the query's
-	// (associate).
+	// site's other pages tie the page's name (its title's and URL path's
+	// words) to the query words it lacks (associate).
 	AssocWeight float64
 	// Confidence thresholds (decide.go).
 	MinCoverage   float64 // share of query IDF the top document must match
