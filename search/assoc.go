@@ -120,8 +120,9 @@ func (ix *Index) associate(pq *parsedQuery, rk Ranking, docs []*docHit, idfs map
 		if held[k] == full {
 			continue
 		}
-		u := ix.urlOf(doc)
-		for _, t := range append(u.title[:len(u.title):len(u.title)], u.terms...) {
+		// The title is analyzed here, for the few pages that need it,
+		// rather than kept for every page searched.
+		for _, t := range append(ix.an.IndexTerms(doc.Title, doc.Lang, nil), ix.urlOf(doc).terms...) {
 			if mt := m.terms[t]; mt == nil || mt.n > assocMaxPostings || inQuery[t] || slices.Contains(names[k], t) {
 				continue
 			}

@@ -132,13 +132,11 @@ func (ix *Index) docBM25(pq *parsedQuery, rk Ranking, docs []*docHit) map[int64]
 
 var slugSpaces = strings.NewReplacer("-", " ", "_", " ")
 
-// docURL is what the whole-page score reads of a page's URL and title:
-// the terms of its path, the key links to it are counted under, and its
-// title's terms.
+// docURL is a page's URL as the whole-page score reads it: the terms of
+// its path, and the key links to it are counted under.
 type docURL struct {
 	terms []string
 	key   string
-	title []string
 }
 
 // urlOf works out doc's docURL once: on a WordPress site every candidate
@@ -148,8 +146,7 @@ func (ix *Index) urlOf(doc *memDoc) *docURL {
 	if u := doc.url.Load(); u != nil {
 		return u
 	}
-	u := &docURL{terms: ix.an.IndexTerms(urlWords(doc.URL), doc.Lang, nil), key: anchorKey(doc.URL),
-		title: ix.an.IndexTerms(doc.Title, doc.Lang, nil)}
+	u := &docURL{terms: ix.an.IndexTerms(urlWords(doc.URL), doc.Lang, nil), key: anchorKey(doc.URL)}
 	doc.url.Store(u)
 	return u
 }
