@@ -110,6 +110,7 @@ func (ix *Index) associate(pq *parsedQuery, rk Ranking, docs []*docHit, idfs map
 	names := make([][]string, len(order))
 	var words []string
 	seen := map[string]bool{}
+	var lacked uint16 // the terms some scored page lacks: only their ties count
 	for k, i := range order {
 		doc := docs[i].chunks[0].doc
 		for _, s := range m.docSlots[doc.ID] {
@@ -120,6 +121,7 @@ func (ix *Index) associate(pq *parsedQuery, rk Ranking, docs []*docHit, idfs map
 		if held[k] == full {
 			continue
 		}
+		lacked |= full &^ held[k]
 		// The title is analyzed here, for the few pages that need it,
 		// rather than kept for every page searched.
 		for _, t := range append(ix.an.IndexTerms(doc.Title, doc.Lang, nil), ix.urlOf(doc).terms...) {
@@ -141,15 +143,11 @@ func (ix *Index) associate(pq *parsedQuery, rk Ranking, docs []*docHit, idfs map
 	// leave out. (A page lacks the terms it is scored for, so its own
 	// chunks add nothing to their counts, only to the word's.)
 	type counts struct {
-		n  int
-		co [assocMaxTerms]int
-	}
-	type key struct {
-		t    string
-		page uint8
+		n   int
+		co  [assocMaxTerms]int
+		own [assocDocs + 1]int // by page number
 	}
 	total := make(map[string]*counts, len(words))
-	own := map[key]int{}
 	for _, t := range words {
 		c := &counts{}
 		total[t] = c
@@ -158,12 +156,10 @@ func (ix *Index) associate(pq *parsedQuery, rk Ranking, docs []*docHit, idfs map
 				continue
 			}
 			c.n++
-			for x := buf.has[p.slot]; x != 0; x &= x - 1 {
+			for x := buf.has[p.slot] & lacked; x != 0; x &= x - 1 {
 				c.co[bits.TrailingZeros16(x)]++
 			}
-			if pg := buf.page[p.slot]; pg != 0 {
-				own[key{t, pg}]++
-			}
+			c.own[buf.page[p.slot]]++
 		}
 	}
 
@@ -174,7 +170,7 @@ func (ix *Index) associate(pq *parsedQuery, rk Ranking, docs []*docHit, idfs map
 		var best [assocMaxTerms]float64
 		for _, t := range names[k] {
 			c := total[t]
-			n := c.n - own[key{t, uint8(k + 1)}]
+			n := c.n - c.own[k+1]
 			for b := range qs {
 				if c.co[b] >= assocMinChunks {
 					best[b] = max(best[b], float64(c.co[b])/float64(n)-base[b])
