@@ -69,6 +69,7 @@ func (ix *Index) docBM25(pq *parsedQuery, rk Ranking, docs []*docHit) map[int64]
 	}
 	out := make(map[int64]float64, len(docs))
 	tf := make([][5]float64, len(docs)) // title, keywords, body, URL, links
+	idfs := make(map[string]float64, len(pq.Terms))
 	for _, t := range pq.Terms {
 		mt := m.terms[t.Term]
 		// Terms in more chunks than MaxPostings weigh little and cost the
@@ -107,6 +108,7 @@ func (ix *Index) docBM25(pq *parsedQuery, rk Ranking, docs []*docHit) map[int64]
 			tf[i][4] = float64(ix.anchors.count(t.Term, k))
 		}
 		idf := math.Log(1 + (nDocs-float64(df)+0.5)/(float64(df)+0.5))
+		idfs[t.Term] = idf
 		for i, f := range tf {
 			if f == [5]float64{} {
 				continue
@@ -121,6 +123,9 @@ func (ix *Index) docBM25(pq *parsedQuery, rk Ranking, docs []*docHit) map[int64]
 			s += rk.AnchorWeight * f[4] * (rk.K1 + 1) / (f[4] + rk.K1)
 			out[docs[i].docID] += float64(t.Weight) * idf * s
 		}
+	}
+	if rk.AssocWeight > 0 {
+		ix.associate(pq, rk, docs, idfs, out)
 	}
 	return out
 }

@@ -95,3 +95,53 @@ func TestSearch_WholePage(t *testing.T) {
 		}
 	})
 }
+
+// TestSearch_Associate: a page named by what the query does not say
+// ("Spinner" for "loading") rises when the site's other pages say the
+// two together, and a page whose name they never mention is untouched.
+func TestSearch_Associate(t *testing.T) {
+	db := openTB(t)
+	ctx := context.Background()
+	docs := []*store.Document{
+		pageDoc("/components/spinner/", "Spinner", "Spinner is a component that shows work in progress."),
+		pageDoc("/components/badge/", "Badge", "Badge is a component that shows a small count."),
+		pageDoc("/tutorials/list-posts/", "List posts", "Fetch the posts.", "Show a spinner while the posts are loading."),
+		pageDoc("/tutorials/edit-form/", "Edit form", "Save the form.", "A spinner tells the user the record is loading."),
+	}
+	for i := 0; i < 20; i++ {
+		docs = append(docs, pageDoc(fmt.Sprintf("/blog/diary-%d/", i), fmt.Sprintf("Garden diary %d", i),
+			"Roses and tulips in the garden this week."))
+	}
+	if err := db.PutDocuments(ctx, docs); err != nil {
+		t.Fatal(err)
+	}
+	ix := newIndex(t, db)
+	scores := func(weight float64) map[string]float64 {
+		rk := DefaultRanking()
+		rk.AssocWeight = weight
+		ix.SetRanking(rk)
+		res, err := ix.Search(ctx, Query{Text: "loading component", Limit: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]float64{}
+		for _, h := range res.Hits {
+			out[strings.TrimPrefix(h.URL, "http://x.test")] = h.Score
+		}
+		return out
+	}
+	off, on := scores(0), scores(4)
+	spinner, badge := "/components/spinner/", "/components/badge/"
+	if off[spinner] == 0 || off[badge] == 0 {
+		t.Fatalf("hits without associations %v, want both component pages", off)
+	}
+	if on[spinner] <= off[spinner] {
+		t.Errorf("Spinner scores %v with associations, %v without: want higher", on[spinner], off[spinner])
+	}
+	if on[badge] != off[badge] {
+		t.Errorf("Badge scores %v with associations, %v without: want the same", on[badge], off[badge])
+	}
+	if on[spinner] <= on[badge] {
+		t.Errorf("with associations Spinner scores %v, Badge %v: want Spinner first", on[spinner], on[badge])
+	}
+}

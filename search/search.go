@@ -172,6 +172,10 @@ type Ranking struct {
 	// that score, of its URL path's words and of the words around the
 	// links to it (anchors.go), beside TitleWeight.
 	DocWeight, URLWeight, AnchorWeight float64
+	// AssocWeight weights, in the whole-page score, how strongly the
+	// site's other pages tie the page's name (its title's and URL path's
+	// words) to the query words it lacks (associate).
+	AssocWeight float64
 	// Confidence thresholds (decide.go).
 	MinCoverage   float64 // share of query IDF the top document must match
 	MinGap        float64 // relative gap to the second document
@@ -193,7 +197,7 @@ func DefaultRanking() Ranking {
 		TypoMaxPerQry: 4, AllTermsMax: 4, MaxPostings: 3000,
 		RerankDepth: 30, RerankMinTerms: 4, K1: 1.2, BTitle: 0.75, BBody: 0.75, Proximity: 0.3, ProximityWindow: 4,
 		VariantPrefix: 5, VariantWeight: 0.7,
-		DocWeight: 0.4, URLWeight: 1, AnchorWeight: 2,
+		DocWeight: 0.4, URLWeight: 1, AnchorWeight: 2, AssocWeight: 4,
 	}
 }
 
