@@ -589,14 +589,16 @@ func (m *memIndex) compactLocked() {
 }
 
 // build reads the whole store (or the snapshot of it, when there is one
-// at the store's count) into a fresh index and swaps it in, then applies
-// the commits that landed meanwhile. The caller has set building.
-func (m *memIndex) build(ctx context.Context, db *store.DB) error {
-	fresh, gen, fromSnap, err := m.readSnapshot(ctx, db)
+// at the store's count) into a fresh index, with the links between its
+// pages for a, and swaps both in, then applies the commits that landed
+// meanwhile. The caller has set building here and in a (beginLoad).
+func (m *memIndex) build(ctx context.Context, db *store.DB, a *anchorIndex) error {
+	fresh, links, gen, fromSnap, err := m.readSnapshot(ctx, db)
 	if err == nil && !fromSnap {
-		fresh, gen, err = m.readStore(ctx, db)
+		fresh, links, gen, err = m.readStore(ctx, db, a)
 	}
 	if err != nil {
+		a.loadFailed()
 		m.mu.Lock()
 		defer m.mu.Unlock()
 		// A failed reload leaves the index it had, which still follows
@@ -608,6 +610,10 @@ func (m *memIndex) build(ctx context.Context, db *store.DB) error {
 		m.buffered = nil
 		return err
 	}
+	// The links first, under their own lock: a search takes theirs
+	// before the postings' (docScores), so no lock is held here while
+	// the other is taken.
+	a.loaded(links, gen)
 
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -627,15 +633,24 @@ func (m *memIndex) build(ctx context.Context, db *store.DB) error {
 	return nil
 }
 
-// readStore reads every stored chunk into a fresh index.
-func (m *memIndex) readStore(ctx context.Context, db *store.DB) (*memIndex, int64, error) {
-	// Analysis is most of the work: workers analyze batches of chunks
-	// while this goroutine reads the next ones, and one collector adds
-	// them in order of arrival.
+// analyzedBatch is a batch of stored chunks as a load's worker returns
+// them: their postings, and the links each chunk makes (nil for most).
+type analyzedBatch struct {
+	chunks []memChunk
+	links  [][]foundLink
+}
+
+// readStore reads every stored chunk into a fresh index, and their links
+// into a fresh anchorIndex, in one pass over the store.
+func (m *memIndex) readStore(ctx context.Context, db *store.DB, a *anchorIndex) (*memIndex, *anchorIndex, int64, error) {
+	// Analysis is most of the work: a worker per core analyzes batches
+	// of chunks (postings and links) while this goroutine reads the next
+	// ones, and one collector adds them in order of arrival.
 	var (
 		fresh   = &memIndex{}
+		links   = newAnchorIndex(a.an)
 		jobs    = make(chan []*store.IndexChunk, 4)
-		done    = make(chan []memChunk, 4)
+		done    = make(chan analyzedBatch, 4)
 		workers sync.WaitGroup
 		added   = make(chan struct{})
 	)
@@ -643,13 +658,14 @@ func (m *memIndex) readStore(ctx context.Context, db *store.DB) (*memIndex, int6
 	for range runtime.GOMAXPROCS(0) {
 		workers.Go(func() {
 			for b := range jobs {
-				out := make([]memChunk, len(b))
+				out := analyzedBatch{chunks: make([]memChunk, len(b)), links: make([][]foundLink, len(b))}
 				var dt *docTerms
 				for i, c := range b {
 					if dt == nil || dt.doc.ID != c.Doc.ID {
 						dt = m.newDocTerms(m.newMemDoc(c.Doc))
 					}
-					out[i] = m.analyzeChunk(c, dt)
+					out.chunks[i] = m.analyzeChunk(c, dt)
+					out.links[i] = a.chunkLinks(c)
 				}
 				done <- out
 			}
@@ -657,8 +673,12 @@ func (m *memIndex) readStore(ctx context.Context, db *store.DB) (*memIndex, int6
 	}
 	go func() {
 		for out := range done {
-			for i := range out {
-				fresh.addLocked(&out[i])
+			for i := range out.chunks {
+				mc := &out.chunks[i]
+				fresh.addLocked(mc)
+				if len(out.links[i]) > 0 {
+					links.addLocked(mc.doc.ID, out.links[i])
+				}
 			}
 		}
 		close(added)
@@ -681,7 +701,7 @@ func (m *memIndex) readStore(ctx context.Context, db *store.DB) (*memIndex, int6
 	close(done)
 	<-added
 	if err != nil {
-		return nil, 0, err
+		return nil, nil, 0, err
 	}
 	// Lists grown by append hold up to twice their length.
 	for _, t := range fresh.terms {
@@ -690,7 +710,7 @@ func (m *memIndex) readStore(ctx context.Context, db *store.DB) (*memIndex, int6
 		}
 	}
 	fresh.slots, fresh.lens = slices.Clip(fresh.slots), slices.Clip(fresh.lens)
-	return fresh, gen, nil
+	return fresh, links, gen, nil
 }
 
 // applyBufferedLocked applies the commits that landed during a load.
