@@ -146,6 +146,7 @@ func runCrawl(ctx context.Context, args []string) error {
 	envPath := fs.String("env", "", "the big site's env file (default .wp-big/env)")
 	conc := fs.Int("concurrency", config.Default().Crawl.Concurrency, "crawl and plain-GET concurrency")
 	plain := fs.Bool("plain", false, "then GET the same URLs at the same concurrency")
+	waits := fs.Bool("waits", false, "also write where the crawl waits: block and mutex profiles and goroutine dumps (DIR/bench-crawl-*)")
 	fs.Parse(args)
 	if *state == "" {
 		return fmt.Errorf("crawl: -state is required")
@@ -166,7 +167,8 @@ func runCrawl(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	cmd := exec.Command(self, "crawl-child", "-state", *state, "-env", *envPath, "-concurrency", strconv.Itoa(*conc), "-urls", urlsPath)
+	cmd := exec.Command(self, "crawl-child", "-state", *state, "-env", *envPath, "-concurrency", strconv.Itoa(*conc), "-urls", urlsPath,
+		"-waits="+strconv.FormatBool(*waits))
 	cmd.Stderr = os.Stderr
 	var out strings.Builder
 	cmd.Stdout = &out
@@ -212,6 +214,7 @@ func crawlChild(ctx context.Context, args []string) error {
 	envPath := fs.String("env", "", "")
 	conc := fs.Int("concurrency", 4, "")
 	urlsPath := fs.String("urls", "", "")
+	waits := fs.Bool("waits", false, "")
 	fs.Parse(args)
 	e, err := readEnv(*envPath)
 	if err != nil {
@@ -255,6 +258,10 @@ func crawlChild(ctx context.Context, args []string) error {
 	var stopProf sync.Once
 	stop := time.AfterFunc(5*time.Minute, func() { stopProf.Do(pprof.StopCPUProfile) })
 	defer stop.Stop()
+	if *waits {
+		stopWaits := profileWaits(*state, 5*time.Minute)
+		defer stopWaits()
+	}
 	start := time.Now()
 	last := start
 	run, err := d.Index(ctx, daemon.IndexOptions{Full: true, Progress: func(done, total int) {
@@ -277,6 +284,54 @@ func crawlChild(ctx context.Context, args []string) error {
 	}
 	return json.NewEncoder(os.Stdout).Encode(crawlResult{Pages: st.Documents, Requests: requests, Fetched: run.Fetched,
 		Indexed: run.Indexed, Errors: run.Errors, Concurrency: *conc, IndexS: wall.Seconds()})
+}
+
+// profileWaits records where the crawl's goroutines wait, for its first
+// span: the blocking and lock contention profiles (an event sampled per
+// millisecond blocked, a tenth of the contended locks) written at its
+// end, and a goroutine dump every half minute within it. The CPU profile
+// says what the daemon computes; these say what holds the fetchers and
+// processors up while WordPress could take more. The function returned
+// writes them if span has not passed yet.
+func profileWaits(dir string, span time.Duration) (stop func()) {
+	runtime.SetBlockProfileRate(int(time.Millisecond))
+	runtime.SetMutexProfileFraction(10)
+	write := func(profile, name string, debug int) {
+		f, err := os.Create(filepath.Join(dir, name))
+		if err != nil {
+			return
+		}
+		defer f.Close()
+		pprof.Lookup(profile).WriteTo(f, debug)
+	}
+	done := make(chan struct{})
+	var once sync.Once
+	finish := func() {
+		once.Do(func() {
+			close(done)
+			write("block", "bench-crawl-block.pprof", 0)
+			write("mutex", "bench-crawl-mutex.pprof", 0)
+			runtime.SetBlockProfileRate(0)
+			runtime.SetMutexProfileFraction(0)
+		})
+	}
+	go func() {
+		tick := time.NewTicker(30 * time.Second)
+		defer tick.Stop()
+		end := time.After(span)
+		for n := 1; ; n++ {
+			select {
+			case <-tick.C:
+				write("goroutine", fmt.Sprintf("bench-crawl-goroutine-%02d.txt", n), 1)
+			case <-end:
+				finish()
+				return
+			case <-done:
+				return
+			}
+		}
+	}()
+	return finish
 }
 
 type roundTrip func(*http.Request) (*http.Response, error)
@@ -362,18 +417,22 @@ func procMem(pid int) (rss, hwm int64) {
 
 // serveResult is what serve writes to DIR/bench-serve.json.
 type serveResult struct {
-	Pages        int     `json:"pages"`
-	Chunks       int     `json:"chunks"`
-	StoreMB      float64 `json:"store_mb"`
-	IndexBytes   float64 `json:"index_bytes_per_chunk"`
-	ReadyS       float64 `json:"ready_s"`
-	LoadS        float64 `json:"load_s"`
+	Pages      int     `json:"pages"`
+	Chunks     int     `json:"chunks"`
+	StoreMB    float64 `json:"store_mb"`
+	IndexBytes float64 `json:"index_bytes_per_chunk"`
+	ReadyS     float64 `json:"ready_s"`
+	LoadS      float64 `json:"load_s"`
+	// LoadCPUS is the process's CPU time during the load: unlike the wall
+	// time, it does not grow with what else the machine runs.
+	LoadCPUS     float64 `json:"load_cpu_s"`
 	FromSnapshot bool    `json:"from_snapshot"`
 	SnapshotMB   float64 `json:"snapshot_mb"`
 	// The same for a start without a snapshot: the index analyzed from
 	// the store (a first start, or one after a crash).
 	ColdReadyS    float64 `json:"cold_ready_s"`
 	ColdLoadS     float64 `json:"cold_load_s"`
+	ColdLoadCPUS  float64 `json:"cold_load_cpu_s"`
 	RSSReadyMB    float64 `json:"rss_ready_mb"`
 	RSSServingMB  float64 `json:"rss_serving_mb"`
 	PeakRSSMB     float64 `json:"peak_rss_mb"`
@@ -426,12 +485,12 @@ func runServe(args []string) error {
 	if err != nil {
 		return err
 	}
-	r.ColdReadyS, r.ColdLoadS = cold.ReadyS, cold.LoadS
+	r.ColdReadyS, r.ColdLoadS, r.ColdLoadCPUS = cold.ReadyS, cold.LoadS, cold.LoadCPUS
 	if fi, err := os.Stat(filepath.Join(*state, "search-index.snap")); err == nil {
 		r.SnapshotMB = float64(fi.Size()) / 1e6
 	}
-	fmt.Printf("%d pages, %d chunks, store %.0f MB, snapshot %.0f MB; ready in %.2f s from the snapshot (load %.2f s, snapshot read: %v), %.2f s from the store (load %.2f s); index %.0f B/chunk; RSS ready %.0f MB, serving %.0f MB, peak %.0f MB; %d searches p50 %.2f ms p95 %.2f ms, CPU %.2f ms/search\n",
-		r.Pages, r.Chunks, r.StoreMB, r.SnapshotMB, r.ReadyS, r.LoadS, r.FromSnapshot, r.ColdReadyS, r.ColdLoadS, r.IndexBytes,
+	fmt.Printf("%d pages, %d chunks, store %.0f MB, snapshot %.0f MB; ready in %.2f s from the snapshot (load %.2f s, %.2f s CPU, snapshot read: %v), %.2f s from the store (load %.2f s, %.2f s CPU); index %.0f B/chunk; RSS ready %.0f MB, serving %.0f MB, peak %.0f MB; %d searches p50 %.2f ms p95 %.2f ms, CPU %.2f ms/search\n",
+		r.Pages, r.Chunks, r.StoreMB, r.SnapshotMB, r.ReadyS, r.LoadS, r.LoadCPUS, r.FromSnapshot, r.ColdReadyS, r.ColdLoadS, r.ColdLoadCPUS, r.IndexBytes,
 		r.RSSReadyMB, r.RSSServingMB, r.PeakRSSMB, r.Searches, r.P50MS, r.P95MS, r.CPUPerSearchM)
 	return writeJSON(filepath.Join(*state, "bench-serve.json"), r)
 }
@@ -486,11 +545,11 @@ func serveChild(ctx context.Context, args []string) error {
 		}
 		defer f.Close()
 	}
-	t0 := time.Now()
+	t0, cpu0 := time.Now(), cpuTime()
 	if err := d.Search.Load(ctx); err != nil {
 		return err
 	}
-	r.LoadS = time.Since(t0).Seconds()
+	r.LoadS, r.LoadCPUS = time.Since(t0).Seconds(), (cpuTime() - cpu0).Seconds()
 	r.FromSnapshot = d.Search.FromSnapshot()
 	daemon.LimitMemory(context.Background()) // as serve does after the load
 	if *loadProf != "" {
@@ -551,7 +610,7 @@ func serveChild(ctx context.Context, args []string) error {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	cpu0 := cpuTime()
+	cpu0 = cpuTime()
 	lat := make([]time.Duration, 0, len(bodies)**rounds)
 	for range *rounds {
 		for _, b := range bodies {
@@ -607,8 +666,8 @@ func writeJSON(path string, v any) error {
 }
 
 func table(dirs []string) error {
-	fmt.Println("| pages | chunks | store on disk (+ snapshot) | index B/chunk | RSS serving (peak) | start-up to ready: snapshot / from the store | search p50 / p95 | CPU/search | full index / plain GET |")
-	fmt.Println("|---|---|---|---|---|---|---|---|---|")
+	fmt.Println("| pages | chunks | store on disk (+ snapshot) | index B/chunk | RSS serving (peak) | start-up to ready: snapshot / from the store | load CPU: snapshot / store | search p50 / p95 | CPU/search | full index / plain GET |")
+	fmt.Println("|---|---|---|---|---|---|---|---|---|---|")
 	for _, dir := range dirs {
 		var s serveResult
 		var c crawlResult
@@ -636,9 +695,9 @@ func table(dirs []string) error {
 				}
 			}
 		}
-		fmt.Printf("| %s | %d | %.0f MB (+ %.0f MB) | %.0f | %.0f MB (%.0f MB) | %.2f s / %.2f s | %.2f / %.2f ms | %.2f ms | %s |\n",
+		fmt.Printf("| %s | %d | %.0f MB (+ %.0f MB) | %.0f | %.0f MB (%.0f MB) | %.2f s / %.2f s | %.2f s / %.2f s | %.2f / %.2f ms | %.2f ms | %s |\n",
 			pages, s.Chunks, s.StoreMB, s.SnapshotMB, s.IndexBytes, s.RSSServingMB, s.PeakRSSMB, s.ReadyS, s.ColdReadyS,
-			s.P50MS, s.P95MS, s.CPUPerSearchM, crawlCol)
+			s.LoadCPUS, s.ColdLoadCPUS, s.P50MS, s.P95MS, s.CPUPerSearchM, crawlCol)
 	}
 	return nil
 }
