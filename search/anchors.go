@@ -197,6 +197,11 @@ func (a *anchorIndex) chunkLinks(c *store.IndexChunk) []foundLink {
 	site := keyOf(&url.URL{Scheme: base.Scheme, Host: base.Host}) + "/"
 	var out []foundLink
 	for _, line := range strings.Split(c.Text, "\n") {
+		// Every link holds "](": a line without one needs no regexp,
+		// whose scan of a long paragraph costs more than the test.
+		if !strings.Contains(line, "](") {
+			continue
+		}
 		ms := mdLink.FindAllStringSubmatchIndex(line, -1)
 		if len(ms) == 0 {
 			continue
