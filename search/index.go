@@ -213,6 +213,15 @@ func (ix *Index) Stats() Stats {
 	return Stats{Enabled: m.enabled, Ready: m.ready, Chunks: m.live, Loads: m.loads, Memory: ix.searches.Load()}
 }
 
+// Gen is the store's count of index writes the index reflects: it moves
+// with every commit the index follows.
+func (ix *Index) Gen() int64 {
+	m := ix.mem
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return m.gen
+}
+
 // SetSynonyms installs the site's synonym rules; nil removes them.
 func (ix *Index) SetSynonyms(s *Synonyms) {
 	ix.mu.Lock()
