@@ -348,8 +348,9 @@ func crawlChild(ctx context.Context, args []string) error {
 // pairing alternates a crawl with plain GETs: a span of crawling, then,
 // once the crawl's requests in flight are answered, a span in which the
 // crawl's next requests wait and as many plain GETs as it has fetchers
-// run, of URLs the crawl reaches last (so neither side finds pages the
-// other warmed). Each span ends when its requests in flight are done.
+// run, of URLs the crawl reaches last (until the two meet, each side is
+// first at the pages it fetches). Each span ends when its requests in
+// flight are done.
 // On a machine whose other work comes and goes, back-to-back runs of the
 // two meet different loads (on ours, 1.8× apart in pace); spans of a
 // few seconds each meet the same.
@@ -873,6 +874,9 @@ func table(dirs []string) error {
 			return err
 		}
 		pages := strconv.Itoa(s.Pages)
+		if b, err := os.ReadFile(filepath.Join(dir, "bench-crawl.json")); err == nil && json.Unmarshal(b, &c) == nil && c.Budget > 0 {
+			pages += fmt.Sprintf(" (the first %d URLs of a bigger site)", c.Budget)
+		}
 		if b, err := os.ReadFile(filepath.Join(dir, "bench-replica.json")); err == nil {
 			var rr replicaResult
 			if json.Unmarshal(b, &rr) == nil {
@@ -882,6 +886,10 @@ func table(dirs []string) error {
 		crawlCol := "–"
 		if b, err := os.ReadFile(filepath.Join(dir, "bench-crawl.json")); err == nil && json.Unmarshal(b, &c) == nil {
 			crawlCol = fmt.Sprintf("%.0f s", c.IndexS)
+			if c.PairedCrawlS > 0 && c.PairedPlainS > 0 {
+				plainS := float64(c.PairedCrawlReqs) / (float64(c.PairedPlainReqs) / c.PairedPlainS)
+				crawlCol = fmt.Sprintf("%.0f s / %.0f s = %.2f× (paired)", c.PairedCrawlS, plainS, c.PairedCrawlS/plainS)
+			}
 			if c.PlainS > 0 {
 				crawlCol += fmt.Sprintf(" / %.0f s = %.2f×", c.PlainS, c.IndexS/c.PlainS)
 				if c.PlainEvery > 1 {
