@@ -194,7 +194,8 @@ func listen(addr string, gid int) (net.Listener, error) {
 }
 
 // loadSearchIndex builds the store's in-memory search index; until it is
-// ready, searches wait for it.
+// ready, searches wait for it. Then it keeps the index's snapshot on disk
+// until ctx ends.
 func (d *Daemon) loadSearchIndex(ctx context.Context) {
 	start := time.Now()
 	if err := d.Search.Load(ctx); err != nil {
@@ -211,10 +212,13 @@ func (d *Daemon) loadSearchIndex(ctx context.Context) {
 		start = time.Now()
 		if err := d.Search.WriteSnapshot(); err != nil {
 			d.Log.Warn("Unable to write the search index's snapshot", "error", err)
-			return
+		} else {
+			d.Log.Info("Search index snapshot written", "took_ms", time.Since(start).Milliseconds())
 		}
-		d.Log.Info("Search index snapshot written", "took_ms", time.Since(start).Milliseconds())
 	}
+	t := time.NewTicker(snapshotQuiet)
+	defer t.Stop()
+	keepSnapshot(ctx, d.Search, t.C, d.Log)
 }
 
 func (d *Daemon) runPass(ctx context.Context, opt crawl.IndexOptions) {

@@ -1,7 +1,6 @@
 package search
 
 import (
-	"context"
 	"net/url"
 	"regexp"
 	"strings"
@@ -28,8 +27,9 @@ type anchorIndex struct {
 	// enabled is set once a load started: before, no search needs the
 	// links, and the load will read them (as memIndex does).
 	enabled bool
-	// building is set while a load reads the store; commits that land
-	// meanwhile wait in buffered, and those the load saw are dropped.
+	// building is set while a load reads the store or the snapshot;
+	// commits that land meanwhile wait in buffered, and those the load
+	// saw are dropped.
 	building bool
 	buffered []store.IndexCommit
 	gen      int64
@@ -95,16 +95,20 @@ func (a *anchorIndex) addLocked(source int64, links []foundLink) {
 			id = int32(len(a.targets))
 			a.targets[l.key] = id
 		}
-		for _, t := range l.terms {
-			m := a.byTerm[t]
-			if m == nil {
-				m = map[int32]int32{}
-				a.byTerm[t] = m
-			}
-			m[id]++
-		}
-		a.bySource[source] = append(a.bySource[source], anchorLink{target: id, terms: l.terms})
+		a.addLinkLocked(source, anchorLink{target: id, terms: l.terms})
 	}
+}
+
+func (a *anchorIndex) addLinkLocked(source int64, l anchorLink) {
+	for _, t := range l.terms {
+		m := a.byTerm[t]
+		if m == nil {
+			m = map[int32]int32{}
+			a.byTerm[t] = m
+		}
+		m[l.target]++
+	}
+	a.bySource[source] = append(a.bySource[source], l)
 }
 
 func (a *anchorIndex) dropLocked(source int64) {
@@ -122,39 +126,42 @@ func (a *anchorIndex) dropLocked(source int64) {
 	delete(a.bySource, source)
 }
 
-// load reads the links of every stored chunk, then applies the commits
-// that landed meanwhile.
-func (a *anchorIndex) load(ctx context.Context, db *store.DB) error {
-	a.mu.Lock()
-	a.enabled, a.building, a.buffered = true, true, nil
-	a.mu.Unlock()
-	bySource := map[int64][]foundLink{}
-	gen, err := db.ReadIndex(ctx, func(c *store.IndexChunk) error {
-		if links := a.chunkLinks(c); len(links) > 0 {
-			bySource[c.Doc.ID] = append(bySource[c.Doc.ID], links...)
-		}
-		return nil
-	})
+// The links are loaded with the postings, by the same read of the store
+// or of the snapshot (memIndex.build): beginLoad when it starts, then
+// loaded with what it read, or loadFailed.
+
+// beginLoad holds back the commits that land from now until the load
+// ends. Call it with the postings' own (memIndex.building), so both
+// follow the same commits.
+func (a *anchorIndex) beginLoad() {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	a.enabled, a.building, a.buffered = true, true, nil
+}
+
+// loaded swaps in the links a load read, as of the store's count gen
+// (fresh is the load's own: nobody else holds it), then applies the
+// commits that landed meanwhile past it.
+func (a *anchorIndex) loaded(fresh *anchorIndex, gen int64) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.bySource, a.byTerm, a.targets, a.gen = fresh.bySource, fresh.byTerm, fresh.targets, gen
+	a.finishLoadLocked()
+}
+
+// loadFailed keeps the links the index had, and the commits.
+func (a *anchorIndex) loadFailed() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.finishLoadLocked()
+}
+
+func (a *anchorIndex) finishLoadLocked() {
 	a.building = false
-	buffered := a.buffered
-	a.buffered = nil
-	if err != nil {
-		// A failed load keeps the links it had, and the commits.
-		for _, c := range buffered {
-			a.applyLocked(c)
-		}
-		return err
-	}
-	a.bySource, a.byTerm, a.targets, a.gen = map[int64][]anchorLink{}, map[string]map[int32]int32{}, map[string]int32{}, gen
-	for source, links := range bySource {
-		a.addLocked(source, links)
-	}
-	for _, c := range buffered {
+	for _, c := range a.buffered {
 		a.applyLocked(c)
 	}
-	return nil
+	a.buffered = nil
 }
 
 // count returns how often term occurs around the links to the page with
@@ -190,6 +197,11 @@ func (a *anchorIndex) chunkLinks(c *store.IndexChunk) []foundLink {
 	site := keyOf(&url.URL{Scheme: base.Scheme, Host: base.Host}) + "/"
 	var out []foundLink
 	for _, line := range strings.Split(c.Text, "\n") {
+		// Every link holds "](": a line without one needs no regexp,
+		// whose scan of a long paragraph costs more than the test.
+		if !strings.Contains(line, "](") {
+			continue
+		}
 		ms := mdLink.FindAllStringSubmatchIndex(line, -1)
 		if len(ms) == 0 {
 			continue

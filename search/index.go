@@ -109,20 +109,14 @@ func (ix *Index) startLoad() (*loadCall, error) {
 	m.mu.Lock()
 	m.enabled, m.building, m.buffered = true, true, nil
 	m.mu.Unlock()
+	ix.anchors.beginLoad()
 	c := &loadCall{done: make(chan struct{})}
 	ix.loading = c
 	// The load belongs to the index, not to whoever asked first: a search
 	// that gives up waiting leaves it running for the next; Close stops it.
 	go func() {
-		// The links load beside the postings; a search that finds none
-		// yet scores pages without them.
-		anchors := make(chan error, 1)
-		go func() { anchors <- ix.anchors.load(ix.ctx, ix.db) }()
-		if err := m.build(ix.ctx, ix.db); err != nil {
+		if err := m.build(ix.ctx, ix.db, ix.anchors); err != nil {
 			c.err = fmt.Errorf("search: load: %w", err)
-		}
-		if err := <-anchors; err != nil && c.err == nil {
-			c.err = fmt.Errorf("search: load links: %w", err)
 		}
 		ix.mu.Lock()
 		ix.loading = nil
@@ -217,6 +211,15 @@ func (ix *Index) Stats() Stats {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	return Stats{Enabled: m.enabled, Ready: m.ready, Chunks: m.live, Loads: m.loads, Memory: ix.searches.Load()}
+}
+
+// Gen is the store's count of index writes the index reflects: it moves
+// with every commit the index follows.
+func (ix *Index) Gen() int64 {
+	m := ix.mem
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return m.gen
 }
 
 // SetSynonyms installs the site's synonym rules; nil removes them.

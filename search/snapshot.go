@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/askwp/askwpd/analysis"
 	"github.com/askwp/askwpd/store"
 )
 
@@ -25,13 +26,18 @@ import (
 // the store, as without one, and a new snapshot is written.
 //
 // It holds the live chunks only, with their postings renumbered, so a
-// deleted page's title and words do not linger on disk.
+// deleted page's title and words do not linger on disk, and the links
+// between pages (anchors.go), which would otherwise take a read of every
+// stored chunk of their own.
 //
 // Layout: the magic line; the version; the count; the four column
 // totals; the documents; the kinds; the slots; the terms with their packed
-// postings; a CRC-32C of all that. Integers are varints.
+// postings; the links: the pages linked to, the terms around links, each
+// linking page's links by those two numberings; a CRC-32C of all that.
+// Integers are varints. Format 3 added the links: a snapshot of format 2
+// is not read, and the index loads from the store.
 
-const snapshotMagic = "askwpd search index snapshot 2\n"
+const snapshotMagic = "askwpd search index snapshot 3\n"
 
 var snapCRC = crc32.MakeTable(crc32.Castagnoli)
 
@@ -50,7 +56,7 @@ func (ix *Index) SetSnapshot(path, version string) {
 // it is there already. The snapshot is removed as soon as the index
 // follows a commit past it, so a restart after a crash loads from the
 // store; a daemon writes it after a load from the store and when it stops.
-func (ix *Index) WriteSnapshot() error { return ix.mem.writeSnapshot() }
+func (ix *Index) WriteSnapshot() error { return ix.mem.writeSnapshot(ix.anchors) }
 
 // FromSnapshot reports whether the index was last loaded from its
 // snapshot rather than from the store.
@@ -61,37 +67,38 @@ func (ix *Index) FromSnapshot() bool {
 	return m.fromSnap
 }
 
-// readSnapshot reads the snapshot into a fresh index when it matches the
-// store's count; ok is false when there is none that does.
-func (m *memIndex) readSnapshot(ctx context.Context, db *store.DB) (fresh *memIndex, gen int64, ok bool, err error) {
+// readSnapshot reads the snapshot into a fresh index and fresh links
+// when it matches the store's count; ok is false when there is none that
+// does.
+func (m *memIndex) readSnapshot(ctx context.Context, db *store.DB) (fresh *memIndex, links *anchorIndex, gen int64, ok bool, err error) {
 	m.mu.RLock()
 	path, version := m.snapPath, m.snapVersion
 	m.mu.RUnlock()
 	if path == "" {
-		return nil, 0, false, nil
+		return nil, nil, 0, false, nil
 	}
 	cur, err := db.IndexWrites(ctx)
 	if err != nil {
-		return nil, 0, false, err
+		return nil, nil, 0, false, err
 	}
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, 0, false, nil
+		return nil, nil, 0, false, nil
 	}
 	if err != nil {
-		return nil, 0, false, fmt.Errorf("snapshot: %w", err)
+		return nil, nil, 0, false, fmt.Errorf("snapshot: %w", err)
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return nil, 0, false, fmt.Errorf("snapshot: %w", err)
+		return nil, nil, 0, false, fmt.Errorf("snapshot: %w", err)
 	}
 	r := &snapReader{r: bufio.NewReaderSize(f, 1<<20), left: fi.Size() - 4}
 	if string(r.raw(len(snapshotMagic))) != snapshotMagic || r.str() != version || r.err != nil {
-		return nil, 0, false, nil // another layout or another build
+		return nil, nil, 0, false, nil // another layout or another build
 	}
 	if gen = r.varint(); gen != cur {
-		return nil, 0, false, nil // the store moved on
+		return nil, nil, 0, false, nil // the store moved on
 	}
 	fresh = &memIndex{}
 	fresh.resetLocked()
@@ -134,7 +141,7 @@ func (m *memIndex) readSnapshot(ctx context.Context, db *store.DB) (fresh *memIn
 	fresh.live, fresh.lens = len(fresh.slots), slotLens(fresh.slots)
 	for range r.count() {
 		if ctx.Err() != nil {
-			return nil, 0, false, ctx.Err()
+			return nil, nil, 0, false, ctx.Err()
 		}
 		term := r.str()
 		t := &memTerm{last: uint32(r.uvarint()), n: uint32(r.uvarint()), stem: uint32(r.uvarint()), exact: uint32(r.uvarint())}
@@ -144,26 +151,115 @@ func (m *memIndex) readSnapshot(ctx context.Context, db *store.DB) (fresh *memIn
 		}
 		fresh.terms[term] = t
 	}
+	links = readLinks(r, m.an)
 	if r.err != nil {
-		return nil, 0, false, nil
+		return nil, nil, 0, false, nil
 	}
 	var sum [4]byte
 	if _, err := io.ReadFull(r.r, sum[:]); err != nil || binary.LittleEndian.Uint32(sum[:]) != r.crc {
-		return nil, 0, false, nil // torn or damaged: the store has it all
+		return nil, nil, 0, false, nil // torn or damaged: the store has it all
 	}
-	return fresh, gen, true, nil
+	return fresh, links, gen, true, nil
 }
 
-// writeSnapshot writes the index to its snapshot file, unless the file
-// holds this count already or the index is not the store's (a commit of
-// another process was missed). The read lock is held throughout:
-// commits wait, searches do not.
-func (m *memIndex) writeSnapshot() error {
+// readLinks reads what writeLinks wrote into a fresh anchorIndex.
+func readLinks(r *snapReader, an *analysis.Analyzer) *anchorIndex {
+	a := newAnchorIndex(an)
+	keys := make([]string, r.count())
+	for i := range keys {
+		keys[i] = r.str()
+		a.targets[keys[i]] = int32(i)
+	}
+	// Read once, the terms are shared by every link around which they
+	// stand.
+	terms := make([]string, r.count())
+	for i := range terms {
+		terms[i] = r.str()
+	}
+	for range r.count() {
+		source := r.varint()
+		for range r.count() {
+			l := anchorLink{target: int32(r.uvarint())}
+			if l.terms = make([]string, r.count()); len(l.terms) == 0 || uint64(l.target) >= uint64(len(keys)) {
+				r.fail()
+			}
+			for i := range l.terms {
+				if ti := r.uvarint(); ti < uint64(len(terms)) {
+					l.terms[i] = terms[ti]
+				} else {
+					r.fail()
+				}
+			}
+			if r.err != nil {
+				return nil
+			}
+			a.addLinkLocked(source, l)
+		}
+	}
+	return a
+}
+
+// writeLinks writes a's links: the pages linked to, numbered anew (a
+// page no link points to any more is left out), the terms around links,
+// then each linking page's links. Call with a.mu held for reading.
+func writeLinks(w *snapWriter, a *anchorIndex) {
+	target := map[int32]uint64{}
+	var keys []string
+	if len(a.bySource) > 0 {
+		keyOfID := make([]string, len(a.targets))
+		for k, id := range a.targets {
+			keyOfID[id] = k
+		}
+		for _, ls := range a.bySource {
+			for _, l := range ls {
+				if _, ok := target[l.target]; !ok {
+					target[l.target] = uint64(len(keys))
+					keys = append(keys, keyOfID[l.target])
+				}
+			}
+		}
+	}
+	w.strs(keys)
+	// byTerm holds exactly the terms around some link.
+	termIdx := make(map[string]uint64, len(a.byTerm))
+	w.uvarint(uint64(len(a.byTerm)))
+	for t := range a.byTerm {
+		termIdx[t] = uint64(len(termIdx))
+		w.str(t)
+	}
+	w.uvarint(uint64(len(a.bySource)))
+	for source, ls := range a.bySource {
+		w.varint(source)
+		w.uvarint(uint64(len(ls)))
+		for _, l := range ls {
+			w.uvarint(target[l.target])
+			w.uvarint(uint64(len(l.terms)))
+			for _, t := range l.terms {
+				w.uvarint(termIdx[t])
+			}
+		}
+	}
+}
+
+// writeSnapshot writes the index and a's links to its snapshot file,
+// unless the file holds this count already or the index is not the
+// store's (a commit of another process was missed). The read locks are
+// held throughout, the links' first as a search takes them: commits
+// wait, searches do not.
+func (m *memIndex) writeSnapshot(a *anchorIndex) error {
 	m.snapMu.Lock()
 	defer m.snapMu.Unlock()
+	a.mu.RLock()
+	defer a.mu.RUnlock()
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	if m.snapPath == "" || !m.ready || m.missed || m.building || (m.snapOnDisk && m.gen == m.snapGen) {
+		return nil
+	}
+	if a.building || a.gen != m.gen {
+		// The links are between two commits' delivery (each follows them
+		// on its own): the next write, at the latest Close's, catches them
+		// level.
 		return nil
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(m.snapPath), ".snapshot-*")
@@ -264,6 +360,7 @@ func (m *memIndex) writeSnapshot() error {
 		w.uvarint(uint64(nt.exact))
 		w.bytes(nt.post)
 	}
+	writeLinks(w, a)
 	if w.err != nil {
 		return fmt.Errorf("snapshot: %w", w.err)
 	}

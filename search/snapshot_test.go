@@ -297,3 +297,83 @@ func TestMemIndex_ChunkSlot(t *testing.T) {
 	}
 	check("after replacements, deletes and adds")
 }
+
+// TestSnapshot_Links: the links between pages are in the snapshot, read
+// back as the store's load finds them, and followed from there; a
+// snapshot of the format before them is not read.
+func TestSnapshot_Links(t *testing.T) {
+	ctx := context.Background()
+	db := openTB(t)
+	path := filepath.Join(t.TempDir(), "search-index.snap")
+	rng := rand.New(rand.NewPCG(13, 14))
+	if err := db.PutDocuments(ctx, linkedSite(rng, 50)); err != nil {
+		t.Fatal(err)
+	}
+	ix := newIndex(t, db)
+	ix.SetSnapshot(path, "build-1")
+	if err := ix.Load(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// A page written again drops some links: the snapshot must not hold
+	// their words, nor number their pages.
+	for _, d := range linkedSite(rng, 10) {
+		if _, err := db.PutDocument(ctx, d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := anchorDump(ix.anchors)
+	if len(want) < 100 {
+		t.Fatalf("%d link counts: the test exercises too little", len(want))
+	}
+	if err := ix.WriteSnapshot(); err != nil {
+		t.Fatal(err)
+	}
+
+	ix2 := newIndex(t, db)
+	ix2.SetSnapshot(path, "build-1")
+	if err := ix2.Load(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if !ix2.FromSnapshot() {
+		t.Fatal("not loaded from the snapshot")
+	}
+	if got := anchorDump(ix2.anchors); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("%d link counts from the snapshot, %d in the index that wrote it", len(got), len(want))
+	}
+	if len(ix2.anchors.targets) > len(ix.anchors.targets) {
+		t.Errorf("%d linked pages numbered after the snapshot, %d before", len(ix2.anchors.targets), len(ix.anchors.targets))
+	}
+	// It follows commits from there.
+	for _, d := range linkedSite(rng, 20) {
+		if _, err := db.PutDocument(ctx, d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, want := anchorDump(ix2.anchors), freshAnchors(t, db); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("after commits, %d link counts followed from the snapshot, a fresh load finds %d", len(got), len(want))
+	}
+
+	// The same snapshot as format 2 wrote it: read as another layout.
+	if err := ix2.WriteSnapshot(); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := bytes.Replace(raw, []byte("snapshot 3\n"), []byte("snapshot 2\n"), 1)
+	if err := os.WriteFile(path, old, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ix3 := newIndex(t, db)
+	ix3.SetSnapshot(path, "build-1")
+	if err := ix3.Load(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if ix3.FromSnapshot() {
+		t.Fatal("a snapshot of format 2 was read")
+	}
+	if got, want := anchorDump(ix3.anchors), freshAnchors(t, db); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("%d link counts after a load from the store, want %d", len(got), len(want))
+	}
+}

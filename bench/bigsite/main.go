@@ -32,6 +32,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
@@ -138,6 +139,16 @@ type crawlResult struct {
 	PlainEvery  int     `json:"plain_every,omitempty"` // plain_s is every Nth URL's time × N
 	PeakRSSMB   float64 `json:"peak_rss_mb"`
 	CPUS        float64 `json:"cpu_s"`
+	// Budget, when set, stopped the crawl after that many fetches: the
+	// index is of the site's first Budget URLs.
+	Budget int `json:"budget,omitempty"`
+	// A paired run (crawl -paired D) alternates spans of crawling with
+	// spans of plain GETs, each D long, so that both meet the same load
+	// from the rest of the machine: the seconds and requests of each side.
+	PairedCrawlS    float64 `json:"paired_crawl_s,omitempty"`
+	PairedCrawlReqs int     `json:"paired_crawl_requests,omitempty"`
+	PairedPlainS    float64 `json:"paired_plain_s,omitempty"`
+	PairedPlainReqs int     `json:"paired_plain_requests,omitempty"`
 }
 
 func runCrawl(ctx context.Context, args []string) error {
@@ -146,6 +157,10 @@ func runCrawl(ctx context.Context, args []string) error {
 	envPath := fs.String("env", "", "the big site's env file (default .wp-big/env)")
 	conc := fs.Int("concurrency", config.Default().Crawl.Concurrency, "crawl and plain-GET concurrency")
 	plain := fs.Bool("plain", false, "then GET the same URLs at the same concurrency")
+	waits := fs.Bool("waits", false, "also write where the crawl waits: block and mutex profiles and goroutine dumps (DIR/bench-crawl-*)")
+	budget := fs.Int("budget", 0, "stop after this many fetches (0: the whole site)")
+	paired := fs.Duration("paired", 0, "alternate spans of crawling and of plain GETs this long (see -plainurls)")
+	plainURLs := fs.String("plainurls", "", "with -paired: a URL list (an earlier crawl's bench-urls.txt) whose last URLs the plain spans GET, the pages the crawl reaches last")
 	fs.Parse(args)
 	if *state == "" {
 		return fmt.Errorf("crawl: -state is required")
@@ -166,7 +181,11 @@ func runCrawl(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	cmd := exec.Command(self, "crawl-child", "-state", *state, "-env", *envPath, "-concurrency", strconv.Itoa(*conc), "-urls", urlsPath)
+	if *paired > 0 && *plainURLs == "" {
+		return fmt.Errorf("crawl: -paired needs -plainurls")
+	}
+	cmd := exec.Command(self, "crawl-child", "-state", *state, "-env", *envPath, "-concurrency", strconv.Itoa(*conc), "-urls", urlsPath,
+		"-waits="+strconv.FormatBool(*waits), "-budget", strconv.Itoa(*budget), "-paired", paired.String(), "-plainurls", *plainURLs)
 	cmd.Stderr = os.Stderr
 	var out strings.Builder
 	cmd.Stdout = &out
@@ -192,6 +211,12 @@ func runCrawl(ctx context.Context, args []string) error {
 	}
 	fmt.Printf("site %s, concurrency %d: full index %.1f s (%d requests, %d fetched, %d indexed, %d errors, %d pages); daemon CPU %.1f s, peak RSS %.0f MB\n",
 		e["SITE_URL"], *conc, r.IndexS, r.Requests, r.Fetched, r.Indexed, r.Errors, r.Pages, r.CPUS, r.PeakRSSMB)
+	if r.PairedCrawlS > 0 && r.PairedPlainS > 0 {
+		crawlRate, plainRate := float64(r.PairedCrawlReqs)/r.PairedCrawlS, float64(r.PairedPlainReqs)/r.PairedPlainS
+		fmt.Printf("paired spans of %v: crawl %d requests in %.1f s (%.2f/s), plain GETs %d in %.1f s (%.2f/s); the crawl's own time %.1f s against %.1f s for plain GETs of its requests at that rate: ratio %.3f (target <= 1.15)\n",
+			*paired, r.PairedCrawlReqs, r.PairedCrawlS, crawlRate, r.PairedPlainReqs, r.PairedPlainS, plainRate,
+			r.PairedCrawlS, float64(r.PairedCrawlReqs)/plainRate, plainRate/crawlRate)
+	}
 	if *plain {
 		b, err := os.ReadFile(urlsPath)
 		if err != nil {
@@ -212,12 +237,20 @@ func crawlChild(ctx context.Context, args []string) error {
 	envPath := fs.String("env", "", "")
 	conc := fs.Int("concurrency", 4, "")
 	urlsPath := fs.String("urls", "", "")
+	waits := fs.Bool("waits", false, "")
+	budget := fs.Int("budget", 0, "")
+	paired := fs.Duration("paired", 0, "")
+	plainURLs := fs.String("plainurls", "", "")
 	fs.Parse(args)
 	e, err := readEnv(*envPath)
 	if err != nil {
 		return err
 	}
-	d, err := daemon.Open(ctx, siteConfig(e, *state, *conc), slog.New(slog.NewTextHandler(io.Discard, nil)))
+	cfg := siteConfig(e, *state, *conc)
+	if *budget > 0 {
+		cfg.Crawl.Budget = *budget
+	}
+	d, err := daemon.Open(ctx, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		return err
 	}
@@ -233,13 +266,37 @@ func crawlChild(ctx context.Context, args []string) error {
 		requests int
 	)
 	tr := d.Crawler.Fetcher.Client.Transport
+	var pair *pairing
+	if *paired > 0 {
+		if pair, err = newPairing(*plainURLs, *conc); err != nil {
+			return err
+		}
+	}
 	d.Crawler.Fetcher.Client.Transport = roundTrip(func(r *http.Request) (*http.Response, error) {
 		mu.Lock()
 		fmt.Fprintln(w, r.URL.String())
 		requests++
 		mu.Unlock()
-		return tr.RoundTrip(r)
+		if pair != nil {
+			pair.enter()
+			defer pair.leave()
+		}
+		resp, err := tr.RoundTrip(r)
+		if err == nil && pair != nil {
+			// The body is the request's too: read it within the span.
+			b, rerr := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			resp.Body = io.NopCloser(bytes.NewReader(b))
+			if rerr != nil {
+				return nil, rerr
+			}
+		}
+		return resp, err
 	})
+	if pair != nil {
+		pair.run(*paired)
+		defer pair.stop()
+	}
 	// The crawl's own CPU profile, for `go tool pprof`: where the daemon's
 	// share of the two cores goes.
 	pf, err := os.Create(filepath.Join(*state, "bench-crawl.pprof"))
@@ -255,6 +312,10 @@ func crawlChild(ctx context.Context, args []string) error {
 	var stopProf sync.Once
 	stop := time.AfterFunc(5*time.Minute, func() { stopProf.Do(pprof.StopCPUProfile) })
 	defer stop.Stop()
+	if *waits {
+		stopWaits := profileWaits(*state, 5*time.Minute)
+		defer stopWaits()
+	}
 	start := time.Now()
 	last := start
 	run, err := d.Index(ctx, daemon.IndexOptions{Full: true, Progress: func(done, total int) {
@@ -268,6 +329,10 @@ func crawlChild(ctx context.Context, args []string) error {
 	}
 	wall := time.Since(start)
 	stopProf.Do(pprof.StopCPUProfile)
+	res := crawlResult{Budget: *budget}
+	if pair != nil {
+		res.PairedCrawlS, res.PairedCrawlReqs, res.PairedPlainS, res.PairedPlainReqs = pair.stop()
+	}
 	if err := w.Flush(); err != nil {
 		return err
 	}
@@ -275,8 +340,193 @@ func crawlChild(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	return json.NewEncoder(os.Stdout).Encode(crawlResult{Pages: st.Documents, Requests: requests, Fetched: run.Fetched,
-		Indexed: run.Indexed, Errors: run.Errors, Concurrency: *conc, IndexS: wall.Seconds()})
+	res.Pages, res.Requests, res.Fetched, res.Indexed, res.Errors, res.Concurrency, res.IndexS =
+		st.Documents, requests, run.Fetched, run.Indexed, run.Errors, *conc, wall.Seconds()
+	return json.NewEncoder(os.Stdout).Encode(res)
+}
+
+// pairing alternates a crawl with plain GETs: a span of crawling, then,
+// once the crawl's requests in flight are answered, a span in which the
+// crawl's next requests wait and as many plain GETs as it has fetchers
+// run, of URLs the crawl reaches last (until the two meet, each side is
+// first at the pages it fetches). Each span ends when its requests in
+// flight are done.
+// On a machine whose other work comes and goes, back-to-back runs of the
+// two meet different loads (on ours, 1.8× apart in pace); spans of a
+// few seconds each meet the same.
+type pairing struct {
+	mu       sync.Mutex
+	cond     *sync.Cond
+	plain    bool // a plain span: crawl requests wait
+	inflight int
+	urls     []string // consumed from the end
+	conc     int
+	client   *http.Client
+
+	crawlT, plainT       time.Duration
+	crawlReqs, plainReqs int
+	done                 chan struct{}
+	finished             chan struct{}
+}
+
+func newPairing(path string, conc int) (*pairing, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	p := &pairing{urls: strings.Fields(string(b)), conc: conc, done: make(chan struct{}), finished: make(chan struct{}),
+		client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16}, Timeout: 60 * time.Second}}
+	p.cond = sync.NewCond(&p.mu)
+	return p, nil
+}
+
+func (p *pairing) enter() {
+	p.mu.Lock()
+	for p.plain {
+		p.cond.Wait()
+	}
+	p.inflight++
+	p.mu.Unlock()
+}
+
+func (p *pairing) leave() {
+	p.mu.Lock()
+	p.inflight--
+	p.crawlReqs++
+	p.cond.Broadcast()
+	p.mu.Unlock()
+}
+
+// run alternates spans of d until stop.
+func (p *pairing) run(d time.Duration) {
+	go func() {
+		defer close(p.finished)
+		for {
+			t0 := time.Now()
+			select {
+			case <-p.done:
+				p.mu.Lock()
+				p.crawlT += time.Since(t0)
+				p.mu.Unlock()
+				return
+			case <-time.After(d):
+			}
+			p.mu.Lock()
+			p.plain = true
+			for p.inflight > 0 {
+				p.cond.Wait()
+			}
+			p.crawlT += time.Since(t0)
+			p.mu.Unlock()
+
+			t1 := time.Now()
+			n := p.plainSpan(d)
+			p.mu.Lock()
+			p.plainT += time.Since(t1)
+			p.plainReqs += n
+			p.plain = false
+			p.cond.Broadcast()
+			p.mu.Unlock()
+		}
+	}()
+}
+
+// plainSpan GETs URLs with conc workers for d, and returns how many.
+func (p *pairing) plainSpan(d time.Duration) int {
+	end := time.Now().Add(d)
+	var (
+		wg sync.WaitGroup
+		mu sync.Mutex
+		n  int
+	)
+	next := func() string {
+		mu.Lock()
+		defer mu.Unlock()
+		if len(p.urls) == 0 || time.Now().After(end) {
+			return ""
+		}
+		u := p.urls[len(p.urls)-1]
+		p.urls = p.urls[:len(p.urls)-1]
+		return u
+	}
+	for range p.conc {
+		wg.Go(func() {
+			for u := next(); u != ""; u = next() {
+				resp, err := p.client.Get(u)
+				if err == nil {
+					io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+				}
+				mu.Lock()
+				n++
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	return n
+}
+
+// stop ends the alternation (the crawl is over) and returns each side's
+// time and requests. A second call returns the same.
+func (p *pairing) stop() (crawlS float64, crawlReqs int, plainS float64, plainReqs int) {
+	select {
+	case <-p.done:
+	default:
+		close(p.done)
+	}
+	<-p.finished
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.crawlT.Seconds(), p.crawlReqs, p.plainT.Seconds(), p.plainReqs
+}
+
+// profileWaits records where the crawl's goroutines wait, for its first
+// span: the blocking and lock contention profiles (an event sampled per
+// millisecond blocked, a tenth of the contended locks) written at its
+// end, and a goroutine dump every half minute within it. The CPU profile
+// says what the daemon computes; these say what holds the fetchers and
+// processors up while WordPress could take more. The function returned
+// writes them if span has not passed yet.
+func profileWaits(dir string, span time.Duration) (stop func()) {
+	runtime.SetBlockProfileRate(int(time.Millisecond))
+	runtime.SetMutexProfileFraction(10)
+	write := func(profile, name string, debug int) {
+		f, err := os.Create(filepath.Join(dir, name))
+		if err != nil {
+			return
+		}
+		defer f.Close()
+		pprof.Lookup(profile).WriteTo(f, debug)
+	}
+	done := make(chan struct{})
+	var once sync.Once
+	finish := func() {
+		once.Do(func() {
+			close(done)
+			write("block", "bench-crawl-block.pprof", 0)
+			write("mutex", "bench-crawl-mutex.pprof", 0)
+			runtime.SetBlockProfileRate(0)
+			runtime.SetMutexProfileFraction(0)
+		})
+	}
+	go func() {
+		tick := time.NewTicker(30 * time.Second)
+		defer tick.Stop()
+		end := time.After(span)
+		for n := 1; ; n++ {
+			select {
+			case <-tick.C:
+				write("goroutine", fmt.Sprintf("bench-crawl-goroutine-%02d.txt", n), 1)
+			case <-end:
+				finish()
+				return
+			case <-done:
+				return
+			}
+		}
+	}()
+	return finish
 }
 
 type roundTrip func(*http.Request) (*http.Response, error)
@@ -362,18 +612,22 @@ func procMem(pid int) (rss, hwm int64) {
 
 // serveResult is what serve writes to DIR/bench-serve.json.
 type serveResult struct {
-	Pages        int     `json:"pages"`
-	Chunks       int     `json:"chunks"`
-	StoreMB      float64 `json:"store_mb"`
-	IndexBytes   float64 `json:"index_bytes_per_chunk"`
-	ReadyS       float64 `json:"ready_s"`
-	LoadS        float64 `json:"load_s"`
+	Pages      int     `json:"pages"`
+	Chunks     int     `json:"chunks"`
+	StoreMB    float64 `json:"store_mb"`
+	IndexBytes float64 `json:"index_bytes_per_chunk"`
+	ReadyS     float64 `json:"ready_s"`
+	LoadS      float64 `json:"load_s"`
+	// LoadCPUS is the process's CPU time during the load: unlike the wall
+	// time, it does not grow with what else the machine runs.
+	LoadCPUS     float64 `json:"load_cpu_s"`
 	FromSnapshot bool    `json:"from_snapshot"`
 	SnapshotMB   float64 `json:"snapshot_mb"`
 	// The same for a start without a snapshot: the index analyzed from
 	// the store (a first start, or one after a crash).
 	ColdReadyS    float64 `json:"cold_ready_s"`
 	ColdLoadS     float64 `json:"cold_load_s"`
+	ColdLoadCPUS  float64 `json:"cold_load_cpu_s"`
 	RSSReadyMB    float64 `json:"rss_ready_mb"`
 	RSSServingMB  float64 `json:"rss_serving_mb"`
 	PeakRSSMB     float64 `json:"peak_rss_mb"`
@@ -426,12 +680,12 @@ func runServe(args []string) error {
 	if err != nil {
 		return err
 	}
-	r.ColdReadyS, r.ColdLoadS = cold.ReadyS, cold.LoadS
+	r.ColdReadyS, r.ColdLoadS, r.ColdLoadCPUS = cold.ReadyS, cold.LoadS, cold.LoadCPUS
 	if fi, err := os.Stat(filepath.Join(*state, "search-index.snap")); err == nil {
 		r.SnapshotMB = float64(fi.Size()) / 1e6
 	}
-	fmt.Printf("%d pages, %d chunks, store %.0f MB, snapshot %.0f MB; ready in %.2f s from the snapshot (load %.2f s, snapshot read: %v), %.2f s from the store (load %.2f s); index %.0f B/chunk; RSS ready %.0f MB, serving %.0f MB, peak %.0f MB; %d searches p50 %.2f ms p95 %.2f ms, CPU %.2f ms/search\n",
-		r.Pages, r.Chunks, r.StoreMB, r.SnapshotMB, r.ReadyS, r.LoadS, r.FromSnapshot, r.ColdReadyS, r.ColdLoadS, r.IndexBytes,
+	fmt.Printf("%d pages, %d chunks, store %.0f MB, snapshot %.0f MB; ready in %.2f s from the snapshot (load %.2f s, %.2f s CPU, snapshot read: %v), %.2f s from the store (load %.2f s, %.2f s CPU); index %.0f B/chunk; RSS ready %.0f MB, serving %.0f MB, peak %.0f MB; %d searches p50 %.2f ms p95 %.2f ms, CPU %.2f ms/search\n",
+		r.Pages, r.Chunks, r.StoreMB, r.SnapshotMB, r.ReadyS, r.LoadS, r.LoadCPUS, r.FromSnapshot, r.ColdReadyS, r.ColdLoadS, r.ColdLoadCPUS, r.IndexBytes,
 		r.RSSReadyMB, r.RSSServingMB, r.PeakRSSMB, r.Searches, r.P50MS, r.P95MS, r.CPUPerSearchM)
 	return writeJSON(filepath.Join(*state, "bench-serve.json"), r)
 }
@@ -486,11 +740,11 @@ func serveChild(ctx context.Context, args []string) error {
 		}
 		defer f.Close()
 	}
-	t0 := time.Now()
+	t0, cpu0 := time.Now(), cpuTime()
 	if err := d.Search.Load(ctx); err != nil {
 		return err
 	}
-	r.LoadS = time.Since(t0).Seconds()
+	r.LoadS, r.LoadCPUS = time.Since(t0).Seconds(), (cpuTime() - cpu0).Seconds()
 	r.FromSnapshot = d.Search.FromSnapshot()
 	daemon.LimitMemory(context.Background()) // as serve does after the load
 	if *loadProf != "" {
@@ -551,7 +805,7 @@ func serveChild(ctx context.Context, args []string) error {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	cpu0 := cpuTime()
+	cpu0 = cpuTime()
 	lat := make([]time.Duration, 0, len(bodies)**rounds)
 	for range *rounds {
 		for _, b := range bodies {
@@ -607,8 +861,8 @@ func writeJSON(path string, v any) error {
 }
 
 func table(dirs []string) error {
-	fmt.Println("| pages | chunks | store on disk (+ snapshot) | index B/chunk | RSS serving (peak) | start-up to ready: snapshot / from the store | search p50 / p95 | CPU/search | full index / plain GET |")
-	fmt.Println("|---|---|---|---|---|---|---|---|---|")
+	fmt.Println("| pages | chunks | store on disk (+ snapshot) | index B/chunk | RSS serving (peak) | start-up to ready: snapshot / from the store | load CPU: snapshot / store | search p50 / p95 | CPU/search | full index / plain GET |")
+	fmt.Println("|---|---|---|---|---|---|---|---|---|---|")
 	for _, dir := range dirs {
 		var s serveResult
 		var c crawlResult
@@ -620,6 +874,9 @@ func table(dirs []string) error {
 			return err
 		}
 		pages := strconv.Itoa(s.Pages)
+		if b, err := os.ReadFile(filepath.Join(dir, "bench-crawl.json")); err == nil && json.Unmarshal(b, &c) == nil && c.Budget > 0 {
+			pages += fmt.Sprintf(" (the first %d URLs of a bigger site)", c.Budget)
+		}
 		if b, err := os.ReadFile(filepath.Join(dir, "bench-replica.json")); err == nil {
 			var rr replicaResult
 			if json.Unmarshal(b, &rr) == nil {
@@ -629,6 +886,10 @@ func table(dirs []string) error {
 		crawlCol := "–"
 		if b, err := os.ReadFile(filepath.Join(dir, "bench-crawl.json")); err == nil && json.Unmarshal(b, &c) == nil {
 			crawlCol = fmt.Sprintf("%.0f s", c.IndexS)
+			if c.PairedCrawlS > 0 && c.PairedPlainS > 0 {
+				plainS := float64(c.PairedCrawlReqs) / (float64(c.PairedPlainReqs) / c.PairedPlainS)
+				crawlCol = fmt.Sprintf("%.0f s / %.0f s = %.2f× (paired)", c.PairedCrawlS, plainS, c.PairedCrawlS/plainS)
+			}
 			if c.PlainS > 0 {
 				crawlCol += fmt.Sprintf(" / %.0f s = %.2f×", c.PlainS, c.IndexS/c.PlainS)
 				if c.PlainEvery > 1 {
@@ -636,9 +897,9 @@ func table(dirs []string) error {
 				}
 			}
 		}
-		fmt.Printf("| %s | %d | %.0f MB (+ %.0f MB) | %.0f | %.0f MB (%.0f MB) | %.2f s / %.2f s | %.2f / %.2f ms | %.2f ms | %s |\n",
+		fmt.Printf("| %s | %d | %.0f MB (+ %.0f MB) | %.0f | %.0f MB (%.0f MB) | %.2f s / %.2f s | %.2f s / %.2f s | %.2f / %.2f ms | %.2f ms | %s |\n",
 			pages, s.Chunks, s.StoreMB, s.SnapshotMB, s.IndexBytes, s.RSSServingMB, s.PeakRSSMB, s.ReadyS, s.ColdReadyS,
-			s.P50MS, s.P95MS, s.CPUPerSearchM, crawlCol)
+			s.LoadCPUS, s.ColdLoadCPUS, s.P50MS, s.P95MS, s.CPUPerSearchM, crawlCol)
 	}
 	return nil
 }
