@@ -66,7 +66,7 @@ func (ix *Index) fromPostings(r *reranker, cs []*candidate) []*rdoc {
 		}
 	}
 	for p := range r.variants.idf {
-		for _, t := range v.prefixTerms[p] {
+		for _, t := range v.prefixTerms(p) {
 			// Hundreds of words may share a prefix: only the query's own
 			// terms are looked up.
 			if i, ok := seen[t]; ok {

@@ -1,6 +1,8 @@
 package search
 
 import (
+	"slices"
+	"sort"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -22,13 +24,25 @@ type vocabulary struct {
 	// the IDF it gives is a little low, never high.
 	prefixLen  int
 	prefixDocs map[string]int
-	// prefixTerms lists the terms under each prefix, for the rerank's
-	// variant counts (rerankcols.go). They are the terms of every chunk in
-	// the index's first slots slots, while it renumbered them renumbered
-	// times: a chunk added since may hold a term they lack.
-	prefixTerms map[string][]string
-	slots       int
-	renumbered  uint64
+	// sorted holds the terms of at least prefixLen runes in order, for
+	// the rerank's variant counts (rerankcols.go): a prefix's terms are a
+	// run of it, without a list per prefix. They are the terms of every
+	// chunk in the index's first slots slots, while it renumbered them
+	// renumbered times: a chunk added since may hold a term they lack.
+	sorted     []string
+	slots      int
+	renumbered uint64
+}
+
+// prefixTerms returns the terms that start with p, a prefix of
+// prefixLen runes.
+func (v *vocabulary) prefixTerms(p string) []string {
+	i := sort.SearchStrings(v.sorted, p)
+	j := i
+	for j < len(v.sorted) && strings.HasPrefix(v.sorted[j], p) {
+		j++
+	}
+	return v.sorted[i:j]
 }
 
 // prefixCount is the summed chunk count of the terms that start with p,
@@ -104,20 +118,23 @@ func (ix *Index) vocabulary() *vocabulary {
 
 func (ix *Index) buildVocabulary(gen int64, prefixLen int) *vocabulary {
 	nv := &vocabulary{gen: gen, built: time.Now(), byKey: map[vocabKey][]vocabTerm{}, docCount: map[string]int{},
-		prefixLen: prefixLen, prefixDocs: map[string]int{}, prefixTerms: map[string][]string{}}
+		prefixLen: prefixLen, prefixDocs: map[string]int{}}
 	// Marked before the walk: every chunk in these slots is in it.
 	nv.slots, nv.renumbered = ix.mem.slotMark()
 	ix.mem.eachTerm(func(term string, docs int) {
 		nv.docCount[term] = docs
 		if p, ok := runePrefix(term, nv.prefixLen); ok && nv.prefixLen > 0 {
 			nv.prefixDocs[p] += docs
-			nv.prefixTerms[p] = append(nv.prefixTerms[p], term)
+			nv.sorted = append(nv.sorted, term)
 		}
 		if utf8.RuneCountInString(term) < 3 || analysis.Literal(term) {
 			return
 		}
 		nv.add(vocabTerm{term, docs})
 	})
+	// Grown by append, the list holds up to twice its length.
+	nv.sorted = slices.Clone(nv.sorted)
+	sort.Strings(nv.sorted)
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	ix.vocabBuilding = false
