@@ -492,11 +492,7 @@ func (db *DB) DocumentByHash(ctx context.Context, hash, exceptURL string) (url s
 
 // PostDocuments returns the URLs of stored pages of a post.
 func (db *DB) PostDocuments(ctx context.Context, postID int64) ([]string, error) {
-	// "post_id > 0" written out lets SQLite use the partial index
-	// documents_post_id: a bound parameter alone does not prove the
-	// index's condition, and every crawled post then scanned the whole
-	// table (half a 100,000-page crawl's CPU).
-	rows, err := db.read.QueryContext(ctx, `SELECT url FROM documents WHERE post_id = ? AND post_id > 0`, postID)
+	rows, err := db.read.QueryContext(ctx, `SELECT url FROM documents WHERE `+byPost, postID)
 	if err != nil {
 		return nil, fmt.Errorf("store: post documents: %w", err)
 	}

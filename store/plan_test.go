@@ -1,0 +1,50 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// TestByPost_UsesIndex: every query that finds a post's documents must
+// search the partial index documents_post_id, not scan the table. With
+// "post_id = ?" alone SQLite cannot prove the index's condition and
+// scans, which made a big site's crawl slow down as its store grew.
+func TestByPost_UsesIndex(t *testing.T) {
+	db := openTest(t)
+	ctx := context.Background()
+	for i := 1; i <= 50; i++ {
+		d := testDoc(fmt.Sprintf("https://example.test/p%d/", i), "Post", "Body text.")
+		d.PostID = int64(i)
+		if _, err := db.PutDocument(ctx, d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := db.write.ExecContext(ctx, `ANALYZE`); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		`SELECT url FROM documents WHERE ` + byPost,                                         // PostDocuments
+		`SELECT id FROM documents WHERE ` + byPost,                                          // DeletePost
+		`SELECT ` + docColumns + ` FROM documents WHERE ` + byPost + ` ORDER BY id LIMIT 1`, // FindDocument
+	} {
+		rows, err := db.read.QueryContext(ctx, `EXPLAIN QUERY PLAN `+q, 7)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var plan []string
+		for rows.Next() {
+			var id, parent, unused int
+			var detail string
+			if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+				t.Fatal(err)
+			}
+			plan = append(plan, detail)
+		}
+		rows.Close()
+		if p := strings.Join(plan, "; "); !strings.Contains(p, "INDEX documents_post_id") {
+			t.Errorf("%s\nplan: %s\nwant a search of documents_post_id", q, p)
+		}
+	}
+}
