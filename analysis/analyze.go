@@ -4,7 +4,6 @@
 package analysis
 
 import (
-	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -654,9 +653,18 @@ func scanTokens(text string, fn func(string)) {
 
 // scanWords is scanTokens telling fn where in text each word starts.
 func scanWords(text string, fn func(raw string, at int)) {
+	scanWordsWhile(text, func(raw string, at int) bool {
+		fn(raw, at)
+		return true
+	})
+}
+
+// scanWordsWhile is scanWords for a caller that may have seen enough: it
+// stops after fn returns false.
+func scanWordsWhile(text string, fn func(raw string, at int) bool) {
 	var buf []byte // the word, once an apostrophe was dropped from it
 	start, end := -1, 0
-	split := false
+	split, stopped := false, false
 	flush := func() {
 		if start < 0 {
 			return
@@ -665,7 +673,7 @@ func scanWords(text string, fn func(raw string, at int)) {
 		if split {
 			w = string(buf)
 		}
-		fn(w, start)
+		stopped = !fn(w, start)
 		start, split = -1, false
 	}
 	add := func(i, size int) {
@@ -678,7 +686,7 @@ func scanWords(text string, fn func(raw string, at int)) {
 		end = i + size
 	}
 	prev := rune(-1)
-	for i := 0; i < len(text); {
+	for i := 0; i < len(text) && !stopped; {
 		at := i
 		r, size := rune(text[i]), 1
 		if r >= utf8.RuneSelf {
@@ -693,7 +701,9 @@ func scanWords(text string, fn func(raw string, at int)) {
 			flush()
 		case isIdeograph(r):
 			flush()
-			fn(text[at:i], at)
+			if !stopped {
+				stopped = !fn(text[at:i], at)
+			}
 		case isWordRune(r):
 			add(at, size)
 		case (r == '\'' || r == '’') && start >= 0 && unicode.IsLetter(prev):
@@ -716,7 +726,9 @@ func scanWords(text string, fn func(raw string, at int)) {
 		}
 		prev = r
 	}
-	flush()
+	if !stopped {
+		flush()
+	}
 }
 
 // foldMap covers letters that are not a base letter plus a combining mark,
@@ -942,6 +954,14 @@ func (a *Analyzer) IndexTerms(text, lang string, want *Initials) []string {
 // AppendIndexTerms is IndexTerms appending to terms, for a caller that
 // reuses one slice for many texts.
 func (a *Analyzer) AppendIndexTerms(terms []string, text, lang string, want *Initials) []string {
+	return a.AppendJoinedTerms(a.AppendWordTerms(terms, text, lang, want), text, lang, want)
+}
+
+// AppendWordTerms appends the terms of text's words, in order, each
+// identifier's parts after it: AppendIndexTerms without the joined
+// compounds, the part of its list where a term's place is where its word
+// is.
+func (a *Analyzer) AppendWordTerms(terms []string, text, lang string, want *Initials) []string {
 	l := languageOf(lang)
 	fast := l.suffixOnly()
 	scanWords(text, func(raw string, _ int) {
@@ -952,6 +972,14 @@ func (a *Analyzer) AppendIndexTerms(terms []string, text, lang string, want *Ini
 		terms = append(terms, t.Term)
 		terms = append(terms, t.Parts...)
 	})
+	return terms
+}
+
+// AppendJoinedTerms appends the terms of text's hyphenated compounds,
+// joined ("plug-in" is "plugin"): the rest of AppendIndexTerms' list.
+func (a *Analyzer) AppendJoinedTerms(terms []string, text, lang string, want *Initials) []string {
+	l := languageOf(lang)
+	fast := l.suffixOnly()
 	hyphenJoins(text, func(raw string) {
 		if t, ok := l.tokenFor(raw, want, fast, true, a); ok && t.Term != "" {
 			terms = append(terms, t.Term)
@@ -963,14 +991,16 @@ func (a *Analyzer) AppendIndexTerms(terms []string, text, lang string, want *Ini
 // LocateIndexTerms finds where terms are among text's index terms as
 // AppendIndexTerms(want) lists them: fn gets the term's place in terms,
 // its place in that list and the byte offset in text of the word it comes
-// from (-1 for a joined compound), in order. It returns the list's length.
-// terms must start with want's runes, and count[i] must be how many times
-// terms[i] is in the list (an index knows). Only words whose term may be
-// one of terms are stemmed, and only until every occurrence of the terms
-// sharing their initial was found: a rescoring that needs where a few
-// words are pays for stemming those, not every word that shares an
-// initial with any of the query's.
-func (a *Analyzer) LocateIndexTerms(text, lang string, want *Initials, terms []string, count []int, fn func(i, pos, at int)) int {
+// from, in order. terms must start with want's runes, and count[i] must
+// be how many times terms[i] is in the index's list of text's terms (an
+// index knows). Only words whose term may be one of terms are stemmed,
+// and only until every occurrence of the terms sharing their initial was
+// found; the text is read no further than the last occurrence. The joined
+// compounds AppendIndexTerms lists after the words are not looked for:
+// they have no place in the text's word order, so nothing near them, and
+// no offset to quote. A term that is one of them keeps the scan going to
+// the text's end.
+func (a *Analyzer) LocateIndexTerms(text, lang string, want *Initials, terms []string, count []int, fn func(i, pos, at int)) {
 	l := languageOf(lang)
 	fast := l.suffixOnly()
 	index := func(t string) int {
@@ -981,28 +1011,17 @@ func (a *Analyzer) LocateIndexTerms(text, lang string, want *Initials, terms []s
 		}
 		return -1
 	}
-	// The joined compounds come after the words: they are looked at
-	// first, so that what the words must still hold is known.
-	var tail []int
-	left := slices.Clone(count)
-	hyphenJoins(text, func(raw string) {
-		if t, ok := l.tokenFor(raw, want, fast, true, a); ok && t.Term != "" {
-			i := index(t.Term)
-			tail = append(tail, i)
-			if i >= 0 {
-				left[i]--
-			}
-		}
-	})
 	// find holds the initials of the terms with occurrences still to
 	// find, and pending how many there are under each.
 	find := &Initials{}
 	pending := map[rune]int{}
+	left := 0
 	for i, t := range terms {
-		if left[i] > 0 {
+		if count[i] > 0 {
 			r, _ := utf8.DecodeRuneInString(t)
 			find.Set(r, true)
-			pending[r] += left[i]
+			pending[r] += count[i]
+			left += count[i]
 		}
 	}
 	n := 0
@@ -1013,23 +1032,25 @@ func (a *Analyzer) LocateIndexTerms(text, lang string, want *Initials, terms []s
 		}
 		fn(i, n, at)
 		r, _ := utf8.DecodeRuneInString(t)
+		if pending[r] > 0 {
+			left--
+		}
 		if pending[r]--; pending[r] == 0 {
 			find.Set(r, false)
 		}
 	}
-	scanWords(text, func(raw string, at int) {
+	scanWordsWhile(text, func(raw string, at int) bool {
 		// Whether a word counts, and how many parts it has, is the same
 		// whatever the initials asked for, but for an acronym's plural:
 		// tokenFor's shortcuts ask whether "ONs" is a stopword, the full
-		// analysis whether "on" is. Those, like the joined compounds, are
-		// taken as want has them.
+		// analysis whether "on" is. Those are taken as want has them.
 		f := find
 		if fast && acronymPlural(raw) {
 			f = want
 		}
 		t, ok := l.tokenFor(raw, f, fast, true, a)
 		if !ok {
-			return
+			return true
 		}
 		if t.Term != "" {
 			emit(t.Term, at)
@@ -1039,14 +1060,8 @@ func (a *Analyzer) LocateIndexTerms(text, lang string, want *Initials, terms []s
 			emit(p, at)
 			n++
 		}
+		return left > 0
 	})
-	for _, i := range tail {
-		if i >= 0 {
-			fn(i, n, -1)
-		}
-		n++
-	}
-	return n
 }
 
 // OwnTerm reports whether a word whose folded, lowercased form is s has s

@@ -228,7 +228,7 @@ func TestHyphenJoins(t *testing.T) {
 }
 
 // LocateIndexTerms finds the terms it is given exactly where
-// AppendIndexTerms(want) lists them, and that list's length, on random
+// AppendIndexTerms(want) lists them among the words, on random
 // text mixing what analysis treats apart: stopwords, numbers, identifiers,
 // compounds, acronyms and their plurals, diacritics.
 func TestLocateIndexTerms(t *testing.T) {
@@ -267,12 +267,14 @@ func TestLocateIndexTerms(t *testing.T) {
 				wantAt = append(wantAt, [2]int{i, pos})
 			}
 		}
+		// The joined compounds come last, and are not looked for.
+		words := len(a.AppendWordTerms(nil, text, lang, want))
+		for len(wantAt) > 0 && wantAt[len(wantAt)-1][1] >= words {
+			wantAt = wantAt[:len(wantAt)-1]
+		}
 		var got [][2]int
-		n := a.LocateIndexTerms(text, lang, want, asked, count, func(i, pos, at int) {
+		a.LocateIndexTerms(text, lang, want, asked, count, func(i, pos, at int) {
 			got = append(got, [2]int{i, pos})
-			if at < 0 {
-				return
-			}
 			word := ""
 			scanWords(text[at:], func(raw string, _ int) {
 				if word == "" {
@@ -283,8 +285,8 @@ func TestLocateIndexTerms(t *testing.T) {
 				t.Errorf("%q: %q is not in the word at %d, %q", text, asked[i], at, word)
 			}
 		})
-		if n != len(list) || !slices.Equal(got, wantAt) {
-			t.Fatalf("%s %q asking %q: %d terms at %v, AppendIndexTerms %d at %v", lang, text, asked, n, got, len(list), wantAt)
+		if !slices.Equal(got, wantAt) {
+			t.Fatalf("%s %q asking %q: terms at %v, AppendIndexTerms at %v", lang, text, asked, got, wantAt)
 		}
 	}
 }

@@ -229,7 +229,9 @@ func (r *reranker) analyze(c *candidate) *rdoc {
 	tc := r.docCols(doc, known)
 	// Keywords are analyzed whole, as titles are.
 	kw := r.an.IndexTerms(strings.Join(c.headingPath, " ")+" "+known, doc.Lang, nil)
-	body := r.an.AppendIndexTerms(r.buf[:0], c.text, doc.Lang, r.initials)
+	body := r.an.AppendWordTerms(r.buf[:0], c.text, doc.Lang, r.initials)
+	words := len(body)
+	body = r.an.AppendJoinedTerms(body, c.text, doc.Lang, r.initials)
 	d := &rdoc{
 		c: c, title: tc.title, exact: tc.exact,
 		nt: 1 - rk.BTitle + rk.BTitle*float64(tc.n)/max(r.fs.avgTitle, 1),
@@ -246,7 +248,9 @@ func (r *reranker) analyze(c *candidate) *rdoc {
 	}
 	d.kw = r.tally(kw, 1, &d.variant)
 	d.body = r.tally(body, 2, &d.variant)
-	for i, t := range body {
+	// A joined compound's place in the list is past the words, not where
+	// its words are: proximity reads the words alone.
+	for i, t := range body[:words] {
 		if k, ok := r.near[t]; ok {
 			d.near = append(d.near, termAt{k, i})
 		}

@@ -17,8 +17,12 @@ const maxRerankPostings = 256 << 10
 // body and exact columns of each chunk, the column lengths, and, through
 // the vocabulary's terms under each variant prefix, the variant counts.
 // That is what analyzing each chunk's text found, without stemming its
-// words; only proximity needs to know where the query's words are, and
-// LocateIndexTerms looks for those alone.
+// words, but for the body's length: the index's counts every term, where
+// an analysis for the query's initials left out the joined compounds it
+// had no use for (a difference SciFact and wpdocs did not notice). Only
+// proximity needs to know where the query's words are, and
+// LocateIndexTerms looks for those alone, reading a text no further than
+// their last occurrence.
 //
 // A chunk gets nil, and is analyzed, when the index cannot stand for its
 // text: its slot moved or died since the candidate query, its text was
@@ -110,6 +114,7 @@ func (ix *Index) fromPostings(r *reranker, cs []*candidate) []*rdoc {
 			body: make([]float64, len(r.order))}
 		d.nt = 1 - r.rk.BTitle + r.rk.BTitle*float64(c.doc.titleSize)/max(r.fs.avgTitle, 1)
 		d.nk = 1 - r.rk.BBody + r.rk.BBody*float64(sl.colSize[0])/max(r.fs.avgKeywords, 1)
+		d.nb = 1 - r.rk.BBody + r.rk.BBody*float64(sl.colSize[1])/max(r.fs.avgBody, 1)
 		if r.useExact {
 			d.exact = map[string]float64{}
 		}
@@ -216,20 +221,13 @@ func (ix *Index) fromPostings(r *reranker, cs []*candidate) []*rdoc {
 			}
 		}
 		tm := &textMatches{}
-		// The body's length is the analysis's for the query's initials,
-		// which is not quite the index's: it leaves out the joined
-		// compounds it has no use for, and counts an acronym's plural
-		// apart from its singular.
-		n := ix.an.LocateIndexTerms(c.text, c.doc.Lang, r.initials, present, count, func(i, pos, at int) {
+		ix.an.LocateIndexTerms(c.text, c.doc.Lang, r.initials, present, count, func(i, pos, at int) {
 			t := present[i]
 			if k, ok := r.near[t]; ok {
 				d.near = append(d.near, termAt{k, pos})
 			}
-			if at >= 0 {
-				tm.at = append(tm.at, textMatch{t, at})
-			}
+			tm.at = append(tm.at, textMatch{t, at})
 		})
-		d.nb = 1 - r.rk.BBody + r.rk.BBody*float64(n)/max(r.fs.avgBody, 1)
 		// Every word of the text that matches a weighted term was found
 		// now, as its term or one of its parts; the evidence also matches
 		// a word by its surface, which for a term that is its own word's
