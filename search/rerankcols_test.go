@@ -28,6 +28,7 @@ var wpWords = strings.Fields(`the a on or it is as do of to in and for with not 
 	URLs CPTs ORs ONs ITs ASs DOs APIs IDs SNPs HTML CSS REST API
 	don't it's user's O'Reilly café Łódź Straße naïve résumé Ærø über 日本
 	WordPress Gutenberg Jetpack WooCommerce dying lying happy happiness generally general generous
+	releases release released releas
 	Mitgliedschaft Mitglied Verein Häuser`)
 
 // wpText is a random page text of n words with punctuation and line breaks.

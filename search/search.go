@@ -737,8 +737,9 @@ func matched(an *analysis.Analyzer, terms []string, text, lang string) []string 
 // snippet of about n bytes of text around the first match, matched words
 // wrapped in ** so a reader sees why the passage matched. One pass over
 // the words serves both. tm, when set, is what the rerank found of the
-// terms in text: when it knows them all, text is not analyzed again, and
-// when not, the terms it knows are absent are not looked for.
+// terms in text: the text is analyzed again only for the terms it does
+// not know (a stem such as "increas", which a word may also match by its
+// surface), and not for the ones it knows are absent.
 func evidence(an *analysis.Analyzer, terms []string, meta, text, lang string, n int, tm *textMatches) ([]string, string) {
 	want := make(map[string]bool, len(terms))
 	for _, t := range terms {
@@ -746,13 +747,9 @@ func evidence(an *analysis.Analyzer, terms []string, meta, text, lang string, n 
 	}
 	initials := analysis.InitialsOf(terms)
 	have := map[string]bool{}
-	var absent map[string]bool
-	reuse := tm != nil
+	var absent, known map[string]bool
 	if tm != nil {
-		absent = tm.absent
-		for _, t := range terms {
-			reuse = reuse && tm.known[t]
-		}
+		absent, known = tm.absent, tm.known
 	}
 	// pending counts, by initial, the terms the text may hold and no word
 	// matched yet; it is set up after the meta.
@@ -795,12 +792,14 @@ func evidence(an *analysis.Analyzer, terms []string, meta, text, lang string, n 
 	// can show (n/2 at most, from 8 before the first match), for terms
 	// found already.
 	initials, pending = &analysis.Initials{}, map[rune]int{}
+	look := false
 	for _, t := range terms {
-		if absent[t] || t == "" {
+		if absent[t] || known[t] || t == "" {
 			continue
 		}
 		r, _ := utf8.DecodeRuneInString(t)
 		initials.Set(r, true)
+		look = true
 		if !have[t] {
 			pending[r]++
 		}
@@ -810,7 +809,7 @@ func evidence(an *analysis.Analyzer, terms []string, meta, text, lang string, n 
 	words, starts := fields(text)
 	hits := make([]bool, len(words))
 	first := -1
-	if reuse {
+	if tm != nil {
 		w := 0
 		for _, m := range tm.at {
 			if !want[m.term] {
@@ -824,7 +823,8 @@ func evidence(an *analysis.Analyzer, terms []string, meta, text, lang string, n 
 				first = w
 			}
 		}
-	} else if len(want) > 0 {
+	}
+	if look {
 		w := 0
 		past := n <= 0
 		done = true
@@ -837,7 +837,7 @@ func evidence(an *analysis.Analyzer, terms []string, meta, text, lang string, n 
 			}
 			if wanted(t) {
 				hits[w] = true
-				if first < 0 {
+				if first < 0 || w < first {
 					first = w
 				}
 			}
