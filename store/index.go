@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -236,35 +237,43 @@ func (db *DB) ReadIndex(ctx context.Context, fn func(*IndexChunk) error) (gen in
 // (deleted since) are left out.
 func (db *DB) ChunksByID(ctx context.Context, ids []int64) (map[int64]*Chunk, error) {
 	out := make(map[int64]*Chunk, len(ids))
-	for len(ids) > 0 {
-		batch := ids[:min(len(ids), 500)]
-		ids = ids[len(batch):]
-		args := make([]any, len(batch))
-		for i, id := range batch {
-			args[i] = id
+	if len(ids) == 0 {
+		return out, nil
+	}
+	// One statement whatever the number of ids: the ids go in as a JSON
+	// array.
+	var b strings.Builder
+	b.WriteByte('[')
+	for i, id := range ids {
+		if i > 0 {
+			b.WriteByte(',')
 		}
-		ph := strings.TrimSuffix(strings.Repeat("?,", len(batch)), ",")
-		rows, err := db.read.QueryContext(ctx, `
-			SELECT id, doc_id, ord, start, end, text, heading_path, type, code_lang, content_hash, tokens
-			FROM chunks WHERE id IN (`+ph+`)`, args...)
-		if err != nil {
+		b.WriteString(strconv.FormatInt(id, 10))
+	}
+	b.WriteByte(']')
+	rows, err := db.chunksByID.QueryContext(ctx, b.String())
+	if err != nil {
+		return nil, fmt.Errorf("store: chunks by id: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var c Chunk
+		var hp string
+		if err := rows.Scan(&c.ID, &c.DocID, &c.Ord, &c.Start, &c.End, &c.Text, &hp, &c.Type, &c.CodeLang,
+			&c.ContentHash, &c.Tokens); err != nil {
 			return nil, fmt.Errorf("store: chunks by id: %w", err)
 		}
-		for rows.Next() {
-			var c Chunk
-			var hp string
-			if err := rows.Scan(&c.ID, &c.DocID, &c.Ord, &c.Start, &c.End, &c.Text, &hp, &c.Type, &c.CodeLang,
-				&c.ContentHash, &c.Tokens); err != nil {
-				rows.Close()
-				return nil, fmt.Errorf("store: chunks by id: %w", err)
-			}
-			c.HeadingPath = parseList(hp)
-			out[c.ID] = &c
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return nil, fmt.Errorf("store: chunks by id: %w", err)
-		}
+		c.HeadingPath = parseList(hp)
+		out[c.ID] = &c
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: chunks by id: %w", err)
 	}
 	return out, nil
 }
+
+// chunksByIDQuery reads chunks by id from a JSON array of ids; each is a
+// lookup of the table's rowid (TestChunksByID_Plan).
+const chunksByIDQuery = `
+	SELECT id, doc_id, ord, start, end, text, heading_path, type, code_lang, content_hash, tokens
+	FROM chunks WHERE id IN (SELECT value FROM json_each(?))`

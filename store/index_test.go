@@ -116,4 +116,7 @@ func TestChunksByID(t *testing.T) {
 	if err != nil || len(got) != 1 || got[d.Chunks[0].ID].Text != d.Body || got[d.Chunks[0].ID].DocID != d.ID {
 		t.Fatalf("ChunksByID = %+v, %v", got, err)
 	}
+	if got, err := db.ChunksByID(ctx, nil); err != nil || len(got) != 0 {
+		t.Fatalf("ChunksByID(nil) = %+v, %v", got, err)
+	}
 }

@@ -48,3 +48,27 @@ func TestByPost_UsesIndex(t *testing.T) {
 		}
 	}
 }
+
+// TestChunksByID_Plan: ChunksByID looks each id up by the chunks table's
+// rowid, whatever the number of ids (one statement, prepared once).
+func TestChunksByID_Plan(t *testing.T) {
+	db := openTest(t)
+	ctx := context.Background()
+	rows, err := db.read.QueryContext(ctx, `EXPLAIN QUERY PLAN `+chunksByIDQuery, "[1,2]")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var plan []string
+	for rows.Next() {
+		var id, parent, unused int
+		var detail string
+		if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+			t.Fatal(err)
+		}
+		plan = append(plan, detail)
+	}
+	rows.Close()
+	if p := strings.Join(plan, "; "); !strings.Contains(p, "SEARCH chunks USING INTEGER PRIMARY KEY") {
+		t.Errorf("plan: %s\nwant each id looked up by the rowid", p)
+	}
+}
