@@ -37,6 +37,53 @@ type assocBuf struct {
 
 var assocBufs = sync.Pool{New: func() any { return &assocBuf{} }}
 
+// assocQuery is what associate knows of a query before it scores: the
+// terms it follows, each with a bit, their share of the site's chunks,
+// and which chunks hold each (buf.has). docBM25 fills it as it reads
+// the terms' postings, which it reads anyway.
+type assocQuery struct {
+	qs   []string
+	base [assocMaxTerms]float64
+	buf  *assocBuf
+}
+
+// newAssocQuery takes a buffer covering m's slots; the caller holds m's
+// read lock, and calls release.
+func newAssocQuery(m *memIndex) *assocQuery {
+	buf := assocBufs.Get().(*assocBuf)
+	if len(buf.has) < len(m.slots) {
+		buf.has, buf.page = make([]uint16, len(m.slots)), make([]uint8, len(m.slots))
+	}
+	return &assocQuery{buf: buf}
+}
+
+// term adds a query term, with its postings, and returns its bit, or 0
+// past assocMaxTerms or for a term too common to name anything.
+func (aq *assocQuery) term(m *memIndex, t string, mt *memTerm) uint16 {
+	if len(aq.qs) == assocMaxTerms {
+		return 0
+	}
+	aq.base[len(aq.qs)] = float64(m.counts(mt).stem) / float64(max(m.live, 1))
+	aq.qs = append(aq.qs, t)
+	return 1 << (len(aq.qs) - 1)
+}
+
+// mark records that the chunk in slot holds the term of bit.
+func (aq *assocQuery) mark(slot uint32, bit uint16) {
+	aq.buf.has[slot] |= bit
+	aq.buf.touched = append(aq.buf.touched, slot)
+}
+
+// release clears what was set and returns the buffer to the pool.
+func (aq *assocQuery) release() {
+	buf := aq.buf
+	for _, s := range buf.touched {
+		buf.has[s], buf.page[s] = 0, 0
+	}
+	buf.touched = buf.touched[:0]
+	assocBufs.Put(buf)
+}
+
 // associate adds to the best pages' whole-page scores how strongly the
 // rest of the site ties the page's name to the query words the page
 // itself lacks. A visitor names a thing by what it does ("two color
@@ -49,40 +96,11 @@ var assocBufs = sync.Pool{New: func() any { return &assocBuf{} }}
 // times the term's page IDF, weighted AssocWeight. A page that holds
 // the term is scored for it by the rest of docBM25. The caller holds
 // m's read lock.
-func (ix *Index) associate(pq *parsedQuery, rk Ranking, docs []*docHit, idfs map[string]float64, out map[int64]float64) {
+func (ix *Index) associate(aq *assocQuery, pq *parsedQuery, rk Ranking, docs []*docHit, idfs map[string]float64, out map[int64]float64) {
 	m := ix.mem
-	capped := func(mt *memTerm) bool {
-		return mt == nil || (rk.MaxPostings > 0 && int(mt.n) > rk.MaxPostings)
-	}
-	var qs []string
-	var base [assocMaxTerms]float64
-	for _, t := range pq.Terms {
-		if mt := m.terms[t.Term]; t.Weight > 0 && idfs[t.Term] > 0 && !capped(mt) && len(qs) < assocMaxTerms {
-			base[len(qs)] = float64(m.counts(mt).stem) / float64(max(m.live, 1))
-			qs = append(qs, t.Term)
-		}
-	}
+	qs, base, buf := aq.qs, &aq.base, aq.buf
 	if len(qs) == 0 {
 		return
-	}
-	buf := assocBufs.Get().(*assocBuf)
-	defer assocBufs.Put(buf)
-	if len(buf.has) < len(m.slots) {
-		buf.has, buf.page = make([]uint16, len(m.slots)), make([]uint8, len(m.slots))
-	}
-	defer func() {
-		for _, s := range buf.touched {
-			buf.has[s], buf.page[s] = 0, 0
-		}
-		buf.touched = buf.touched[:0]
-	}()
-	for b, q := range qs {
-		for p := m.terms[q].iter(); p.next(); {
-			if p.tf[0]|p.tf[1]|p.tf[2] != 0 {
-				buf.has[p.slot] |= 1 << b
-				buf.touched = append(buf.touched, p.slot)
-			}
-		}
 	}
 
 	// The best pages so far: their chunks' scores and the rest of the
@@ -122,9 +140,7 @@ func (ix *Index) associate(pq *parsedQuery, rk Ranking, docs []*docHit, idfs map
 			continue
 		}
 		lacked |= full &^ held[k]
-		// The title is analyzed here, for the few pages that need it,
-		// rather than kept for every page searched.
-		for _, t := range append(ix.an.IndexTerms(doc.Title, doc.Lang, nil), ix.urlOf(doc).terms...) {
+		for _, t := range ix.urlOf(doc).name {
 			if mt := m.terms[t]; mt == nil || mt.n > assocMaxPostings || inQuery[t] || slices.Contains(names[k], t) {
 				continue
 			}

@@ -70,12 +70,21 @@ func (ix *Index) docBM25(pq *parsedQuery, rk Ranking, docs []*docHit) map[int64]
 	out := make(map[int64]float64, len(docs))
 	tf := make([][5]float64, len(docs)) // title, keywords, body, URL, links
 	idfs := make(map[string]float64, len(pq.Terms))
+	var aq *assocQuery
+	if rk.AssocWeight > 0 {
+		aq = newAssocQuery(m)
+		defer aq.release()
+	}
 	for _, t := range pq.Terms {
 		mt := m.terms[t.Term]
 		// Terms in more chunks than MaxPostings weigh little and cost the
 		// most; the candidate query leaves them out for the same reason.
 		if t.Weight <= 0 || mt == nil || (rk.MaxPostings > 0 && int(mt.n) > rk.MaxPostings) {
 			continue
+		}
+		var bit uint16
+		if aq != nil {
+			bit = aq.term(m, t.Term, mt)
 		}
 		clear(tf)
 		var last *memDoc
@@ -84,6 +93,9 @@ func (ix *Index) docBM25(pq *parsedQuery, rk Ranking, docs []*docHit) map[int64]
 			sl := &m.slots[p.slot]
 			if sl.dead || p.tf[0]|p.tf[1]|p.tf[2] == 0 {
 				continue
+			}
+			if bit != 0 {
+				aq.mark(p.slot, bit)
 			}
 			// A document's chunks are added together, so its postings are
 			// adjacent: counting changes of document counts documents.
@@ -124,8 +136,8 @@ func (ix *Index) docBM25(pq *parsedQuery, rk Ranking, docs []*docHit) map[int64]
 			out[docs[i].docID] += float64(t.Weight) * idf * s
 		}
 	}
-	if rk.AssocWeight > 0 {
-		ix.associate(pq, rk, docs, idfs, out)
+	if aq != nil {
+		ix.associate(aq, pq, rk, docs, idfs, out)
 	}
 	return out
 }
@@ -133,10 +145,12 @@ func (ix *Index) docBM25(pq *parsedQuery, rk Ranking, docs []*docHit) map[int64]
 var slugSpaces = strings.NewReplacer("-", " ", "_", " ")
 
 // docURL is a page's URL as the whole-page score reads it: the terms of
-// its path, and the key links to it are counted under.
+// its path, and the key links to it are counted under; and its name, for
+// associate: its title's terms, then its path's.
 type docURL struct {
 	terms []string
 	key   string
+	name  []string
 }
 
 // urlOf works out doc's docURL once: on a WordPress site every candidate
@@ -147,6 +161,7 @@ func (ix *Index) urlOf(doc *memDoc) *docURL {
 		return u
 	}
 	u := &docURL{terms: ix.an.IndexTerms(urlWords(doc.URL), doc.Lang, nil), key: anchorKey(doc.URL)}
+	u.name = append(ix.an.IndexTerms(doc.Title, doc.Lang, nil), u.terms...)
 	doc.url.Store(u)
 	return u
 }
