@@ -210,6 +210,7 @@ func DefaultRanking() Ranking {
 type candidate struct {
 	chunkID             int64
 	slot                uint32 // where the chunk was when found; the rerank checks it is still there
+	intro               bool   // it is its page's introduction, and its score was raised for it (introBoost)
 	doc                 *memDoc
 	score               float64
 	chunkType, codeLang string
@@ -225,9 +226,6 @@ type candidate struct {
 	// matches is what the rerank found of the query's terms in the text,
 	// for its evidence.
 	matches *textMatches
-	// intro: the chunk is its page's introduction, and its score was
-	// raised for it (introBoost).
-	intro bool
 }
 
 // textMatches are the words of a chunk's text that match query terms, as
@@ -472,7 +470,12 @@ func (ix *Index) introBoost(cands []*candidate, rk Ranking) {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	for _, c := range cands {
-		if ss := m.docSlots[c.doc.ID]; len(ss) > 1 && m.slots[ss[0]].chunkID == c.chunkID && m.introduces(ss) {
+		// Most chunks of a page with headings are under one: they are
+		// passed over without looking up their page's slots.
+		if int(c.slot) >= len(m.slots) || m.slots[c.slot].chunkID != c.chunkID || m.slots[c.slot].headed {
+			continue
+		}
+		if ss := m.docSlots[c.doc.ID]; len(ss) > 1 && ss[0] == c.slot && m.introduces(ss) {
 			c.score *= 1 + rk.IntroBoost
 			c.intro = true
 		}
