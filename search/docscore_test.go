@@ -145,3 +145,61 @@ func TestSearch_Associate(t *testing.T) {
 		t.Errorf("with associations Spinner scores %v, Badge %v: want Spinner first", on[spinner], on[badge])
 	}
 }
+
+// TestSearch_IntroBoost: of two pages that say the same in two sections,
+// the one that says it before its first heading ranks first; a page
+// without headings has no introduction.
+func TestSearch_IntroBoost(t *testing.T) {
+	db := openTB(t)
+	ctx := context.Background()
+	page := func(url, title string, intro, section string, headed bool) *store.Document {
+		d := pageDoc(url, title, intro, section)
+		d.Chunks[0].HeadingPath = nil
+		if !headed {
+			d.Chunks[1].HeadingPath = nil
+		}
+		return d
+	}
+	docs := []*store.Document{
+		page("/a/", "Shop notes", "Parcels ship within two days.", "A coupon code takes ten percent off.", true),
+		page("/b/", "Shop notes", "A coupon code takes ten percent off.", "Parcels ship within two days.", true),
+		page("/c/", "Shop notes", "A coupon code takes ten percent off.", "Parcels ship within two days.", false),
+	}
+	for i := 0; i < 20; i++ {
+		docs = append(docs, pageDoc(fmt.Sprintf("/blog/diary-%d/", i), fmt.Sprintf("Garden diary %d", i),
+			"Roses and tulips in the garden this week."))
+	}
+	if err := db.PutDocuments(ctx, docs); err != nil {
+		t.Fatal(err)
+	}
+	ix := newIndex(t, db)
+	scores := map[float64]map[string]float64{}
+	for _, boost := range []float64{0, 0.25} {
+		rk := DefaultRanking()
+		rk.IntroBoost = boost
+		ix.SetRanking(rk)
+		res, err := ix.Search(ctx, Query{Text: "coupon code", Limit: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		scores[boost] = map[string]float64{}
+		for _, h := range res.Hits {
+			u := strings.TrimPrefix(h.URL, "http://x.test")
+			scores[boost][u] = h.Score
+			intro := strings.Contains(strings.Join(h.MatchExplain, "; "), "introduction")
+			if intro != (boost > 0 && u == "/b/") {
+				t.Errorf("IntroBoost %v: %s explains %q", boost, u, h.MatchExplain)
+			}
+		}
+		if len(scores[boost]) != 3 {
+			t.Fatalf("IntroBoost %v: hits %v, want the three shop pages", boost, urls(res.Hits))
+		}
+	}
+	off, on := scores[0], scores[0.25]
+	if on["/a/"] != off["/a/"] || on["/c/"] != off["/c/"] || !(on["/b/"] > off["/b/"]) {
+		t.Errorf("scores without the boost %v, with it %v: want only /b/ (its introduction) raised", off, on)
+	}
+	if !(on["/b/"] > on["/a/"] && on["/b/"] > on["/c/"]) {
+		t.Errorf("scores with the boost %v: want /b/ first", on)
+	}
+}

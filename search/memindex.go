@@ -110,6 +110,7 @@ type memSlot struct {
 	colSize [2]uint32 // tokens in keywords and body
 	kind    uint16    // its (type, code language) in memIndex.kinds
 	dead    bool
+	headed  bool // under one of its page's headings (introBoost)
 }
 
 type memKind struct{ typ, codeLang string }
@@ -242,6 +243,7 @@ type memChunk struct {
 	doc           *memDoc
 	typ, codeLang string
 	colSize       [4]uint32
+	headed        bool
 	terms         []string
 	tfs           [][4]uint8
 }
@@ -391,7 +393,7 @@ func (m *memIndex) analyzeChunk(c *store.IndexChunk, dt *docTerms, sc *chunkScra
 	kw := len(sc.terms)
 	sc.terms = m.an.AppendIndexTerms(sc.terms, c.Text, lang, nil)
 	cols := [4][]string{dt.title, sc.terms[:kw], sc.terms[kw:], dt.exact}
-	mc := memChunk{chunkID: c.ID, doc: dt.doc, typ: c.Type, codeLang: c.CodeLang}
+	mc := memChunk{chunkID: c.ID, doc: dt.doc, typ: c.Type, codeLang: c.CodeLang, headed: len(c.HeadingPath) > 0}
 	if sc.at == nil {
 		sc.at = map[string]int{}
 	}
@@ -542,7 +544,7 @@ func (m *memIndex) addLocked(mc *memChunk) {
 		m.kinds = append(m.kinds, k)
 		m.kindOf[k] = kind
 	}
-	sl := memSlot{chunkID: mc.chunkID, doc: mc.doc, colSize: [2]uint32{mc.colSize[1], mc.colSize[2]}, kind: kind}
+	sl := memSlot{chunkID: mc.chunkID, doc: mc.doc, colSize: [2]uint32{mc.colSize[1], mc.colSize[2]}, kind: kind, headed: mc.headed}
 	for i, n := range mc.colSize {
 		sl.size += n
 		m.colTotal[i] += int64(n)
@@ -564,6 +566,21 @@ func (m *memIndex) addLocked(mc *memChunk) {
 		}
 		t.add(s, mc.tfs[i])
 	}
+}
+
+// introduces says whether the first of a page's slots, ss, is its
+// introduction: under no heading, where a later one is under one. The
+// caller holds m's read lock.
+func (m *memIndex) introduces(ss []uint32) bool {
+	if m.slots[ss[0]].headed {
+		return false
+	}
+	for _, s := range ss[1:] {
+		if m.slots[s].headed {
+			return true
+		}
+	}
+	return false
 }
 
 // compactLocked drops dead slots and their postings.

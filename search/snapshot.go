@@ -34,10 +34,11 @@ import (
 // totals; the documents; the kinds; the slots; the terms with their packed
 // postings; the links: the pages linked to, the terms around links, each
 // linking page's links by those two numberings; a CRC-32C of all that.
-// Integers are varints. Format 3 added the links: a snapshot of format 2
-// is not read, and the index loads from the store.
+// Integers are varints. Format 3 added the links; format 4 a slot's
+// heading bit, the low bit of its kind. A snapshot of an older format is
+// not read, and the index loads from the store.
 
-const snapshotMagic = "askwpd search index snapshot 3\n"
+const snapshotMagic = "askwpd search index snapshot 4\n"
 
 var snapCRC = crc32.MakeTable(crc32.Castagnoli)
 
@@ -130,7 +131,8 @@ func (m *memIndex) readSnapshot(ctx context.Context, db *store.DB) (fresh *memIn
 			r.fail()
 		}
 		sl.size, sl.colSize[0], sl.colSize[1] = uint32(r.uvarint()), uint32(r.uvarint()), uint32(r.uvarint())
-		if sl.kind = uint16(r.uvarint()); int(sl.kind) >= len(fresh.kinds) {
+		kind := r.uvarint()
+		if sl.kind, sl.headed = uint16(kind>>1), kind&1 != 0; int(sl.kind) >= len(fresh.kinds) {
 			r.fail()
 		}
 		if r.err != nil {
@@ -326,7 +328,11 @@ func (m *memIndex) writeSnapshot(a *anchorIndex) error {
 		w.uvarint(uint64(sl.size))
 		w.uvarint(uint64(sl.colSize[0]))
 		w.uvarint(uint64(sl.colSize[1]))
-		w.uvarint(uint64(sl.kind))
+		headed := uint64(0)
+		if sl.headed {
+			headed = 1
+		}
+		w.uvarint(uint64(sl.kind)<<1 | headed)
 	}
 	// Terms whose chunks all died are left out, as compaction drops them.
 	var (

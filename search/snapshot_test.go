@@ -96,6 +96,18 @@ func TestSnapshot(t *testing.T) {
 		if got := snapQueries(t, ix2); strings.Join(got, "\n") != strings.Join(want, "\n") {
 			t.Fatalf("answers from the snapshot differ from the store's: %d lines, want %d", len(got), len(want))
 		}
+		// Which chunks are under a heading (introBoost) is read back.
+		headed := map[int64]bool{}
+		for _, sl := range ix.mem.slots {
+			if !sl.dead {
+				headed[sl.chunkID] = sl.headed
+			}
+		}
+		for _, sl := range ix2.mem.slots {
+			if h, ok := headed[sl.chunkID]; !ok || h != sl.headed {
+				t.Fatalf("chunk %d: headed %v from the snapshot, %v (known %v) before", sl.chunkID, sl.headed, h, ok)
+			}
+		}
 		o := newOracle(t, db)
 		if ix2.mem.live != len(o.chunks) {
 			t.Fatalf("%d chunks from the snapshot, store %d", ix2.mem.live, len(o.chunks))
@@ -353,7 +365,7 @@ func TestSnapshot_Links(t *testing.T) {
 		t.Fatalf("after commits, %d link counts followed from the snapshot, a fresh load finds %d", len(got), len(want))
 	}
 
-	// The same snapshot as format 2 wrote it: read as another layout.
+	// The same snapshot as format 3 wrote it: read as another layout.
 	if err := ix2.WriteSnapshot(); err != nil {
 		t.Fatal(err)
 	}
@@ -361,7 +373,7 @@ func TestSnapshot_Links(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	old := bytes.Replace(raw, []byte("snapshot 3\n"), []byte("snapshot 2\n"), 1)
+	old := bytes.Replace(raw, []byte("snapshot 4\n"), []byte("snapshot 3\n"), 1)
 	if err := os.WriteFile(path, old, 0o600); err != nil {
 		t.Fatal(err)
 	}

@@ -65,6 +65,7 @@ func rankingFlags(fs *flag.FlagSet) *search.Ranking {
 	fs.Float64Var(&r.URLWeight, "uw", r.URLWeight, "weight of the URL path's words in the page's BM25F")
 	fs.Float64Var(&r.AnchorWeight, "aw", r.AnchorWeight, "weight of the words around links to the page in its BM25F")
 	fs.Float64Var(&r.AssocWeight, "asw", r.AssocWeight, "weight of the ties of the page's title and URL words to the query words it lacks, in its BM25F")
+	fs.Float64Var(&r.IntroBoost, "intro", r.IntroBoost, "raise the chunks that introduce their pages (before the first heading) by this share (0: off)")
 	fs.IntVar(&r.RerankMinTerms, "rerankmin", r.RerankMinTerms, "rerank queries of at least this many terms")
 	return &r
 }
