@@ -125,9 +125,9 @@ func (ix *Index) associate(aq *assocQuery, pq *parsedQuery, rk Ranking, docs []*
 	// lack one: the others have no use for them.
 	full := uint16(1)<<len(qs) - 1
 	held := make([]uint16, len(order))
-	names := make([][]string, len(order))
-	var words []string
-	seen := map[string]bool{}
+	names := make([][]int, len(order)) // into words
+	var words []*memTerm
+	wordAt := map[string]int{}
 	var lacked uint16 // the terms some scored page lacks: only their ties count
 	for k, i := range order {
 		doc := docs[i].chunks[0].doc
@@ -141,13 +141,18 @@ func (ix *Index) associate(aq *assocQuery, pq *parsedQuery, rk Ranking, docs []*
 		}
 		lacked |= full &^ held[k]
 		for _, t := range ix.urlOf(doc).name {
-			if mt := m.terms[t]; mt == nil || mt.n > assocMaxPostings || inQuery[t] || slices.Contains(names[k], t) {
+			mt := m.terms[t]
+			if mt == nil || mt.n > assocMaxPostings || inQuery[t] {
 				continue
 			}
-			names[k] = append(names[k], t)
-			if !seen[t] {
-				seen[t] = true
-				words = append(words, t)
+			w, ok := wordAt[t]
+			if !ok {
+				w = len(words)
+				wordAt[t] = w
+				words = append(words, mt)
+			}
+			if !slices.Contains(names[k], w) {
+				names[k] = append(names[k], w)
 			}
 		}
 	}
@@ -159,15 +164,14 @@ func (ix *Index) associate(aq *assocQuery, pq *parsedQuery, rk Ranking, docs []*
 	// leave out. (A page lacks the terms it is scored for, so its own
 	// chunks add nothing to their counts, only to the word's.)
 	type counts struct {
-		n   int
-		co  [assocMaxTerms]int
-		own [assocDocs + 1]int // by page number
+		n   int32
+		co  [assocMaxTerms]int32
+		own [assocDocs + 1]int32 // by page number
 	}
-	total := make(map[string]*counts, len(words))
-	for _, t := range words {
-		c := &counts{}
-		total[t] = c
-		for p := m.terms[t].iter(); p.next(); {
+	total := make([]counts, len(words))
+	for w, mt := range words {
+		c := &total[w]
+		for p := mt.iter(); p.next(); {
 			if (m.dead > 0 && m.lens[p.slot] == deadLen) || p.tf[0]|p.tf[1]|p.tf[2] == 0 {
 				continue
 			}
@@ -184,8 +188,8 @@ func (ix *Index) associate(aq *assocQuery, pq *parsedQuery, rk Ranking, docs []*
 			continue
 		}
 		var best [assocMaxTerms]float64
-		for _, t := range names[k] {
-			c := total[t]
+		for _, w := range names[k] {
+			c := &total[w]
 			n := c.n - c.own[k+1]
 			for b := range qs {
 				if c.co[b] >= assocMinChunks {

@@ -200,7 +200,9 @@ func (ix *Index) fromPostings(r *reranker, cs []*candidate) []*rdoc {
 
 	var present []string
 	var count []int
-	ownTerm := map[[2]string]bool{}
+	// known, by language: the weighted terms that are their own words'
+	// terms, the same for every chunk.
+	known := map[string]map[string]bool{}
 	for i, d := range docs {
 		if d == nil {
 			continue
@@ -232,20 +234,20 @@ func (ix *Index) fromPostings(r *reranker, cs []*candidate) []*rdoc {
 		// now, as its term or one of its parts; the evidence also matches
 		// a word by its surface, which for a term that is its own word's
 		// term (most are) is the same.
-		for t := range r.weights {
-			key := [2]string{t, c.doc.Lang}
-			own, ok := ownTerm[key]
-			if !ok {
-				own = ix.an.OwnTerm(t, c.doc.Lang)
-				ownTerm[key] = own
+		kn, ok := known[c.doc.Lang]
+		if !ok {
+			for t := range r.weights {
+				if ix.an.OwnTerm(t, c.doc.Lang) {
+					if kn == nil {
+						kn = map[string]bool{}
+					}
+					kn[t] = true
+				}
 			}
-			if !own {
-				continue
-			}
-			if tm.known == nil {
-				tm.known = map[string]bool{}
-			}
-			tm.known[t] = true
+			known[c.doc.Lang] = kn
+		}
+		tm.known = kn
+		for t := range kn {
 			if d.body[r.index[t]] == 0 {
 				if tm.absent == nil {
 					tm.absent = map[string]bool{}
