@@ -30,7 +30,11 @@ func FuzzFields(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		w, st := fields(s)
+		var w []string
+		var st []int
+		for _, x := range fields(s) {
+			w, st = append(w, x.of(s)), append(st, int(x.start))
+		}
 		w0, st0 := fieldsByRune(s)
 		if !slices.Equal(w, w0) || !slices.Equal(st, st0) {
 			t.Errorf("fields(%q) = %q %v, rune by rune %q %v", s, w, st, w0, st0)

@@ -210,7 +210,7 @@ func evidenceReference(an *analysis.Analyzer, terms []string, meta, text, lang s
 	an.EachAt(meta, lang, initials, func(t analysis.Token, _ int) { wanted(t) })
 	// The text is analyzed in one pass; a token's offset says which of
 	// its space-separated words to highlight (no token spans a space).
-	words, starts := fields(text)
+	words, starts := fieldsByRune(text)
 	hits := make([]bool, len(words))
 	first := -1
 	if len(want) > 0 {

@@ -846,7 +846,7 @@ func evidence(an *analysis.Analyzer, terms []string, meta, text, lang string, n 
 	}
 	// The text is analyzed in one pass; a token's offset says which of
 	// its space-separated words to highlight (no token spans a space).
-	words, starts := fields(text)
+	words := fields(text)
 	hits := make([]bool, len(words))
 	first := -1
 	if tm != nil {
@@ -855,7 +855,7 @@ func evidence(an *analysis.Analyzer, terms []string, meta, text, lang string, n 
 			if !want[m.term] {
 				continue
 			}
-			for w+1 < len(starts) && starts[w+1] <= m.at {
+			for w+1 < len(words) && int(words[w+1].start) <= m.at {
 				w++
 			}
 			have[m.term], hits[w] = true, true
@@ -869,7 +869,7 @@ func evidence(an *analysis.Analyzer, terms []string, meta, text, lang string, n 
 		past := n <= 0
 		done = true
 		an.EachAt(text, lang, initials, func(t analysis.Token, at int) {
-			for w+1 < len(starts) && starts[w+1] <= at {
+			for w+1 < len(words) && int(words[w+1].start) <= at {
 				w++
 			}
 			if !past && first >= 0 && w > first+n/2 {
@@ -914,9 +914,9 @@ func evidence(an *analysis.Analyzer, terms []string, meta, text, lang string, n 
 			b.WriteByte(' ')
 		}
 		if hits[i] {
-			b.WriteString("**" + words[i] + "**")
+			b.WriteString("**" + words[i].of(text) + "**")
 		} else {
-			b.WriteString(words[i])
+			b.WriteString(words[i].of(text))
 		}
 		if i == len(words)-1 {
 			return out, b.String()
@@ -933,14 +933,14 @@ func evidence(an *analysis.Analyzer, terms []string, meta, text, lang string, n 
 var asciiSpace = [256]bool{'\t': true, '\n': true, '\v': true, '\f': true, '\r': true, ' ': true}
 
 // fields is strings.Fields with the byte offset of each field.
-func fields(s string) (words []string, starts []int) {
+func fields(s string) []span {
 	n := 0
 	for i := 0; i < len(s); i++ {
 		if s[i] == ' ' || s[i] == '\n' {
 			n++
 		}
 	}
-	words, starts = make([]string, 0, n+1), make([]int, 0, n+1)
+	words := make([]span, 0, n+1)
 	start := -1
 	for i := 0; i < len(s); {
 		// ASCII without a call: this runs over every shown passage.
@@ -952,7 +952,7 @@ func fields(s string) (words []string, starts []int) {
 		}
 		if space {
 			if start >= 0 {
-				words, starts = append(words, s[start:i]), append(starts, start)
+				words = append(words, span{int32(start), int32(i)})
 				start = -1
 			}
 		} else if start < 0 {
@@ -961,7 +961,13 @@ func fields(s string) (words []string, starts []int) {
 		i += size
 	}
 	if start >= 0 {
-		words, starts = append(words, s[start:]), append(starts, start)
+		words = append(words, span{int32(start), int32(len(s))})
 	}
-	return words, starts
+	return words
 }
+
+// span is a word of a text, by its byte offsets: a third of a string and
+// an int, for every word of every shown passage.
+type span struct{ start, end int32 }
+
+func (w span) of(text string) string { return text[w.start:w.end] }
