@@ -48,7 +48,14 @@ func (ix *Index) fromPostings(r *reranker, cs []*candidate) []*rdoc {
 		exact  bool
 		prefix string
 	}
-	var reads []read
+	// Sized up front: the words under the variant prefixes are most of
+	// them, hundreds, and growing the slice was a tenth of a search's
+	// allocated bytes.
+	n := 2 * len(r.order)
+	for p := range r.variants.idf {
+		n += len(v.prefixTerms(p))
+	}
+	reads := make([]read, 0, n)
 	seen := map[string]int{} // the query's terms and surfaces in reads
 	readOf := func(t string) *read {
 		i, ok := seen[t]
