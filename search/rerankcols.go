@@ -117,8 +117,9 @@ func (ix *Index) fromPostings(r *reranker, cs []*candidate) []*rdoc {
 			continue
 		}
 		sl := &m.slots[s]
-		d := &rdoc{c: c, title: make([]float64, len(r.order)), kw: make([]float64, len(r.order)),
-			body: make([]float64, len(r.order))}
+		n := len(r.order)
+		cols := make([]float64, 3*n) // one allocation for the three columns
+		d := &rdoc{c: c, title: cols[:n:n], kw: cols[n : 2*n : 2*n], body: cols[2*n:]}
 		d.nt = 1 - r.rk.BTitle + r.rk.BTitle*float64(c.doc.titleSize)/max(r.fs.avgTitle, 1)
 		d.nk = 1 - r.rk.BBody + r.rk.BBody*float64(sl.colSize[0])/max(r.fs.avgKeywords, 1)
 		d.nb = 1 - r.rk.BBody + r.rk.BBody*float64(sl.colSize[1])/max(r.fs.avgBody, 1)
@@ -224,12 +225,18 @@ func (ix *Index) fromPostings(r *reranker, cs []*candidate) []*rdoc {
 		// words in sequence among them) and for the evidence, should the
 		// chunk be shown.
 		present, count = present[:0], count[:0]
+		found, near := 0, 0
 		for k, t := range r.order {
 			if _, ok := r.weights[t]; ok && d.body[k] > 0 {
 				present, count = append(present, t), append(count, int(d.body[k]))
+				found += int(d.body[k])
+				if _, ok := r.near[t]; ok {
+					near += int(d.body[k])
+				}
 			}
 		}
-		tm := &textMatches{}
+		tm := &textMatches{at: make([]textMatch, 0, found)}
+		d.near = make([]termAt, 0, near)
 		ix.an.LocateIndexTerms(c.text, c.doc.Lang, r.initials, present, count, func(i, pos, at int) {
 			t := present[i]
 			if k, ok := r.near[t]; ok {
