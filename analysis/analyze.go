@@ -1031,13 +1031,13 @@ func (a *Analyzer) LocateIndexTerms(text, lang string, want *Initials, terms []s
 	// find holds the initials of the terms with occurrences still to
 	// find, and pending how many there are under each.
 	find := &Initials{}
-	pending := map[rune]int{}
+	var pending runeCounts
 	left := 0
 	for i, t := range terms {
 		if count[i] > 0 {
 			r, _ := utf8.DecodeRuneInString(t)
 			find.Set(r, true)
-			pending[r] += count[i]
+			*pending.at(r) += count[i]
 			left += count[i]
 		}
 	}
@@ -1049,10 +1049,11 @@ func (a *Analyzer) LocateIndexTerms(text, lang string, want *Initials, terms []s
 		}
 		fn(i, n, at)
 		r, _ := utf8.DecodeRuneInString(t)
-		if pending[r] > 0 {
+		p := pending.at(r)
+		if *p > 0 {
 			left--
 		}
-		if pending[r]--; pending[r] == 0 {
+		if *p--; *p == 0 {
 			find.Set(r, false)
 		}
 	}
@@ -1079,6 +1080,28 @@ func (a *Analyzer) LocateIndexTerms(text, lang string, want *Initials, terms []s
 		}
 		return left > 0
 	})
+}
+
+// runeCounts counts by rune, ASCII in an array: LocateIndexTerms counts
+// at every occurrence it finds.
+type runeCounts struct {
+	ascii [utf8.RuneSelf]int
+	other map[rune]*int
+}
+
+func (c *runeCounts) at(r rune) *int {
+	if r >= 0 && r < utf8.RuneSelf {
+		return &c.ascii[r]
+	}
+	if c.other == nil {
+		c.other = map[rune]*int{}
+	}
+	p := c.other[r]
+	if p == nil {
+		p = new(int)
+		c.other[r] = p
+	}
+	return p
 }
 
 // OwnTerm reports whether a word whose folded, lowercased form is s has s

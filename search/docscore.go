@@ -88,6 +88,7 @@ func (ix *Index) docBM25(pq *parsedQuery, rk Ranking, docs []*docHit) map[int64]
 		}
 		clear(tf)
 		var last *memDoc
+		at, wanted := 0, false // last's place in docs
 		df := 0
 		for p := mt.iter(); p.next(); {
 			sl := &m.slots[p.slot]
@@ -98,15 +99,17 @@ func (ix *Index) docBM25(pq *parsedQuery, rk Ranking, docs []*docHit) map[int64]
 				aq.mark(p.slot, bit)
 			}
 			// A document's chunks are added together, so its postings are
-			// adjacent: counting changes of document counts documents.
+			// adjacent: counting changes of document counts documents, and
+			// the document is looked up once.
 			if sl.doc != last {
 				df++
 				last = sl.doc
+				at, wanted = want[sl.doc]
 			}
-			if i, ok := want[sl.doc]; ok {
-				tf[i][0] = max(tf[i][0], float64(p.tf[0]))
-				tf[i][1] += float64(p.tf[1])
-				tf[i][2] += float64(p.tf[2])
+			if wanted {
+				tf[at][0] = max(tf[at][0], float64(p.tf[0]))
+				tf[at][1] += float64(p.tf[1])
+				tf[at][2] += float64(p.tf[2])
 			}
 		}
 		for i := range inURL {

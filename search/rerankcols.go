@@ -207,7 +207,7 @@ func (ix *Index) fromPostings(r *reranker, cs []*candidate) []*rdoc {
 	m.mu.RUnlock()
 
 	var present []string
-	var count []int
+	var count, nearOf []int // nearOf: a present term's place in r.near's order, or -1
 	// known, by language: the weighted terms that are their own words'
 	// terms, the same for every chunk.
 	known := map[string]map[string]bool{}
@@ -224,25 +224,28 @@ func (ix *Index) fromPostings(r *reranker, cs []*candidate) []*rdoc {
 		// text is read only to find where they are, for proximity (the
 		// words in sequence among them) and for the evidence, should the
 		// chunk be shown.
-		present, count = present[:0], count[:0]
+		present, count, nearOf = present[:0], count[:0], nearOf[:0]
 		found, near := 0, 0
 		for k, t := range r.order {
 			if _, ok := r.weights[t]; ok && d.body[k] > 0 {
 				present, count = append(present, t), append(count, int(d.body[k]))
 				found += int(d.body[k])
-				if _, ok := r.near[t]; ok {
+				x, ok := r.near[t]
+				if ok {
 					near += int(d.body[k])
+				} else {
+					x = -1
 				}
+				nearOf = append(nearOf, x)
 			}
 		}
 		tm := &textMatches{at: make([]textMatch, 0, found)}
 		d.near = make([]termAt, 0, near)
 		ix.an.LocateIndexTerms(c.text, c.doc.Lang, r.initials, present, count, func(i, pos, at int) {
-			t := present[i]
-			if k, ok := r.near[t]; ok {
+			if k := nearOf[i]; k >= 0 {
 				d.near = append(d.near, termAt{k, pos})
 			}
-			tm.at = append(tm.at, textMatch{t, at})
+			tm.at = append(tm.at, textMatch{present[i], at})
 		})
 		// Every word of the text that matches a weighted term was found
 		// now, as its term or one of its parts; the evidence also matches
