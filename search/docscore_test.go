@@ -51,10 +51,7 @@ func TestSearch_WholePage(t *testing.T) {
 		pageDoc("/shop/coupons/", "Discounts", "A coupon code takes ten percent off the cart at checkout."),
 	}
 	// Filler pages give the words their IDF.
-	for i := 0; i < 20; i++ {
-		docs = append(docs, pageDoc(fmt.Sprintf("/blog/diary-%d/", i), fmt.Sprintf("Garden diary %d", i),
-			"Roses and tulips in the garden this week."))
-	}
+	docs = append(docs, diaryPages()...)
 	if err := db.PutDocuments(ctx, docs); err != nil {
 		t.Fatal(err)
 	}
@@ -108,10 +105,7 @@ func TestSearch_Associate(t *testing.T) {
 		pageDoc("/tutorials/list-posts/", "List posts", "Fetch the posts.", "Show a spinner while the posts are loading."),
 		pageDoc("/tutorials/edit-form/", "Edit form", "Save the form.", "A spinner tells the user the record is loading."),
 	}
-	for i := 0; i < 20; i++ {
-		docs = append(docs, pageDoc(fmt.Sprintf("/blog/diary-%d/", i), fmt.Sprintf("Garden diary %d", i),
-			"Roses and tulips in the garden this week."))
-	}
+	docs = append(docs, diaryPages()...)
 	if err := db.PutDocuments(ctx, docs); err != nil {
 		t.Fatal(err)
 	}
@@ -165,10 +159,7 @@ func TestSearch_IntroBoost(t *testing.T) {
 		page("/b/", "Shop notes", "A coupon code takes ten percent off.", "Parcels ship within two days.", true),
 		page("/c/", "Shop notes", "A coupon code takes ten percent off.", "Parcels ship within two days.", false),
 	}
-	for i := 0; i < 20; i++ {
-		docs = append(docs, pageDoc(fmt.Sprintf("/blog/diary-%d/", i), fmt.Sprintf("Garden diary %d", i),
-			"Roses and tulips in the garden this week."))
-	}
+	docs = append(docs, diaryPages()...)
 	if err := db.PutDocuments(ctx, docs); err != nil {
 		t.Fatal(err)
 	}
@@ -202,4 +193,15 @@ func TestSearch_IntroBoost(t *testing.T) {
 	if !(on["/b/"] > on["/a/"] && on["/b/"] > on["/c/"]) {
 		t.Errorf("scores with the boost %v: want /b/ first", on)
 	}
+}
+
+// diaryPages are 20 filler pages, which give the words of the pages under
+// test their IDF.
+func diaryPages() []*store.Document {
+	var docs []*store.Document
+	for i := 0; i < 20; i++ {
+		docs = append(docs, pageDoc(fmt.Sprintf("/blog/diary-%d/", i), fmt.Sprintf("Garden diary %d", i),
+			"Roses and tulips in the garden this week."))
+	}
+	return docs
 }

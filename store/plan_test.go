@@ -29,21 +29,7 @@ func TestByPost_UsesIndex(t *testing.T) {
 		`SELECT id FROM documents WHERE ` + byPost,                                          // DeletePost
 		`SELECT ` + docColumns + ` FROM documents WHERE ` + byPost + ` ORDER BY id LIMIT 1`, // FindDocument
 	} {
-		rows, err := db.read.QueryContext(ctx, `EXPLAIN QUERY PLAN `+q, 7)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var plan []string
-		for rows.Next() {
-			var id, parent, unused int
-			var detail string
-			if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
-				t.Fatal(err)
-			}
-			plan = append(plan, detail)
-		}
-		rows.Close()
-		if p := strings.Join(plan, "; "); !strings.Contains(p, "INDEX documents_post_id") {
+		if p := queryPlan(t, db, q, 7); !strings.Contains(p, "INDEX documents_post_id") {
 			t.Errorf("%s\nplan: %s\nwant a search of documents_post_id", q, p)
 		}
 	}
@@ -53,11 +39,19 @@ func TestByPost_UsesIndex(t *testing.T) {
 // rowid, whatever the number of ids (one statement, prepared once).
 func TestChunksByID_Plan(t *testing.T) {
 	db := openTest(t)
-	ctx := context.Background()
-	rows, err := db.read.QueryContext(ctx, `EXPLAIN QUERY PLAN `+chunksByIDQuery, "[1,2]")
+	if p := queryPlan(t, db, chunksByIDQuery, "[1,2]"); !strings.Contains(p, "SEARCH chunks USING INTEGER PRIMARY KEY") {
+		t.Errorf("plan: %s\nwant each id looked up by the rowid", p)
+	}
+}
+
+// queryPlan is SQLite's plan for q, its steps joined by "; ".
+func queryPlan(t *testing.T, db *DB, q string, args ...any) string {
+	t.Helper()
+	rows, err := db.read.QueryContext(context.Background(), `EXPLAIN QUERY PLAN `+q, args...)
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer rows.Close()
 	var plan []string
 	for rows.Next() {
 		var id, parent, unused int
@@ -67,8 +61,5 @@ func TestChunksByID_Plan(t *testing.T) {
 		}
 		plan = append(plan, detail)
 	}
-	rows.Close()
-	if p := strings.Join(plan, "; "); !strings.Contains(p, "SEARCH chunks USING INTEGER PRIMARY KEY") {
-		t.Errorf("plan: %s\nwant each id looked up by the rowid", p)
-	}
+	return strings.Join(plan, "; ")
 }
