@@ -50,6 +50,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -149,6 +150,14 @@ type crawlResult struct {
 	PairedCrawlReqs int     `json:"paired_crawl_requests,omitempty"`
 	PairedPlainS    float64 `json:"paired_plain_s,omitempty"`
 	PairedPlainReqs int     `json:"paired_plain_requests,omitempty"`
+	// PlainShare is the plain spans' length over the crawl spans' (1 when
+	// unset): the ratio comes from each side's rate, so the plain spans
+	// only need enough requests to measure theirs, not as many as the crawl.
+	PlainShare float64 `json:"plain_share,omitempty"`
+	// StoppedAfterS, when set, is when the crawl was stopped before its
+	// end (crawl -stopafter): the index, like a budget's, is of the URLs
+	// it fetched by then.
+	StoppedAfterS float64 `json:"stopped_after_s,omitempty"`
 }
 
 func runCrawl(ctx context.Context, args []string) error {
@@ -161,9 +170,14 @@ func runCrawl(ctx context.Context, args []string) error {
 	budget := fs.Int("budget", 0, "stop after this many fetches (0: the whole site)")
 	paired := fs.Duration("paired", 0, "alternate spans of crawling and of plain GETs this long (see -plainurls)")
 	plainURLs := fs.String("plainurls", "", "with -paired: a URL list (an earlier crawl's bench-urls.txt) whose last URLs the plain spans GET, the pages the crawl reaches last")
+	plainShare := fs.Float64("plainshare", 1, "with -paired: the plain spans' length as a share of the crawl spans'")
+	stopAfter := fs.Duration("stopafter", 0, "stop the crawl after this long and report what it measured (0: run to the end)")
 	fs.Parse(args)
 	if *state == "" {
 		return fmt.Errorf("crawl: -state is required")
+	}
+	if *plainShare <= 0 {
+		return fmt.Errorf("crawl: -plainshare must be above 0")
 	}
 	e, err := readEnv(*envPath)
 	if err != nil {
@@ -185,7 +199,8 @@ func runCrawl(ctx context.Context, args []string) error {
 		return fmt.Errorf("crawl: -paired needs -plainurls")
 	}
 	cmd := exec.Command(self, "crawl-child", "-state", *state, "-env", *envPath, "-concurrency", strconv.Itoa(*conc), "-urls", urlsPath,
-		"-waits="+strconv.FormatBool(*waits), "-budget", strconv.Itoa(*budget), "-paired", paired.String(), "-plainurls", *plainURLs)
+		"-waits="+strconv.FormatBool(*waits), "-budget", strconv.Itoa(*budget), "-paired", paired.String(), "-plainurls", *plainURLs,
+		"-plainshare", strconv.FormatFloat(*plainShare, 'g', -1, 64), "-stopafter", stopAfter.String())
 	cmd.Stderr = os.Stderr
 	var out strings.Builder
 	cmd.Stdout = &out
@@ -209,12 +224,15 @@ func runCrawl(ctx context.Context, args []string) error {
 	if ru != nil {
 		r.CPUS = float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
 	}
+	if r.StoppedAfterS > 0 {
+		fmt.Printf("stopped after %.0f s, before the end of the pass: ", r.StoppedAfterS)
+	}
 	fmt.Printf("site %s, concurrency %d: full index %.1f s (%d requests, %d fetched, %d indexed, %d errors, %d pages); daemon CPU %.1f s, peak RSS %.0f MB\n",
 		e["SITE_URL"], *conc, r.IndexS, r.Requests, r.Fetched, r.Indexed, r.Errors, r.Pages, r.CPUS, r.PeakRSSMB)
 	if r.PairedCrawlS > 0 && r.PairedPlainS > 0 {
 		crawlRate, plainRate := float64(r.PairedCrawlReqs)/r.PairedCrawlS, float64(r.PairedPlainReqs)/r.PairedPlainS
-		fmt.Printf("paired spans of %v: crawl %d requests in %.1f s (%.2f/s), plain GETs %d in %.1f s (%.2f/s); the crawl's own time %.1f s against %.1f s for plain GETs of its requests at that rate: ratio %.3f (target <= 1.15)\n",
-			*paired, r.PairedCrawlReqs, r.PairedCrawlS, crawlRate, r.PairedPlainReqs, r.PairedPlainS, plainRate,
+		fmt.Printf("paired spans of %v (plain spans %.2f of that): crawl %d requests in %.1f s (%.2f/s), plain GETs %d in %.1f s (%.2f/s); the crawl's own time %.1f s against %.1f s for plain GETs of its requests at that rate: ratio %.3f (target <= 1.15)\n",
+			*paired, r.PlainShare, r.PairedCrawlReqs, r.PairedCrawlS, crawlRate, r.PairedPlainReqs, r.PairedPlainS, plainRate,
 			r.PairedCrawlS, float64(r.PairedCrawlReqs)/plainRate, plainRate/crawlRate)
 	}
 	if *plain {
@@ -241,6 +259,8 @@ func crawlChild(ctx context.Context, args []string) error {
 	budget := fs.Int("budget", 0, "")
 	paired := fs.Duration("paired", 0, "")
 	plainURLs := fs.String("plainurls", "", "")
+	plainShare := fs.Float64("plainshare", 1, "")
+	stopAfter := fs.Duration("stopafter", 0, "")
 	fs.Parse(args)
 	e, err := readEnv(*envPath)
 	if err != nil {
@@ -294,7 +314,7 @@ func crawlChild(ctx context.Context, args []string) error {
 		return resp, err
 	})
 	if pair != nil {
-		pair.run(*paired)
+		pair.run(*paired, time.Duration(float64(*paired)**plainShare))
 		defer pair.stop()
 	}
 	// The crawl's own CPU profile, for `go tool pprof`: where the daemon's
@@ -318,25 +338,57 @@ func crawlChild(ctx context.Context, args []string) error {
 	}
 	start := time.Now()
 	last := start
+	var stopped atomic.Bool
+	if *stopAfter > 0 {
+		// A cancelled pass records its run and keeps its frontier; the
+		// pages it fetched are in the store, for serve to measure.
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(ctx)
+		defer cancel()
+		t := time.AfterFunc(*stopAfter, func() {
+			stopped.Store(true)
+			cancel()
+		})
+		defer t.Stop()
+	}
 	run, err := d.Index(ctx, daemon.IndexOptions{Full: true, Progress: func(done, total int) {
 		if time.Since(last) > 30*time.Second {
 			last = time.Now()
 			fmt.Fprintf(os.Stderr, "%s %d/%d pages\n", time.Now().Format("15:04:05"), done, total)
+			if pair != nil {
+				// Should the run die before its end, the rates so far
+				// are on record.
+				cs, cr, ps, pr := pair.counts()
+				fmt.Fprintf(os.Stderr, "  spans so far: crawl %d requests in %.1f s, plain %d in %.1f s\n", cr, cs, pr, ps)
+			}
 		}
 	}})
-	if err != nil {
-		return err
-	}
 	wall := time.Since(start)
+	switch {
+	case err != nil && !stopped.Load():
+		return err
+	case err != nil:
+		// Cancelling the pass is how it stops: what it says is expected.
+		fmt.Fprintf(os.Stderr, "the pass stopped after %v: %v\n", *stopAfter, err)
+	}
+	if run == nil {
+		return fmt.Errorf("the pass stopped after %v before it started: %w", *stopAfter, err)
+	}
 	stopProf.Do(pprof.StopCPUProfile)
 	res := crawlResult{Budget: *budget}
+	if *paired > 0 {
+		res.PlainShare = *plainShare
+	}
+	if stopped.Load() {
+		res.StoppedAfterS = stopAfter.Seconds()
+	}
 	if pair != nil {
 		res.PairedCrawlS, res.PairedCrawlReqs, res.PairedPlainS, res.PairedPlainReqs = pair.stop()
 	}
 	if err := w.Flush(); err != nil {
 		return err
 	}
-	st, err := d.Store.Stats(ctx)
+	st, err := d.Store.Stats(context.WithoutCancel(ctx))
 	if err != nil {
 		return err
 	}
@@ -397,8 +449,8 @@ func (p *pairing) leave() {
 	p.mu.Unlock()
 }
 
-// run alternates spans of d until stop.
-func (p *pairing) run(d time.Duration) {
+// run alternates crawl spans of d with plain spans of plainD until stop.
+func (p *pairing) run(d, plainD time.Duration) {
 	go func() {
 		defer close(p.finished)
 		for {
@@ -420,7 +472,7 @@ func (p *pairing) run(d time.Duration) {
 			p.mu.Unlock()
 
 			t1 := time.Now()
-			n := p.plainSpan(d)
+			n := p.plainSpan(plainD)
 			p.mu.Lock()
 			p.plainT += time.Since(t1)
 			p.plainReqs += n
@@ -467,6 +519,14 @@ func (p *pairing) plainSpan(d time.Duration) int {
 	return n
 }
 
+// counts returns each side's time and requests so far: the time of the
+// spans ended, the crawl's requests including the span under way's.
+func (p *pairing) counts() (crawlS float64, crawlReqs int, plainS float64, plainReqs int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.crawlT.Seconds(), p.crawlReqs, p.plainT.Seconds(), p.plainReqs
+}
+
 // stop ends the alternation (the crawl is over) and returns each side's
 // time and requests. A second call returns the same.
 func (p *pairing) stop() (crawlS float64, crawlReqs int, plainS float64, plainReqs int) {
@@ -476,9 +536,7 @@ func (p *pairing) stop() (crawlS float64, crawlReqs int, plainS float64, plainRe
 		close(p.done)
 	}
 	<-p.finished
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.crawlT.Seconds(), p.crawlReqs, p.plainT.Seconds(), p.plainReqs
+	return p.counts()
 }
 
 // profileWaits records where the crawl's goroutines wait, for its first
@@ -874,8 +932,13 @@ func table(dirs []string) error {
 			return err
 		}
 		pages := strconv.Itoa(s.Pages)
-		if b, err := os.ReadFile(filepath.Join(dir, "bench-crawl.json")); err == nil && json.Unmarshal(b, &c) == nil && c.Budget > 0 {
-			pages += fmt.Sprintf(" (the first %d URLs of a bigger site)", c.Budget)
+		if b, err := os.ReadFile(filepath.Join(dir, "bench-crawl.json")); err == nil && json.Unmarshal(b, &c) == nil {
+			switch {
+			case c.StoppedAfterS > 0:
+				pages += fmt.Sprintf(" (the %d URLs a crawl stopped after %.0f s fetched)", c.Requests, c.StoppedAfterS)
+			case c.Budget > 0:
+				pages += fmt.Sprintf(" (the first %d URLs of a bigger site)", c.Budget)
+			}
 		}
 		if b, err := os.ReadFile(filepath.Join(dir, "bench-replica.json")); err == nil {
 			var rr replicaResult
