@@ -83,4 +83,8 @@ func TestIndex_BesideARunningPass(t *testing.T) {
 	if !strings.Contains(out, "waiting: ") || !strings.Contains(out, "askwpd serve, nightly pass,") || !strings.Contains(out, "indexed ") {
 		t.Errorf("--wait output does not say why it waited and then what it indexed:\n%s", out)
 	}
+	// The pass leaves the search index's snapshot, for serve's next start.
+	if fi, err := os.Stat(filepath.Join(state, "search-index.snap")); err != nil || fi.Size() == 0 {
+		t.Errorf("askwpd index left no search index snapshot: %v", err)
+	}
 }
