@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/askwp/askwpd/store"
 )
 
 // snapQueries runs the same candidate queries on ix and returns each
@@ -85,11 +87,7 @@ func TestSnapshot(t *testing.T) {
 	}
 
 	t.Run("OK", func(t *testing.T) {
-		ix2 := newIndex(t, db)
-		ix2.SetSnapshot(path, "build-1")
-		if err := ix2.Load(ctx); err != nil {
-			t.Fatal(err)
-		}
+		ix2 := loadSnapshotted(t, db, path)
 		if !ix2.FromSnapshot() {
 			t.Fatal("not loaded from the snapshot")
 		}
@@ -137,11 +135,7 @@ func TestSnapshot(t *testing.T) {
 		if _, err := db.PutDocument(ctx, randomSite(rng, 600, 1)[0]); err != nil {
 			t.Fatal(err)
 		}
-		ix3 := newIndex(t, db)
-		ix3.SetSnapshot(path, "build-1")
-		if err := ix3.Load(ctx); err != nil {
-			t.Fatal(err)
-		}
+		ix3 := loadSnapshotted(t, db, path)
 		if ix3.FromSnapshot() {
 			t.Fatal("a snapshot behind the store was read")
 		}
@@ -321,11 +315,7 @@ func TestSnapshot_Links(t *testing.T) {
 	if err := db.PutDocuments(ctx, linkedSite(rng, 50)); err != nil {
 		t.Fatal(err)
 	}
-	ix := newIndex(t, db)
-	ix.SetSnapshot(path, "build-1")
-	if err := ix.Load(ctx); err != nil {
-		t.Fatal(err)
-	}
+	ix := loadSnapshotted(t, db, path)
 	// A page written again drops some links: the snapshot must not hold
 	// their words, nor number their pages.
 	for _, d := range linkedSite(rng, 10) {
@@ -341,11 +331,7 @@ func TestSnapshot_Links(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	ix2 := newIndex(t, db)
-	ix2.SetSnapshot(path, "build-1")
-	if err := ix2.Load(ctx); err != nil {
-		t.Fatal(err)
-	}
+	ix2 := loadSnapshotted(t, db, path)
 	if !ix2.FromSnapshot() {
 		t.Fatal("not loaded from the snapshot")
 	}
@@ -377,15 +363,23 @@ func TestSnapshot_Links(t *testing.T) {
 	if err := os.WriteFile(path, old, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	ix3 := newIndex(t, db)
-	ix3.SetSnapshot(path, "build-1")
-	if err := ix3.Load(ctx); err != nil {
-		t.Fatal(err)
-	}
+	ix3 := loadSnapshotted(t, db, path)
 	if ix3.FromSnapshot() {
-		t.Fatal("a snapshot of format 2 was read")
+		t.Fatal("a snapshot of the format before links was read")
 	}
 	if got, want := anchorDump(ix3.anchors), freshAnchors(t, db); strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("%d link counts after a load from the store, want %d", len(got), len(want))
 	}
+}
+
+// loadSnapshotted loads a new index of db with its snapshot at path, as
+// build "build-1".
+func loadSnapshotted(t *testing.T, db *store.DB, path string) *Index {
+	t.Helper()
+	ix := newIndex(t, db)
+	ix.SetSnapshot(path, "build-1")
+	if err := ix.Load(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return ix
 }
