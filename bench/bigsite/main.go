@@ -160,47 +160,60 @@ type crawlResult struct {
 	StoppedAfterS float64 `json:"stopped_after_s,omitempty"`
 }
 
+// crawlOpts are crawl's flags; its child process parses the same.
+type crawlOpts struct {
+	state, envPath, plainURLs string
+	conc, budget              int
+	plain, waits              bool
+	paired, stopAfter         time.Duration
+	plainShare                float64
+}
+
+func (o *crawlOpts) register(fs *flag.FlagSet) {
+	fs.StringVar(&o.state, "state", "", "state dir to create (must not hold a store)")
+	fs.StringVar(&o.envPath, "env", "", "the big site's env file (default .wp-big/env)")
+	fs.IntVar(&o.conc, "concurrency", config.Default().Crawl.Concurrency, "crawl and plain-GET concurrency")
+	fs.BoolVar(&o.plain, "plain", false, "then GET the same URLs at the same concurrency")
+	fs.BoolVar(&o.waits, "waits", false, "also write where the crawl waits: block and mutex profiles and goroutine dumps (DIR/bench-crawl-*)")
+	fs.IntVar(&o.budget, "budget", 0, "stop after this many fetches (0: the whole site)")
+	fs.DurationVar(&o.paired, "paired", 0, "alternate spans of crawling and of plain GETs this long (see -plainurls)")
+	fs.StringVar(&o.plainURLs, "plainurls", "", "with -paired: a URL list (an earlier crawl's bench-urls.txt) whose last URLs the plain spans GET, the pages the crawl reaches last")
+	fs.Float64Var(&o.plainShare, "plainshare", 1, "with -paired: the plain spans' length as a share of the crawl spans'")
+	fs.DurationVar(&o.stopAfter, "stopafter", 0, "stop the crawl after this long and report what it measured (0: run to the end)")
+}
+
 func runCrawl(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("crawl", flag.ExitOnError)
-	state := fs.String("state", "", "state dir to create (must not hold a store)")
-	envPath := fs.String("env", "", "the big site's env file (default .wp-big/env)")
-	conc := fs.Int("concurrency", config.Default().Crawl.Concurrency, "crawl and plain-GET concurrency")
-	plain := fs.Bool("plain", false, "then GET the same URLs at the same concurrency")
-	waits := fs.Bool("waits", false, "also write where the crawl waits: block and mutex profiles and goroutine dumps (DIR/bench-crawl-*)")
-	budget := fs.Int("budget", 0, "stop after this many fetches (0: the whole site)")
-	paired := fs.Duration("paired", 0, "alternate spans of crawling and of plain GETs this long (see -plainurls)")
-	plainURLs := fs.String("plainurls", "", "with -paired: a URL list (an earlier crawl's bench-urls.txt) whose last URLs the plain spans GET, the pages the crawl reaches last")
-	plainShare := fs.Float64("plainshare", 1, "with -paired: the plain spans' length as a share of the crawl spans'")
-	stopAfter := fs.Duration("stopafter", 0, "stop the crawl after this long and report what it measured (0: run to the end)")
+	var o crawlOpts
+	o.register(fs)
 	fs.Parse(args)
-	if *state == "" {
+	if o.state == "" {
 		return fmt.Errorf("crawl: -state is required")
 	}
-	if *plainShare <= 0 {
+	if o.plainShare <= 0 {
 		return fmt.Errorf("crawl: -plainshare must be above 0")
 	}
-	e, err := readEnv(*envPath)
+	e, err := readEnv(o.envPath)
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(*state, 0o700); err != nil {
+	if err := os.MkdirAll(o.state, 0o700); err != nil {
 		return err
 	}
 	// Warm PHP's opcache so neither side pays the first compile.
 	if r, err := http.Get(e["SITE_URL"] + "/"); err == nil {
 		r.Body.Close()
 	}
-	urlsPath := filepath.Join(*state, "bench-urls.txt")
+	urlsPath := filepath.Join(o.state, "bench-urls.txt")
 	self, err := os.Executable()
 	if err != nil {
 		return err
 	}
-	if *paired > 0 && *plainURLs == "" {
+	if o.paired > 0 && o.plainURLs == "" {
 		return fmt.Errorf("crawl: -paired needs -plainurls")
 	}
-	cmd := exec.Command(self, "crawl-child", "-state", *state, "-env", *envPath, "-concurrency", strconv.Itoa(*conc), "-urls", urlsPath,
-		"-waits="+strconv.FormatBool(*waits), "-budget", strconv.Itoa(*budget), "-paired", paired.String(), "-plainurls", *plainURLs,
-		"-plainshare", strconv.FormatFloat(*plainShare, 'g', -1, 64), "-stopafter", stopAfter.String())
+	// The child parses the same flags.
+	cmd := exec.Command(self, append([]string{"crawl-child", "-urls", urlsPath}, args...)...)
 	cmd.Stderr = os.Stderr
 	var out strings.Builder
 	cmd.Stdout = &out
@@ -228,47 +241,40 @@ func runCrawl(ctx context.Context, args []string) error {
 		fmt.Printf("stopped after %.0f s, before the end of the pass: ", r.StoppedAfterS)
 	}
 	fmt.Printf("site %s, concurrency %d: full index %.1f s (%d requests, %d fetched, %d indexed, %d errors, %d pages); daemon CPU %.1f s, peak RSS %.0f MB\n",
-		e["SITE_URL"], *conc, r.IndexS, r.Requests, r.Fetched, r.Indexed, r.Errors, r.Pages, r.CPUS, r.PeakRSSMB)
+		e["SITE_URL"], o.conc, r.IndexS, r.Requests, r.Fetched, r.Indexed, r.Errors, r.Pages, r.CPUS, r.PeakRSSMB)
 	if r.PairedCrawlS > 0 && r.PairedPlainS > 0 {
 		crawlRate, plainRate := float64(r.PairedCrawlReqs)/r.PairedCrawlS, float64(r.PairedPlainReqs)/r.PairedPlainS
 		fmt.Printf("paired spans of %v (plain spans %.2f of that): crawl %d requests in %.1f s (%.2f/s), plain GETs %d in %.1f s (%.2f/s); the crawl's own time %.1f s against %.1f s for plain GETs of its requests at that rate: ratio %.3f (target <= 1.15)\n",
-			*paired, r.PlainShare, r.PairedCrawlReqs, r.PairedCrawlS, crawlRate, r.PairedPlainReqs, r.PairedPlainS, plainRate,
+			o.paired, r.PlainShare, r.PairedCrawlReqs, r.PairedCrawlS, crawlRate, r.PairedPlainReqs, r.PairedPlainS, plainRate,
 			r.PairedCrawlS, float64(r.PairedCrawlReqs)/plainRate, plainRate/crawlRate)
 	}
-	if *plain {
+	if o.plain {
 		b, err := os.ReadFile(urlsPath)
 		if err != nil {
 			return err
 		}
 		urls := strings.Fields(string(b))
-		wall := plainGet(urls, *conc)
+		wall := plainGet(urls, o.conc)
 		r.PlainS, r.PlainEvery = wall.Seconds(), 1
 		fmt.Printf("plain GET of the same %d URLs at concurrency %d: %.1f s; ratio index / plain GET %.3f (target <= 1.15)\n",
-			len(urls), *conc, r.PlainS, r.IndexS/r.PlainS)
+			len(urls), o.conc, r.PlainS, r.IndexS/r.PlainS)
 	}
-	return writeJSON(filepath.Join(*state, "bench-crawl.json"), r)
+	return writeJSON(filepath.Join(o.state, "bench-crawl.json"), r)
 }
 
 func crawlChild(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("crawl-child", flag.ExitOnError)
-	state := fs.String("state", "", "")
-	envPath := fs.String("env", "", "")
-	conc := fs.Int("concurrency", 4, "")
+	var o crawlOpts
+	o.register(fs)
 	urlsPath := fs.String("urls", "", "")
-	waits := fs.Bool("waits", false, "")
-	budget := fs.Int("budget", 0, "")
-	paired := fs.Duration("paired", 0, "")
-	plainURLs := fs.String("plainurls", "", "")
-	plainShare := fs.Float64("plainshare", 1, "")
-	stopAfter := fs.Duration("stopafter", 0, "")
 	fs.Parse(args)
-	e, err := readEnv(*envPath)
+	e, err := readEnv(o.envPath)
 	if err != nil {
 		return err
 	}
-	cfg := siteConfig(e, *state, *conc)
-	if *budget > 0 {
-		cfg.Crawl.Budget = *budget
+	cfg := siteConfig(e, o.state, o.conc)
+	if o.budget > 0 {
+		cfg.Crawl.Budget = o.budget
 	}
 	d, err := daemon.Open(ctx, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
@@ -287,8 +293,8 @@ func crawlChild(ctx context.Context, args []string) error {
 	)
 	tr := d.Crawler.Fetcher.Client.Transport
 	var pair *pairing
-	if *paired > 0 {
-		if pair, err = newPairing(*plainURLs, *conc); err != nil {
+	if o.paired > 0 {
+		if pair, err = newPairing(o.plainURLs, o.conc); err != nil {
 			return err
 		}
 	}
@@ -314,12 +320,12 @@ func crawlChild(ctx context.Context, args []string) error {
 		return resp, err
 	})
 	if pair != nil {
-		pair.run(*paired, time.Duration(float64(*paired)**plainShare))
+		pair.run(o.paired, time.Duration(float64(o.paired)*o.plainShare))
 		defer pair.stop()
 	}
 	// The crawl's own CPU profile, for `go tool pprof`: where the daemon's
 	// share of the two cores goes.
-	pf, err := os.Create(filepath.Join(*state, "bench-crawl.pprof"))
+	pf, err := os.Create(filepath.Join(o.state, "bench-crawl.pprof"))
 	if err != nil {
 		return err
 	}
@@ -332,20 +338,20 @@ func crawlChild(ctx context.Context, args []string) error {
 	var stopProf sync.Once
 	stop := time.AfterFunc(5*time.Minute, func() { stopProf.Do(pprof.StopCPUProfile) })
 	defer stop.Stop()
-	if *waits {
-		stopWaits := profileWaits(*state, 5*time.Minute)
+	if o.waits {
+		stopWaits := profileWaits(o.state, 5*time.Minute)
 		defer stopWaits()
 	}
 	start := time.Now()
 	last := start
 	var stopped atomic.Bool
-	if *stopAfter > 0 {
+	if o.stopAfter > 0 {
 		// A cancelled pass records its run and keeps its frontier; the
 		// pages it fetched are in the store, for serve to measure.
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithCancel(ctx)
 		defer cancel()
-		t := time.AfterFunc(*stopAfter, func() {
+		t := time.AfterFunc(o.stopAfter, func() {
 			stopped.Store(true)
 			cancel()
 		})
@@ -369,18 +375,18 @@ func crawlChild(ctx context.Context, args []string) error {
 		return err
 	case err != nil:
 		// Cancelling the pass is how it stops: what it says is expected.
-		fmt.Fprintf(os.Stderr, "the pass stopped after %v: %v\n", *stopAfter, err)
+		fmt.Fprintf(os.Stderr, "the pass stopped after %v: %v\n", o.stopAfter, err)
 	}
 	if run == nil {
-		return fmt.Errorf("the pass stopped after %v before it started: %w", *stopAfter, err)
+		return fmt.Errorf("the pass stopped after %v before it started: %w", o.stopAfter, err)
 	}
 	stopProf.Do(pprof.StopCPUProfile)
-	res := crawlResult{Budget: *budget}
-	if *paired > 0 {
-		res.PlainShare = *plainShare
+	res := crawlResult{Budget: o.budget}
+	if o.paired > 0 {
+		res.PlainShare = o.plainShare
 	}
 	if stopped.Load() {
-		res.StoppedAfterS = stopAfter.Seconds()
+		res.StoppedAfterS = o.stopAfter.Seconds()
 	}
 	if pair != nil {
 		res.PairedCrawlS, res.PairedCrawlReqs, res.PairedPlainS, res.PairedPlainReqs = pair.stop()
@@ -393,7 +399,7 @@ func crawlChild(ctx context.Context, args []string) error {
 		return err
 	}
 	res.Pages, res.Requests, res.Fetched, res.Indexed, res.Errors, res.Concurrency, res.IndexS =
-		st.Documents, requests, run.Fetched, run.Indexed, run.Errors, *conc, wall.Seconds()
+		st.Documents, requests, run.Fetched, run.Indexed, run.Errors, o.conc, wall.Seconds()
 	return json.NewEncoder(os.Stdout).Encode(res)
 }
 
