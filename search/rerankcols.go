@@ -52,8 +52,10 @@ func (ix *Index) fromPostings(r *reranker, cs []*candidate) []*rdoc {
 	// them, hundreds, and growing the slice was a tenth of a search's
 	// allocated bytes.
 	n := 2 * len(r.order)
+	runs := make(map[string][]string, len(r.variants.idf)) // each prefix's terms
 	for p := range r.variants.idf {
-		n += len(v.prefixTerms(p))
+		runs[p] = v.prefixTerms(p)
+		n += len(runs[p])
 	}
 	reads := make([]read, 0, n)
 	seen := map[string]int{} // the query's terms and surfaces in reads
@@ -76,8 +78,8 @@ func (ix *Index) fromPostings(r *reranker, cs []*candidate) []*rdoc {
 			}
 		}
 	}
-	for p := range r.variants.idf {
-		for _, t := range v.prefixTerms(p) {
+	for p, terms := range runs {
+		for _, t := range terms {
 			// Hundreds of words may share a prefix: only the query's own
 			// terms are looked up.
 			if i, ok := seen[t]; ok {
