@@ -3,20 +3,27 @@ package tool
 import (
 	"sync"
 	"time"
+
+	"github.com/askwp/askwpd/store"
 )
 
 // linkless remembers, for a while, the pages found to link to no page
 // that expansion could fetch. Most searches that trigger expansion stop
 // there, and asking the store again cost a quarter of a millisecond (on a
 // WordPress site every page links to the home page and its categories,
-// none of which is fetched). Every index commit of this process forgets
-// them all (Service.IndexCommitted): a commit may remove a page that links
-// pointed to. A page's new links are stored just after its commit, so a
+// none of which is fetched). An index commit that removes a page forgets
+// them all (committed): links to it are now links expansion could fetch.
+// One that replaces a page forgets that page, whose links changed; adding
+// pages only turns links that were not indexed into links that are, and
+// forgets nothing: a crawl that went over the site forgot every verdict
+// at each of its commits, and the store was asked at nearly every
+// search. A page's new links are stored just after its commit, so a
 // verdict reached in between can be wrong until it expires; expansion is
 // a best effort, and a minute's delay costs it little.
 type linkless struct {
 	mu    sync.Mutex
 	since map[int64]time.Time
+	gen   int64 // the last commit seen
 }
 
 const (
@@ -54,9 +61,31 @@ func (l *linkless) note(ids []int64, now time.Time) {
 	}
 }
 
-// forget drops every verdict.
-func (l *linkless) forget() {
+// committed forgets what c may have changed: every verdict when it
+// removed a page, or when commits were missed (another process wrote the
+// store in between); else the verdicts on the pages it replaced.
+func (l *linkless) committed(c store.IndexCommit) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.since = nil
+	missed := l.gen != 0 && c.Gen != l.gen+1
+	l.gen = c.Gen
+	if missed {
+		l.since = nil
+		return
+	}
+	deleted := map[int64]bool{}
+	for _, op := range c.Ops {
+		if op.Add == nil {
+			deleted[op.Delete] = true
+		}
+	}
+	for _, op := range c.Ops {
+		if op.Add != nil && deleted[op.Add.Doc.ID] {
+			delete(deleted, op.Add.Doc.ID)
+			delete(l.since, op.Add.Doc.ID)
+		}
+	}
+	if len(deleted) > 0 {
+		l.since = nil
+	}
 }

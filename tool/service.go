@@ -27,8 +27,9 @@ type Service struct {
 }
 
 // IndexCommitted follows the store's index commits (store.DB.Observe):
-// selective expansion forgets which pages link to nothing it could fetch.
-func (s *Service) IndexCommitted(store.IndexCommit) { s.linkless.forget() }
+// selective expansion forgets what the commit may have changed of which
+// pages link to nothing it could fetch.
+func (s *Service) IndexCommitted(c store.IndexCommit) { s.linkless.committed(c) }
 
 var _ Caller = (*Service)(nil)
 
