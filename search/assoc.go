@@ -24,18 +24,40 @@ const (
 	assocMaxTerms = 16
 )
 
-// assocBuf holds, by slot, which query terms a chunk holds and which of
-// the scored pages (numbered from 1) it belongs to. Slices over every
-// slot are read where maps were (a lookup per posting of every name word
-// was most of associate's time); they are pooled, and only the entries
-// set are cleared after a search.
-type assocBuf struct {
+// slotBuf holds, by slot, what the whole-page score of one search marks
+// on the chunks: which of its documents a chunk belongs to (numbered from
+// 1), for docBM25, and for associate which query terms a chunk holds and
+// which of the scored pages it belongs to. Slices over every slot are
+// read where maps were (a lookup per posting was most of associate's
+// time, and per document of docBM25's); they are pooled, and only the
+// entries set are cleared after a search.
+type slotBuf struct {
+	doc     []uint16
 	has     []uint16
 	page    []uint8
 	touched []uint32
 }
 
-var assocBufs = sync.Pool{New: func() any { return &assocBuf{} }}
+var slotBufs = sync.Pool{New: func() any { return &slotBuf{} }}
+
+// newSlotBuf takes a buffer covering m's slots; the caller holds m's read
+// lock, and calls release.
+func newSlotBuf(m *memIndex) *slotBuf {
+	buf := slotBufs.Get().(*slotBuf)
+	if len(buf.has) < len(m.slots) {
+		buf.doc, buf.has, buf.page = make([]uint16, len(m.slots)), make([]uint16, len(m.slots)), make([]uint8, len(m.slots))
+	}
+	return buf
+}
+
+// release clears what was set and returns the buffer to the pool.
+func (buf *slotBuf) release() {
+	for _, s := range buf.touched {
+		buf.doc[s], buf.has[s], buf.page[s] = 0, 0, 0
+	}
+	buf.touched = buf.touched[:0]
+	slotBufs.Put(buf)
+}
 
 // assocQuery is what associate knows of a query before it scores: the
 // terms it follows, each with a bit, their share of the site's chunks,
@@ -44,17 +66,7 @@ var assocBufs = sync.Pool{New: func() any { return &assocBuf{} }}
 type assocQuery struct {
 	qs   []string
 	base [assocMaxTerms]float64
-	buf  *assocBuf
-}
-
-// newAssocQuery takes a buffer covering m's slots; the caller holds m's
-// read lock, and calls release.
-func newAssocQuery(m *memIndex) *assocQuery {
-	buf := assocBufs.Get().(*assocBuf)
-	if len(buf.has) < len(m.slots) {
-		buf.has, buf.page = make([]uint16, len(m.slots)), make([]uint8, len(m.slots))
-	}
-	return &assocQuery{buf: buf}
+	buf  *slotBuf
 }
 
 // term adds a query term, with its postings, and returns its bit, or 0
@@ -72,16 +84,6 @@ func (aq *assocQuery) term(m *memIndex, t string, mt *memTerm) uint16 {
 func (aq *assocQuery) mark(slot uint32, bit uint16) {
 	aq.buf.has[slot] |= bit
 	aq.buf.touched = append(aq.buf.touched, slot)
-}
-
-// release clears what was set and returns the buffer to the pool.
-func (aq *assocQuery) release() {
-	buf := aq.buf
-	for _, s := range buf.touched {
-		buf.has[s], buf.page[s] = 0, 0
-	}
-	buf.touched = buf.touched[:0]
-	assocBufs.Put(buf)
 }
 
 // associate adds to the best pages' whole-page scores how strongly the

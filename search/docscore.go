@@ -26,16 +26,11 @@ func (ix *Index) docBM25(pq *parsedQuery, rk Ranking, docs []*docHit) map[int64]
 	if len(terms) == 0 {
 		return nil
 	}
-	want := make(map[*memDoc]int, len(docs))
 	var inURL [][]string
 	if rk.URLWeight > 0 {
 		inURL = make([][]string, len(docs))
-	}
-	for i, d := range docs {
-		doc := d.chunks[0].doc
-		want[doc] = i
-		if inURL != nil {
-			inURL[i] = ix.urlOf(doc).terms
+		for i, d := range docs {
+			inURL[i] = ix.urlOf(d.chunks[0].doc).terms
 		}
 	}
 	var keys []string
@@ -70,10 +65,36 @@ func (ix *Index) docBM25(pq *parsedQuery, rk Ranking, docs []*docHit) map[int64]
 	out := make(map[int64]float64, len(docs))
 	tf := make([][5]float64, len(docs)) // title, keywords, body, URL, links
 	idfs := make(map[string]float64, len(pq.Terms))
+	// Each candidate document's chunks are marked with its place in docs
+	// (from 1): a posting's document is looked up in the mark.
+	buf := newSlotBuf(m)
+	defer buf.release()
+	// (docs are the candidate chunks' pages, a few hundred at most.)
+	for i, d := range docs[:min(len(docs), math.MaxUint16)] {
+		for _, s := range m.docSlots[d.docID] {
+			buf.doc[s] = uint16(i + 1)
+			buf.touched = append(buf.touched, s)
+		}
+	}
 	var aq *assocQuery
 	if rk.AssocWeight > 0 {
-		aq = newAssocQuery(m)
-		defer aq.release()
+		aq = &assocQuery{buf: buf}
+	}
+	// How often each query term is among each document's URL words.
+	urlTF := make(map[string][]float64, len(terms))
+	for _, t := range terms {
+		urlTF[t] = nil
+	}
+	for i, ws := range inURL {
+		for _, u := range ws {
+			if n, ok := urlTF[u]; ok {
+				if n == nil {
+					n = make([]float64, len(docs))
+					urlTF[u] = n
+				}
+				n[i]++
+			}
+		}
 	}
 	for _, t := range pq.Terms {
 		mt := m.terms[t.Term]
@@ -104,7 +125,8 @@ func (ix *Index) docBM25(pq *parsedQuery, rk Ranking, docs []*docHit) map[int64]
 			if sl.doc != last {
 				df++
 				last = sl.doc
-				at, wanted = want[sl.doc]
+				at = int(buf.doc[p.slot]) - 1
+				wanted = at >= 0 && at < len(docs)
 			}
 			if wanted {
 				tf[at][0] = max(tf[at][0], float64(p.tf[0]))
@@ -112,12 +134,8 @@ func (ix *Index) docBM25(pq *parsedQuery, rk Ranking, docs []*docHit) map[int64]
 				tf[at][2] += float64(p.tf[2])
 			}
 		}
-		for i := range inURL {
-			for _, u := range inURL[i] {
-				if u == t.Term {
-					tf[i][3]++
-				}
-			}
+		for i, n := range urlTF[t.Term] {
+			tf[i][3] = n
 		}
 		for i, k := range keys {
 			tf[i][4] = float64(ix.anchors.count(t.Term, k))
