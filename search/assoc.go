@@ -36,6 +36,11 @@ type slotBuf struct {
 	has     []uint16
 	page    []uint8
 	touched []uint32
+	// Scratch of associate's, kept with the buffer: a posting list's
+	// slots, the name words' counts and their places.
+	slots  []uint32
+	counts []assocCounts
+	wordAt map[string]int
 }
 
 var slotBufs = sync.Pool{New: func() any { return &slotBuf{} }}
@@ -56,6 +61,7 @@ func (buf *slotBuf) release() {
 		buf.doc[s], buf.has[s], buf.page[s] = 0, 0, 0
 	}
 	buf.touched = buf.touched[:0]
+	clear(buf.wordAt)
 	slotBufs.Put(buf)
 }
 
@@ -84,6 +90,14 @@ func (aq *assocQuery) term(m *memIndex, t string, mt *memTerm) uint16 {
 func (aq *assocQuery) mark(slot uint32, bit uint16) {
 	aq.buf.has[slot] |= bit
 	aq.buf.touched = append(aq.buf.touched, slot)
+}
+
+// assocCounts are a name word's chunks over the site, those that also
+// hold each query term, and those of each scored page (by its number).
+type assocCounts struct {
+	n   int32
+	co  [assocMaxTerms]int32
+	own [assocDocs + 1]int32
 }
 
 // associate adds to the best pages' whole-page scores how strongly the
@@ -129,7 +143,10 @@ func (ix *Index) associate(aq *assocQuery, pq *parsedQuery, rk Ranking, docs []*
 	held := make([]uint16, len(order))
 	names := make([][]int, len(order)) // into words
 	var words []*memTerm
-	wordAt := map[string]int{}
+	if buf.wordAt == nil {
+		buf.wordAt = map[string]int{}
+	}
+	wordAt := buf.wordAt
 	var lacked uint16 // the terms some scored page lacks: only their ties count
 	for k, i := range order {
 		doc := docs[i].chunks[0].doc
@@ -165,23 +182,21 @@ func (ix *Index) associate(aq *assocQuery, pq *parsedQuery, rk Ranking, docs []*
 	// and its chunks within each scored page, which the page's own ties
 	// leave out. (A page lacks the terms it is scored for, so its own
 	// chunks add nothing to their counts, only to the word's.)
-	type counts struct {
-		n   int32
-		co  [assocMaxTerms]int32
-		own [assocDocs + 1]int32 // by page number
-	}
-	total := make([]counts, len(words))
+	total := slices.Grow(buf.counts[:0], len(words))[:len(words)]
+	clear(total)
+	buf.counts = total
 	for w, mt := range words {
 		c := &total[w]
-		for p := mt.iter(); p.next(); {
-			if (m.dead > 0 && m.lens[p.slot] == deadLen) || p.tf[0]|p.tf[1]|p.tf[2] == 0 {
+		buf.slots = mt.appendStemSlots(buf.slots[:0])
+		for _, s := range buf.slots {
+			if m.dead > 0 && m.lens[s] == deadLen {
 				continue
 			}
 			c.n++
-			for x := buf.has[p.slot] & lacked; x != 0; x &= x - 1 {
+			for x := buf.has[s] & lacked; x != 0; x &= x - 1 {
 				c.co[bits.TrailingZeros16(x)]++
 			}
-			c.own[buf.page[p.slot]]++
+			c.own[buf.page[s]]++
 		}
 	}
 

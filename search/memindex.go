@@ -227,6 +227,41 @@ func (p *postings) next() bool {
 	return true
 }
 
+// appendStemSlots appends the slots of t's postings in the stemmed
+// columns (title, keywords, body) to dst. A caller that needs only where
+// a term is reads the postings in one call, not one for each.
+func (t *memTerm) appendStemSlots(dst []uint32) []uint32 {
+	b, slot := t.post, uint32(0)
+	for k := 0; k < len(b); {
+		x := uint64(b[k])
+		k++
+		if x >= 0x80 {
+			x &= 0x7f
+			for shift := 7; ; shift += 7 {
+				c := b[k]
+				k++
+				x |= uint64(c&0x7f) << shift
+				if c < 0x80 {
+					break
+				}
+			}
+		}
+		slot += uint32(x >> 1)
+		if x&1 == 0 {
+			h := b[k]
+			k++
+			if h>>4 == 0 {
+				k += bits.OnesCount8(h & 15)
+			}
+			if h&7 == 0 {
+				continue // in the exact column alone
+			}
+		}
+		dst = append(dst, slot)
+	}
+	return dst
+}
+
 // memCount caches how many live chunks hold a term in the stemmed columns
 // and in the exact column (the document frequencies of the two kinds of
 // match), and in any column (the vocabulary's count).
