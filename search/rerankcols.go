@@ -265,15 +265,7 @@ func (ix *Index) fromPostings(r *reranker, cs []*candidate) []*rdoc {
 			}
 			known[c.doc.Lang] = kn
 		}
-		tm.known = kn
-		for t := range kn {
-			if d.body[r.index[t]] == 0 {
-				if tm.absent == nil {
-					tm.absent = map[string]bool{}
-				}
-				tm.absent[t] = true
-			}
-		}
+		tm.known, tm.body, tm.index = kn, d.body, r.index
 		c.matches = tm
 	}
 	return docs

@@ -230,10 +230,19 @@ type candidate struct {
 
 // textMatches are the words of a chunk's text that match query terms, as
 // the rerank found them: the terms known holds are matched by those words
-// and no others, and those absent holds by none.
+// and no others, and those absent (absent) by none.
 type textMatches struct {
-	known, absent map[string]bool
-	at            []textMatch // in text order
+	known map[string]bool
+	at    []textMatch // in text order
+	// body and index are the rerank's counts of the query's terms in the
+	// chunk's body, and each term's place in them.
+	body  []float64
+	index map[string]int
+}
+
+// absent reports a known term the body does not hold.
+func (tm *textMatches) absent(t string) bool {
+	return tm != nil && tm.known[t] && tm.body[tm.index[t]] == 0
 }
 
 // textMatch is a word of a text matching a term, by its byte offset.
@@ -787,9 +796,9 @@ func evidence(an *analysis.Analyzer, terms []string, meta, text, lang string, n 
 	}
 	initials := analysis.InitialsOf(terms)
 	have := map[string]bool{}
-	var absent, known map[string]bool
+	var known map[string]bool
 	if tm != nil {
-		absent, known = tm.absent, tm.known
+		known = tm.known
 	}
 	// pending counts, by initial, the terms the text may hold and no word
 	// matched yet; it is set up after the meta.
@@ -800,7 +809,7 @@ func evidence(an *analysis.Analyzer, terms []string, meta, text, lang string, n 
 			return
 		}
 		have[x] = true
-		if pending != nil && !absent[x] {
+		if pending != nil && !tm.absent(x) {
 			r, _ := utf8.DecodeRuneInString(x)
 			if pending[r]--; pending[r] == 0 {
 				done = true
@@ -834,7 +843,7 @@ func evidence(an *analysis.Analyzer, terms []string, meta, text, lang string, n 
 	initials, pending = &analysis.Initials{}, map[rune]int{}
 	look := false
 	for _, t := range terms {
-		if absent[t] || known[t] || t == "" {
+		if known[t] || t == "" { // the absent terms are known ones
 			continue
 		}
 		r, _ := utf8.DecodeRuneInString(t)
@@ -846,8 +855,17 @@ func evidence(an *analysis.Analyzer, terms []string, meta, text, lang string, n 
 	}
 	// The text is analyzed in one pass; a token's offset says which of
 	// its space-separated words to highlight (no token spans a space).
-	words := fields(text)
-	hits := make([]bool, len(words))
+	// The words are split only as far as a snippet can show: past n/2
+	// words after the first match (at least 2 bytes a word in it), a match
+	// counts only among the terms found.
+	ws := &words{text: text, spans: make([]span, 0, 64)}
+	hits := make([]bool, 0, 64)
+	hit := func(w int) {
+		if w >= len(hits) {
+			hits = append(hits, make([]bool, w+1-len(hits))...)
+		}
+		hits[w] = true
+	}
 	first := -1
 	if tm != nil {
 		w := 0
@@ -855,10 +873,14 @@ func evidence(an *analysis.Analyzer, terms []string, meta, text, lang string, n 
 			if !want[m.term] {
 				continue
 			}
-			for w+1 < len(words) && int(words[w+1].start) <= m.at {
+			have[m.term] = true
+			if n <= 0 || first >= 0 && w > first+n/2 {
+				continue
+			}
+			for ws.has(w+1) && int(ws.spans[w+1].start) <= m.at {
 				w++
 			}
-			have[m.term], hits[w] = true, true
+			hit(w)
 			if first < 0 {
 				first = w
 			}
@@ -869,14 +891,16 @@ func evidence(an *analysis.Analyzer, terms []string, meta, text, lang string, n 
 		past := n <= 0
 		done = true
 		an.EachAt(text, lang, initials, func(t analysis.Token, at int) {
-			for w+1 < len(words) && int(words[w+1].start) <= at {
-				w++
+			if !past {
+				for ws.has(w+1) && int(ws.spans[w+1].start) <= at {
+					w++
+				}
+				if first >= 0 && w > first+n/2 {
+					past = true
+				}
 			}
-			if !past && first >= 0 && w > first+n/2 {
-				past = true
-			}
-			if wanted(t) {
-				hits[w] = true
+			if wanted(t) && !past {
+				hit(w)
 				if first < 0 || w < first {
 					first = w
 				}
@@ -909,20 +933,20 @@ func evidence(an *analysis.Analyzer, terms []string, meta, text, lang string, n 
 	if start > 0 {
 		b.WriteString("…")
 	}
-	for i := start; i < len(words) && b.Len() < n; i++ {
+	for i := start; ws.has(i) && b.Len() < n; i++ {
 		if i > start {
 			b.WriteByte(' ')
 		}
-		if hits[i] {
-			b.WriteString("**" + words[i].of(text) + "**")
+		if i < len(hits) && hits[i] {
+			b.WriteString("**" + ws.spans[i].of(text) + "**")
 		} else {
-			b.WriteString(words[i].of(text))
+			b.WriteString(ws.spans[i].of(text))
 		}
-		if i == len(words)-1 {
+		if !ws.has(i + 1) {
 			return out, b.String()
 		}
 	}
-	if len(words) > 0 {
+	if ws.has(0) {
 		b.WriteString("…")
 	}
 	return out, b.String()
@@ -932,38 +956,45 @@ func evidence(an *analysis.Analyzer, terms []string, meta, text, lang string, n 
 // others, which fields decodes).
 var asciiSpace = [256]bool{'\t': true, '\n': true, '\v': true, '\f': true, '\r': true, ' ': true}
 
-// fields is strings.Fields with the byte offset of each field.
-func fields(s string) []span {
-	n := 0
-	for i := 0; i < len(s); i++ {
-		if s[i] == ' ' || s[i] == '\n' {
-			n++
-		}
-	}
-	words := make([]span, 0, n+1)
+// words splits a text into its space-separated words (strings.Fields,
+// with each one's byte offsets), as far as a caller asks: a shown
+// passage's snippet needs the words up to its matches and a few dozen
+// after, and splitting every word of every hit's text was a twentieth of
+// a search.
+type words struct {
+	text  string
+	spans []span
+	next  int // where splitting goes on
+}
+
+// has reports whether the text has an i-th word (from 0), splitting it
+// as far as that.
+func (ws *words) has(i int) bool {
+	s := ws.text
 	start := -1
-	for i := 0; i < len(s); {
+	for len(ws.spans) <= i && ws.next < len(s) {
 		// ASCII without a call: this runs over every shown passage.
-		space, size := asciiSpace[s[i]], 1
-		if s[i] >= utf8.RuneSelf {
+		c, size := s[ws.next], 1
+		space := asciiSpace[c]
+		if c >= utf8.RuneSelf {
 			var r rune
-			r, size = utf8.DecodeRuneInString(s[i:])
+			r, size = utf8.DecodeRuneInString(s[ws.next:])
 			space = unicode.IsSpace(r)
 		}
-		if space {
-			if start >= 0 {
-				words = append(words, span{int32(start), int32(i)})
-				start = -1
-			}
-		} else if start < 0 {
-			start = i
+		switch {
+		case space && start >= 0:
+			ws.spans = append(ws.spans, span{int32(start), int32(ws.next)})
+			start = -1
+		case !space && start < 0:
+			start = ws.next
 		}
-		i += size
+		ws.next += size
 	}
 	if start >= 0 {
-		words = append(words, span{int32(start), int32(len(s))})
+		// The text ended inside the word.
+		ws.spans = append(ws.spans, span{int32(start), int32(len(s))})
 	}
-	return words
+	return i < len(ws.spans)
 }
 
 // span is a word of a text, by its byte offsets: a third of a string and
