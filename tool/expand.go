@@ -2,6 +2,7 @@ package tool
 
 import (
 	"context"
+	"maps"
 	"net/url"
 	"sort"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"github.com/askwp/askwpd/analysis"
 	"github.com/askwp/askwpd/crawl"
 	"github.com/askwp/askwpd/search"
+	"github.com/askwp/askwpd/store"
 )
 
 // Selective expansion (WebRAG's targeted expansion): when the index
@@ -140,50 +142,55 @@ func (s *Service) scoreLinks(ctx context.Context, docIDs []int64, want map[strin
 		return nil, nil
 	}
 	now := time.Now()
-	docIDs = s.linkless.unknown(docIDs, now)
-	if len(docIDs) == 0 {
-		return nil, nil
-	}
-	links, err := s.Store.UnindexedLinks(ctx, docIDs)
-	if err != nil {
-		return nil, err
+	known, unknown := s.links.get(docIDs, now)
+	if len(unknown) > 0 {
+		links, err := s.Store.UnindexedLinks(ctx, unknown)
+		if err != nil {
+			return nil, err
+		}
+		fresh := make(map[int64][]store.LinkCandidate, len(unknown))
+		for _, l := range links {
+			if s.Crawler.Expandable(l.URL) {
+				fresh[l.FromDocID] = append(fresh[l.FromDocID], l)
+			}
+		}
+		s.links.put(unknown, fresh, now)
+		if known == nil {
+			known = fresh
+		} else {
+			maps.Copy(known, fresh)
+		}
 	}
 	byURL := map[string]*linkCandidate{}
 	var out []*linkCandidate
-	linksTo := map[int64]bool{} // pages with a link expansion could fetch
-	for _, l := range links {
-		if !s.Crawler.Expandable(l.URL) {
-			continue
-		}
-		linksTo[l.FromDocID] = true
-		if tried[l.URL] {
-			continue
-		}
-		score := 2*overlap(analysis.Analyze(l.Text, lang), want) + overlap(analysis.Analyze(pathWords(l.URL), lang), want)
-		if score == 0 {
-			continue
-		}
-		score /= float64(len(want))
-		if c := byURL[l.URL]; c != nil {
-			if score > c.score {
-				c.score, c.anchor = score, l.Text
-			}
-			continue
-		}
-		c := &linkCandidate{url: l.URL, anchor: l.Text, score: score}
-		byURL[l.URL] = c
-		out = append(out, c)
-	}
-	var none []int64
 	for _, id := range docIDs {
-		if !linksTo[id] {
-			none = append(none, id)
+		for _, l := range known[id] {
+			if tried[l.URL] {
+				continue
+			}
+			score := 2*overlap(analysis.Analyze(l.Text, lang), want) + overlap(analysis.Analyze(pathWords(l.URL), lang), want)
+			if score == 0 {
+				continue
+			}
+			score /= float64(len(want))
+			if c := byURL[l.URL]; c != nil {
+				if score > c.score {
+					c.score, c.anchor = score, l.Text
+				}
+				continue
+			}
+			c := &linkCandidate{url: l.URL, anchor: l.Text, score: score}
+			byURL[l.URL] = c
+			out = append(out, c)
 		}
 	}
-	s.linkless.note(none, now)
 	sort.SliceStable(out, func(i, j int) bool { return out[i].score > out[j].score })
 	res := make([]linkCandidate, 0, len(out))
 	for _, c := range out {
+		// A remembered link may have been indexed since it was read.
+		if _, err := s.Store.FindDocument(ctx, c.url, false); err == nil {
+			continue
+		}
 		// The frontier remembers pages that are private, gone or not
 		// content, and failures still backing off: fetching them again
 		// would not help.

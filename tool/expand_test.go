@@ -11,9 +11,9 @@ import (
 	"github.com/askwp/askwpd/store"
 )
 
-// A page found to link to nothing expansion could fetch is remembered so
-// until the next index commit: a removed page that links point to is a
-// candidate again at once.
+// A page's links that expansion could fetch are remembered until a commit
+// removes a page: a removed page that links point to is a candidate again
+// at once.
 func TestScoreLinks_ForgetsOnCommit(t *testing.T) {
 	ctx := context.Background()
 	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "askwpd.db"))
@@ -47,8 +47,8 @@ func TestScoreLinks_ForgetsOnCommit(t *testing.T) {
 	if err != nil || len(cands) != 0 {
 		t.Fatalf("with every target indexed or not fetchable: %+v, %v; want none", cands, err)
 	}
-	if got := s.linkless.unknown([]int64{a.ID}, time.Now()); len(got) != 0 {
-		t.Fatalf("the page was not remembered as linking to nothing new")
+	if known, unknown := s.links.get([]int64{a.ID}, time.Now()); len(unknown) != 0 || len(known[a.ID]) != 0 {
+		t.Fatalf("the page was not remembered as linking to nothing new: %v %v", known, unknown)
 	}
 	if _, err := st.DeleteDocument(ctx, b.URL); err != nil {
 		t.Fatal(err)
@@ -56,5 +56,18 @@ func TestScoreLinks_ForgetsOnCommit(t *testing.T) {
 	cands, err = s.scoreLinks(ctx, []int64{a.ID}, want, "en", map[string]bool{})
 	if err != nil || len(cands) != 1 || cands[0].url != b.URL {
 		t.Fatalf("after %s left the index: %+v, %v; want it as the one candidate", b.URL, cands, err)
+	}
+	// Indexed again: the commit adds a page and forgets nothing, and the
+	// remembered link is passed over.
+	b.ID = 0
+	if _, err := st.PutDocument(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	if known, _ := s.links.get([]int64{a.ID}, time.Now()); len(known[a.ID]) != 1 {
+		t.Fatalf("the commit that added %s forgot %s's links: %v", b.URL, a.URL, known)
+	}
+	cands, err = s.scoreLinks(ctx, []int64{a.ID}, want, "en", map[string]bool{})
+	if err != nil || len(cands) != 0 {
+		t.Fatalf("after %s was indexed again: %+v, %v; want none", b.URL, cands, err)
 	}
 }

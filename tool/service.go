@@ -23,13 +23,13 @@ type Service struct {
 	// Metrics is told about every call; nil counts nothing.
 	Metrics Observer
 
-	linkless linkless
+	links linkMemo
 }
 
 // IndexCommitted follows the store's index commits (store.DB.Observe):
-// selective expansion forgets what the commit may have changed of which
-// pages link to nothing it could fetch.
-func (s *Service) IndexCommitted(c store.IndexCommit) { s.linkless.committed(c) }
+// selective expansion forgets what the commit may have changed of the
+// links it remembers.
+func (s *Service) IndexCommitted(c store.IndexCommit) { s.links.committed(c) }
 
 var _ Caller = (*Service)(nil)
 
