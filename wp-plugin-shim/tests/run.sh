@@ -72,8 +72,9 @@ wait_http() { # url what
 bin="${ASKWPD_BIN:-}"
 if [[ -z "$bin" ]]; then
   export PATH="$PATH:/usr/local/go/bin"
-  (cd "$root" && go build -o "$tmp/askwpd" ./cmd/askwpd) || die "go build failed"
-  bin="$tmp/askwpd"
+  # Not $tmp/askwpd: the host run installs its copy there.
+  (cd "$root" && go build -o "$tmp/askwpd.build" ./cmd/askwpd) || die "go build failed"
+  bin="$tmp/askwpd.build"
 fi
 
 fake_port=$(free_port)
