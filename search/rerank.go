@@ -80,6 +80,8 @@ type reranker struct {
 	// place in order, for proximity: a pair with an unweighted word adds
 	// nothing.
 	near map[string]int
+	// pairs is proximity's set of the pairs counted in a chunk.
+	pairs []uint64
 }
 
 func (ix *Index) newReranker(pq *parsedQuery, rk Ranking, df map[string]int) *reranker {
@@ -396,7 +398,13 @@ func (r *reranker) proximity(near []termAt) float64 {
 	if window <= 0 {
 		window = 4
 	}
-	var seen map[[2]int]bool
+	// The pairs counted, a bit each, in a set the chunks share.
+	n := len(r.order)
+	if need := (n*n + 63) / 64; len(r.pairs) < need {
+		r.pairs = make([]uint64, need)
+	} else {
+		clear(r.pairs[:need])
+	}
 	var s float64
 	for i, a := range near {
 		for _, b := range near[i+1:] {
@@ -406,14 +414,11 @@ func (r *reranker) proximity(near []termAt) float64 {
 			if b.term == a.term {
 				continue
 			}
-			k := [2]int{min(a.term, b.term), max(a.term, b.term)}
-			if seen[k] {
+			k := min(a.term, b.term)*n + max(a.term, b.term)
+			if r.pairs[k/64]&(1<<(k%64)) != 0 {
 				continue
 			}
-			if seen == nil {
-				seen = map[[2]int]bool{}
-			}
-			seen[k] = true
+			r.pairs[k/64] |= 1 << (k % 64)
 			s += min(r.idf[r.order[a.term]], r.idf[r.order[b.term]])
 		}
 	}

@@ -858,7 +858,8 @@ func evidence(an *analysis.Analyzer, terms []string, meta, text, lang string, n 
 	// The words are split only as far as a snippet can show: past n/2
 	// words after the first match (at least 2 bytes a word in it), a match
 	// counts only among the terms found.
-	ws := &words{text: text, spans: make([]span, 0, 64)}
+	// A word and its space take some six bytes of prose.
+	ws := &words{text: text, spans: make([]span, 0, len(text)/5+1)}
 	hits := make([]bool, 0, 64)
 	hit := func(w int) {
 		if w >= len(hits) {
