@@ -178,7 +178,10 @@ test('outbox: daemon down, 50 posts published, updated and trashed; all reflecte
     mkdir($state, 0700);
     cleanup(function () use ($state) { rm_tree($state); @unlink("$state.log"); });
     $port = free_port();
-    $proc = own_daemon_start($state, $port);
+    // The crawl's rate and concurrency as shipped (config.Default), not the other tests'
+    // faster ones: the event re-renders are paced by them.
+    $shipped = array('crawl.rate_per_sec=8', 'crawl.concurrency=4');
+    $proc = own_daemon_start($state, $port, $shipped);
     $running = true;
     cleanup(function () use (&$proc, &$running) { if ($running) { own_daemon_stop($proc); } });
     $d = own_daemon_settings($state, $port);
@@ -229,7 +232,7 @@ test('outbox: daemon down, 50 posts published, updated and trashed; all reflecte
     $before = outbox_state_now();
     ok($before['fails'] >= 1 && $before['error'] !== '', 'the failures are recorded');
     $t0 = microtime(true);
-    $proc = own_daemon_start($state, $port);
+    $proc = own_daemon_start($state, $port, $shipped);
     $running = true;
     $up = microtime(true) - $t0;
 
