@@ -128,9 +128,11 @@ type Crawler struct {
 	// wake nudges the event worker.
 	wake chan struct{}
 	// eventLimiter paces event re-renders apart from the crawl, so a
-	// running pass does not delay a publish, while both stay bounded:
-	// at half the crawl's rate, after a burst of eventBurst.
+	// running pass does not delay a publish, while both stay bounded.
 	eventLimiter *rate.Limiter
+	// fresh lets a page's first re-render in a while go out at once
+	// (freshRender).
+	fresh freshRenders
 
 	// diskFull is the last write the store refused for lack of space,
 	// until a pass succeeds again.
@@ -140,14 +142,6 @@ type Crawler struct {
 		since time.Time
 	}
 }
-
-// eventBurst is how many event re-renders go out at once, at the
-// crawl's concurrency, before the event rate paces them. A site owner's
-// bulk edit, or the backlog the shim kept while the daemon was away,
-// arrives as one batch: paced from the first page, 35 changed posts took
-// nine seconds to show at the default rate; at once, one. The bucket
-// then refills at the event rate, so the site's load stays bounded.
-const eventBurst = 50
 
 // New returns a crawler of site, fetching with opts' bounds.
 func New(site Site, opts Options, st *store.DB, w *wp.DB, log *slog.Logger) *Crawler {
@@ -162,7 +156,8 @@ func (c *Crawler) init() {
 	c.once.Do(func() {
 		c.wake = make(chan struct{}, 1)
 		r := max(1, c.Opts.RatePerSec/2)
-		c.eventLimiter = rate.NewLimiter(rate.Limit(r), eventBurst)
+		c.eventLimiter = rate.NewLimiter(rate.Limit(r), max(2, c.Opts.Concurrency/2))
+		c.fresh.limiter = rate.NewLimiter(rate.Limit(r/10), freshBurst)
 	})
 }
 

@@ -372,10 +372,12 @@ func (c *Crawler) refreshPost(ctx context.Context, w *postWork) error {
 }
 
 // renderNow fetches and indexes one URL outside the crawl budget, paced by
-// the event limiter.
+// the event limiter unless it is the page's first re-render in a while.
 func (c *Crawler) renderNow(ctx context.Context, u string, postID int64, post *wp.Post) (outcome, error) {
-	if err := c.eventLimiter.Wait(ctx); err != nil {
-		return outcome{}, err
+	if !c.fresh.take(u, time.Now()) {
+		if err := c.eventLimiter.Wait(ctx); err != nil {
+			return outcome{}, err
+		}
 	}
 	sources := []string{"event"}
 	if st, err := c.Store.FindURL(ctx, u); err == nil {

@@ -1,0 +1,60 @@
+package crawl
+
+import (
+	"sync"
+	"time"
+
+	"golang.org/x/time/rate"
+)
+
+const (
+	// freshBurst is how many pages' first re-renders in a while go out at
+	// once, at the crawl's concurrency. A site owner's bulk edit, or the
+	// backlog the shim kept while the daemon was away, arrives as one
+	// batch of distinct posts: paced from the first page at the default
+	// rate, 35 changed posts took nine seconds to show. The bucket refills
+	// at a tenth of the event rate, so a long stream of distinct posts is
+	// still paced near the event rate.
+	freshBurst = 50
+	// freshAfter is how long after its last re-render a page counts as
+	// fresh again. A post edited over and over (an editor's saves, a bulk
+	// tool's passes) is re-rendered at the event rate: a burst of such
+	// repeats took a loaded daemon's status p99 past 50 ms.
+	freshAfter = time.Minute
+	// freshMax bounds the pages remembered.
+	freshMax = 10000
+)
+
+// freshRenders decides which event re-renders skip the event rate.
+type freshRenders struct {
+	limiter *rate.Limiter
+	mu      sync.Mutex
+	last    map[string]time.Time // page → its last re-render
+}
+
+// take reports whether the re-render of u at now goes out at once: u was
+// not re-rendered within freshAfter and a token was free. Either way it
+// notes now as u's last re-render.
+func (f *freshRenders) take(u string, now time.Time) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	at, seen := f.last[u]
+	if f.last == nil || len(f.last) >= freshMax {
+		f.prune(now)
+	}
+	f.last[u] = now
+	return (!seen || now.Sub(at) >= freshAfter) && f.limiter.AllowN(now, 1)
+}
+
+// prune forgets the pages past freshAfter, or all of them when that is
+// not enough.
+func (f *freshRenders) prune(now time.Time) {
+	for u, at := range f.last {
+		if now.Sub(at) >= freshAfter {
+			delete(f.last, u)
+		}
+	}
+	if f.last == nil || len(f.last) >= freshMax {
+		f.last = map[string]time.Time{}
+	}
+}
