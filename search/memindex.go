@@ -197,14 +197,7 @@ func (p *postings) next() bool {
 		return false
 	}
 	var d uint64
-	for shift := 0; ; shift += 7 {
-		x := p.b[p.off]
-		p.off++
-		d |= uint64(x&0x7f) << shift
-		if x < 0x80 {
-			break
-		}
-	}
+	d, p.off = uvarint(p.b, p.off)
 	p.slot += uint32(d >> 1)
 	if d&1 != 0 {
 		p.mask, p.tf = 4, onceInBody
@@ -227,25 +220,34 @@ func (p *postings) next() bool {
 	return true
 }
 
+// uvarint decodes the varint at b[k:] and returns it with the offset
+// after it. Small enough to be inlined: the loops over postings call it
+// for every posting, where a call that was not inlined showed.
+func uvarint(b []byte, k int) (uint64, int) {
+	x := uint64(b[k])
+	k++
+	if x < 0x80 {
+		return x, k
+	}
+	x &= 0x7f
+	for shift := 7; ; shift += 7 {
+		c := b[k]
+		k++
+		x |= uint64(c&0x7f) << shift
+		if c < 0x80 {
+			return x, k
+		}
+	}
+}
+
 // appendStemSlots appends the slots of t's postings in the stemmed
 // columns (title, keywords, body) to dst. A caller that needs only where
 // a term is reads the postings in one call, not one for each.
 func (t *memTerm) appendStemSlots(dst []uint32) []uint32 {
 	b, slot := t.post, uint32(0)
 	for k := 0; k < len(b); {
-		x := uint64(b[k])
-		k++
-		if x >= 0x80 {
-			x &= 0x7f
-			for shift := 7; ; shift += 7 {
-				c := b[k]
-				k++
-				x |= uint64(c&0x7f) << shift
-				if c < 0x80 {
-					break
-				}
-			}
-		}
+		var x uint64
+		x, k = uvarint(b, k)
 		slot += uint32(x >> 1)
 		if x&1 == 0 {
 			h := b[k]
@@ -1014,19 +1016,8 @@ func (m *memIndex) candidates(ps []memPhrase, groups int, q Query, rk Ranking, k
 		// of every query term, and a call per posting showed.
 		b, slot := t.post, uint32(0)
 		for i := 0; i < len(b); {
-			x := uint64(b[i])
-			i++
-			if x >= 0x80 {
-				x &= 0x7f
-				for shift := 7; ; shift += 7 {
-					c := b[i]
-					i++
-					x |= uint64(c&0x7f) << shift
-					if c < 0x80 {
-						break
-					}
-				}
-			}
+			var x uint64
+			x, i = uvarint(b, i)
 			slot += uint32(x >> 1)
 			var tf [4]uint8
 			if x&1 != 0 {

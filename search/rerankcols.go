@@ -143,19 +143,8 @@ func (ix *Index) fromPostings(r *reranker, cs []*candidate) []*rdoc {
 		// showed.
 		b, slot, j := mt.post, uint32(0), 0
 		for k := 0; k < len(b) && j < len(slots); {
-			x := uint64(b[k])
-			k++
-			if x >= 0x80 {
-				x &= 0x7f
-				for shift := 7; ; shift += 7 {
-					c := b[k]
-					k++
-					x |= uint64(c&0x7f) << shift
-					if c < 0x80 {
-						break
-					}
-				}
-			}
+			var x uint64
+			x, k = uvarint(b, k)
 			slot += uint32(x >> 1)
 			tf := onceInBody
 			if x&1 == 0 {
