@@ -230,7 +230,7 @@ type candidate struct {
 
 // textMatches are the words of a chunk's text that match query terms, as
 // the rerank found them: the terms known holds are matched by those words
-// and no others, and those absent (absent) by none.
+// and no others, and the known terms the body lacks (absent) by none.
 type textMatches struct {
 	known map[string]bool
 	at    []textMatch // in text order
@@ -954,7 +954,7 @@ func evidence(an *analysis.Analyzer, terms []string, meta, text, lang string, n 
 }
 
 // asciiSpace is unicode.IsSpace for the ASCII bytes (false for the
-// others, which fields decodes).
+// others, which words.has decodes).
 var asciiSpace = [256]bool{'\t': true, '\n': true, '\v': true, '\f': true, '\r': true, ' ': true}
 
 // words splits a text into its space-separated words (strings.Fields,
