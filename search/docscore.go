@@ -26,11 +26,23 @@ func (ix *Index) docBM25(pq *parsedQuery, rk Ranking, docs []*docHit) map[int64]
 	if len(terms) == 0 {
 		return nil
 	}
-	var inURL [][]string
+	// How often each query term is among each document's URL words.
+	var urlTF map[string][]float64
 	if rk.URLWeight > 0 {
-		inURL = make([][]string, len(docs))
+		urlTF = make(map[string][]float64, len(terms))
+		for _, t := range terms {
+			urlTF[t] = nil
+		}
 		for i, d := range docs {
-			inURL[i] = ix.urlOf(d.chunks[0].doc).terms
+			for _, u := range ix.urlOf(d.chunks[0].doc).terms {
+				if n, ok := urlTF[u]; ok {
+					if n == nil {
+						n = make([]float64, len(docs))
+						urlTF[u] = n
+					}
+					n[i]++
+				}
+			}
 		}
 	}
 	var keys []string
@@ -79,22 +91,6 @@ func (ix *Index) docBM25(pq *parsedQuery, rk Ranking, docs []*docHit) map[int64]
 	var aq *assocQuery
 	if rk.AssocWeight > 0 {
 		aq = &assocQuery{buf: buf}
-	}
-	// How often each query term is among each document's URL words.
-	urlTF := make(map[string][]float64, len(terms))
-	for _, t := range terms {
-		urlTF[t] = nil
-	}
-	for i, ws := range inURL {
-		for _, u := range ws {
-			if n, ok := urlTF[u]; ok {
-				if n == nil {
-					n = make([]float64, len(docs))
-					urlTF[u] = n
-				}
-				n[i]++
-			}
-		}
 	}
 	for _, t := range pq.Terms {
 		mt := m.terms[t.Term]
