@@ -209,6 +209,13 @@ type language struct {
 	// second.
 	stopShape [256]uint64
 	stopPair  [26][26]uint64
+	// keepsTwo says the stem of a word of ASCII letters starts with the
+	// word's first two letters, lowercased (but for a 'y' second that
+	// became an 'i'), or is one letter long: the
+	// Finnish stemmer undoubles a consonant there ("ggui" → "gui"), and
+	// the Turkish one devoices a short stem's last ("ebin" → "ep").
+	// TestKeepsTwo checks the others.
+	keepsTwo bool
 }
 
 // mayStop is stop's quick test for a word of n bytes starting with b0 and
@@ -257,6 +264,7 @@ var languages = func() map[string]*language {
 	m := make(map[string]*language, len(stemmers))
 	for i, code := range codes {
 		l := &language{idx: i, code: code, stem: stemmers[code], stopwords: loadStopwords(code)}
+		l.keepsTwo = l.suffixOnly() && code != "fi" && code != "tr"
 		for w := range l.stopwords {
 			if w != "" && len(w) < 64 {
 				l.stopShape[w[0]] |= 1 << len(w)
@@ -813,40 +821,64 @@ func Words(text string) []string {
 type Initials struct {
 	ascii [utf8.RuneSelf]bool
 	other map[rune]bool
+	// next holds, for a term starting with an ASCII letter, the letter
+	// after it, a bit each (bit 26 when what follows is no letter a to z,
+	// or nothing). A word of letters whose first two match no term is
+	// not stemmed, in the languages whose stems keep a word's first two
+	// letters (keepsTwo): words whose first letter is wanted were half of
+	// a search's scanned words, those whose first two are a few in ten.
+	next [26]uint32
 }
+
+// anyNext marks an initial whose terms' second letters are not all known.
+const anyNext = 1 << 26
 
 // InitialsOf collects the first runes of terms.
 func InitialsOf(terms ...[]string) *Initials {
 	m := &Initials{}
 	for _, ts := range terms {
 		for _, t := range ts {
-			if t == "" {
-				continue
-			}
-			switch r, _ := utf8.DecodeRuneInString(t); {
-			case r < utf8.RuneSelf:
-				m.ascii[r] = true
-			default:
-				if m.other == nil {
-					m.other = map[rune]bool{}
-				}
-				m.other[r] = true
-			}
+			m.Add(t)
 		}
 	}
 	return m
 }
 
-// Set adds r to the set, or takes it out.
-func (m *Initials) Set(r rune, on bool) {
-	if r >= 0 && r < utf8.RuneSelf {
-		m.ascii[r] = on
+// Add adds term t's first rune to the set, and its second letter.
+func (m *Initials) Add(t string) {
+	if t == "" {
 		return
 	}
-	if m.other == nil {
-		m.other = map[rune]bool{}
+	r, size := utf8.DecodeRuneInString(t)
+	if r >= utf8.RuneSelf {
+		if m.other == nil {
+			m.other = map[rune]bool{}
+		}
+		m.other[r] = true
+		return
 	}
-	m.other[r] = on
+	m.ascii[r] = true
+	if 'a' <= r && r <= 'z' {
+		if size < len(t) && 'a' <= t[size] && t[size] <= 'z' {
+			m.next[r-'a'] |= 1 << (t[size] - 'a')
+			if t[size] == 'i' {
+				// English's "dying", "lying" and "tying" stem to "die",
+				// "lie" and "tie".
+				m.next[r-'a'] |= 1 << ('y' - 'a')
+			}
+		} else {
+			m.next[r-'a'] |= anyNext
+		}
+	}
+}
+
+// Remove takes r out of the set.
+func (m *Initials) Remove(r rune) {
+	if r >= 0 && r < utf8.RuneSelf {
+		m.ascii[r] = false
+		return
+	}
+	delete(m.other, r)
 }
 
 func (m *Initials) has(r rune) bool {
@@ -854,6 +886,15 @@ func (m *Initials) has(r rune) bool {
 		return m.ascii[r]
 	}
 	return m.other[r]
+}
+
+// hasPair reports whether a term may start with the lowercase ASCII
+// letters first and second, as stems that keep a word's first two
+// letters do: first is in the set and some term under it has second next,
+// or one under it has no second letter a to z.
+func (m *Initials) hasPair(first, second byte) bool {
+	next := m.next[first-'a']
+	return next&anyNext != 0 || next&(1<<(second-'a')) != 0
 }
 
 // suffixOnly lists the stemmers that change only the ends of words, so
@@ -935,13 +976,13 @@ func (l *language) skipLetters(raw string, want *Initials) (skip, ok, letters bo
 		}
 	}
 	first := raw[0] | 0x20 // a letter, lowercased
-	if want.ascii[first] {
-		return false, false, true
-	}
 	n := len(raw)
 	var second byte
 	if n > 1 {
 		second = raw[1] | 0x20
+	}
+	if want.ascii[first] && (n == 1 || !l.keepsTwo || want.hasPair(first, second)) {
+		return false, false, true
 	}
 	if !l.mayStop(first, second, n) {
 		return true, true, false
@@ -1036,7 +1077,7 @@ func (a *Analyzer) LocateIndexTerms(text, lang string, want *Initials, terms []s
 	for i, t := range terms {
 		if count[i] > 0 {
 			r, _ := utf8.DecodeRuneInString(t)
-			find.Set(r, true)
+			find.Add(t)
 			*pending.at(r) += count[i]
 			left += count[i]
 		}
@@ -1054,7 +1095,7 @@ func (a *Analyzer) LocateIndexTerms(text, lang string, want *Initials, terms []s
 			left--
 		}
 		if *p--; *p == 0 {
-			find.Set(r, false)
+			find.Remove(r)
 		}
 	}
 	scanWordsWhile(text, func(raw string, at int) bool {

@@ -304,3 +304,45 @@ func TestStopShapes(t *testing.T) {
 		}
 	}
 }
+
+// The two-letter shortcut of skipLetters holds where keepsTwo says so:
+// random words of letters, vowels weighted as in prose, stem to a term
+// that starts with their first two letters (or 'i' for a 'y' second), or
+// to a single letter. Any stemmer rule that reaches the start of a word
+// shows in short ones; whole-word exceptions (English's) are listed.
+func TestKeepsTwo(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	const letters, vowels = "abcdefghijklmnopqrstuvwxyz", "aeiouy"
+	exceptions := []string{"skis", "skies", "dying", "lying", "tying", "idly", "gently", "ugly", "early",
+		"only", "singly", "news", "howe", "atlas", "cosmos", "bias", "andes", "inning", "outing", "canning",
+		"herring", "earring", "proceed", "exceed", "succeed", "generate", "communism", "arsenal"}
+	for code, l := range languages {
+		if !l.keepsTwo {
+			continue
+		}
+		bad := 0
+		check := func(w string) {
+			s := l.stemWord(w)
+			if len(s) == 1 && s[0] == w[0] || len(s) >= 2 && s[0] == w[0] && (s[1] == w[1] || s[1] == 'i' && w[1] == 'y') || s == "" {
+				return
+			}
+			if bad++; bad <= 3 {
+				t.Errorf("%s: %q stems to %q", code, w, s)
+			}
+		}
+		for _, w := range exceptions {
+			check(w)
+		}
+		for range 20000 {
+			b := make([]byte, 4+rng.IntN(9))
+			for j := range b {
+				if rng.IntN(2) == 0 {
+					b[j] = vowels[rng.IntN(len(vowels))]
+				} else {
+					b[j] = letters[rng.IntN(len(letters))]
+				}
+			}
+			check(string(b))
+		}
+	}
+}

@@ -847,7 +847,7 @@ func evidence(an *analysis.Analyzer, terms []string, meta, text, lang string, n 
 			continue
 		}
 		r, _ := utf8.DecodeRuneInString(t)
-		initials.Set(r, true)
+		initials.Add(t)
 		look = true
 		if !have[t] {
 			pending[r]++
@@ -910,7 +910,7 @@ func evidence(an *analysis.Analyzer, terms []string, meta, text, lang string, n 
 				done = false
 				for r, k := range pending {
 					if k == 0 {
-						initials.Set(r, false)
+						initials.Remove(r)
 						delete(pending, r)
 					}
 				}
