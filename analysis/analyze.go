@@ -1162,7 +1162,7 @@ func AnalyzeFor(text, lang string, want *Initials) []string {
 
 // AnalyzeFor is the package's AnalyzeFor, remembering stems.
 func (a *Analyzer) AnalyzeFor(text, lang string, want *Initials) []string {
-	var terms []string
+	terms := make([]string, 0, len(text)/7+1) // as IndexTerms
 	l := languageOf(lang)
 	fast := l.suffixOnly()
 	scanTokens(text, func(raw string) {

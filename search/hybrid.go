@@ -189,7 +189,8 @@ func (ix *Index) vectorCandidates(ctx context.Context, vec []float32, f Filters,
 		// A chunk the index does not hold (written a moment ago by another
 		// process) waits for the reload that brings its document in.
 		if sl, k, ok := slotOf(n.ChunkID); ok {
-			out = append(out, newCandidate(sl, k, 0))
+			c := newCandidate(sl, k, 0)
+			out = append(out, &c)
 			sims = append(sims, n.Similarity)
 		}
 	}

@@ -1103,8 +1103,13 @@ func (m *memIndex) candidates(ps []memPhrase, groups int, q Query, rk Ranking, k
 	}
 	hits = bestK(hits, k, less)
 	out := make([]*candidate, len(hits))
+	// One allocation for the candidates: a search makes a hundred.
+	all := make([]candidate, len(hits))
 	for i, h := range hits {
-		out[i] = m.candidate(h.slot, h.score)
+		sl := &m.slots[h.slot]
+		all[i] = newCandidate(sl, m.kinds[sl.kind], h.score)
+		all[i].slot = h.slot
+		out[i] = &all[i]
 	}
 	return out
 }
@@ -1124,11 +1129,11 @@ func (m *memIndex) candidate(s uint32, score float64) *candidate {
 	sl := &m.slots[s]
 	c := newCandidate(sl, m.kinds[sl.kind], score)
 	c.slot = s
-	return c
+	return &c
 }
 
-func newCandidate(sl *memSlot, k memKind, score float64) *candidate {
-	return &candidate{chunkID: sl.chunkID, doc: sl.doc, score: score, chunkType: k.typ, codeLang: k.codeLang}
+func newCandidate(sl *memSlot, k memKind, score float64) candidate {
+	return candidate{chunkID: sl.chunkID, doc: sl.doc, score: score, chunkType: k.typ, codeLang: k.codeLang}
 }
 
 // bestK returns the k best of hs, best first. A common word matches tens

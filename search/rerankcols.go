@@ -109,6 +109,10 @@ func (ix *Index) fromPostings(r *reranker, cs []*candidate) []*rdoc {
 		m.mu.RUnlock()
 		return docs
 	}
+	// One allocation for the chunks' rdocs, one for their columns.
+	n = len(r.order)
+	rdocs := make([]rdoc, len(cs))
+	cols := make([]float64, 3*n*len(cs))
 	for i, c := range cs {
 		s := c.slot
 		if !c.loaded || int(s) >= len(m.slots) || m.lens[s] == deadLen || m.slots[s].chunkID != c.chunkID ||
@@ -119,9 +123,9 @@ func (ix *Index) fromPostings(r *reranker, cs []*candidate) []*rdoc {
 			continue
 		}
 		sl := &m.slots[s]
-		n := len(r.order)
-		cols := make([]float64, 3*n) // one allocation for the three columns
-		d := &rdoc{c: c, title: cols[:n:n], kw: cols[n : 2*n : 2*n], body: cols[2*n:]}
+		cs := cols[3*n*i : 3*n*(i+1) : 3*n*(i+1)]
+		d := &rdocs[i]
+		*d = rdoc{c: c, title: cs[:n:n], kw: cs[n : 2*n : 2*n], body: cs[2*n:]}
 		d.nt = 1 - r.rk.BTitle + r.rk.BTitle*float64(c.doc.titleSize)/max(r.fs.avgTitle, 1)
 		d.nk = 1 - r.rk.BBody + r.rk.BBody*float64(sl.colSize[0])/max(r.fs.avgKeywords, 1)
 		d.nb = 1 - r.rk.BBody + r.rk.BBody*float64(sl.colSize[1])/max(r.fs.avgBody, 1)

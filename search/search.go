@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -560,12 +561,14 @@ func (ix *Index) candidates(pq *parsedQuery, q Query, rk Ranking, k int) []*cand
 // factors: second chunk, title phrase, thin and archive pages, freshness.
 func groupDocs(an *analysis.Analyzer, cands []*candidate, pq *parsedQuery, q Query, rk Ranking, now time.Time,
 	whole func(*parsedQuery, Ranking, []*docHit) map[int64]float64) []*docHit {
-	byDoc := map[int64]*docHit{}
-	var docs []*docHit
+	byDoc := make(map[int64]*docHit, len(cands))
+	docs := make([]*docHit, 0, len(cands))
+	all := make([]docHit, 0, len(cands)) // one allocation for the pages
 	for _, c := range cands {
 		d := byDoc[c.doc.ID]
 		if d == nil {
-			d = &docHit{docID: c.doc.ID}
+			all = append(all, docHit{docID: c.doc.ID})
+			d = &all[len(all)-1]
 			byDoc[c.doc.ID] = d
 			docs = append(docs, d)
 		}
@@ -858,8 +861,14 @@ func evidence(an *analysis.Analyzer, terms []string, meta, text, lang string, n 
 	// The words are split only as far as a snippet can show: past n/2
 	// words after the first match (at least 2 bytes a word in it), a match
 	// counts only among the terms found.
-	// A word and its space take some six bytes of prose.
-	ws := &words{text: text, spans: make([]span, 0, len(text)/5+1)}
+	// The spans are pooled: sized for a whole passage, they were a tenth
+	// of a search's allocated bytes.
+	sp := spanBufs.Get().(*[]span)
+	ws := &words{text: text, spans: (*sp)[:0]}
+	defer func() {
+		*sp = ws.spans[:0]
+		spanBufs.Put(sp)
+	}()
 	hits := make([]bool, 0, 64)
 	hit := func(w int) {
 		if w >= len(hits) {
@@ -952,6 +961,8 @@ func evidence(an *analysis.Analyzer, terms []string, meta, text, lang string, n 
 	}
 	return out, b.String()
 }
+
+var spanBufs = sync.Pool{New: func() any { return new([]span) }}
 
 // asciiSpace is unicode.IsSpace for the ASCII bytes (false for the
 // others, which words.has decodes).

@@ -207,7 +207,7 @@ func (a *SearchArgs) ToSearchQuery() (search.Query, error) {
 // NewSearchResponse turns engine hits into result cards.
 func NewSearchResponse(query string, r *search.Result) *SearchResponse {
 	resp := &SearchResponse{Query: query, Terms: r.Terms, Action: r.Action, Confidence: r.Confidence,
-		Reason: r.Reason, Corrections: r.Corrections, Results: []Evidence{}}
+		Reason: r.Reason, Corrections: r.Corrections, Results: make([]Evidence, 0, len(r.Hits))}
 	thin := 0
 	for _, h := range r.Hits {
 		if h.Thin {
