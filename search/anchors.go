@@ -164,14 +164,37 @@ func (a *anchorIndex) finishLoadLocked() {
 	a.buffered = nil
 }
 
-// count returns how often term occurs around the links to the page with
-// key. Call with a.mu held for reading.
-func (a *anchorIndex) count(term, key string) int32 {
-	id, ok := a.targets[key]
-	if !ok {
-		return 0
+// targetIDs returns the numbers of the pages with keys, -1 for a page
+// no link points to. Call with a.mu held for reading.
+func (a *anchorIndex) targetIDs(keys []string) []int32 {
+	ids := make([]int32, len(keys))
+	for i, k := range keys {
+		id, ok := a.targets[k]
+		if !ok {
+			id = -1
+		}
+		ids[i] = id
 	}
-	return a.byTerm[term][id]
+	return ids
+}
+
+// counts calls fn with how often term occurs around the links to each
+// page of ids (from targetIDs) where it does. A URL for a key was looked
+// up per term and page, a tenth of the whole-page score. Call with a.mu
+// held for reading.
+func (a *anchorIndex) counts(term string, ids []int32, fn func(i int, n int32)) {
+	byID := a.byTerm[term]
+	if len(byID) == 0 {
+		return
+	}
+	for i, id := range ids {
+		if id < 0 {
+			continue
+		}
+		if n := byID[id]; n != 0 {
+			fn(i, n)
+		}
+	}
 }
 
 // mdLink is an inline Markdown link as the extractor writes it:

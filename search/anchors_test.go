@@ -112,7 +112,8 @@ func TestSearch_Anchors(t *testing.T) {
 		t.Fatal(err)
 	}
 	ix2.anchors.mu.RLock()
-	n := ix2.anchors.count("load", "http://x.test/docs/components/spinner")
+	var n int32
+	ix2.anchors.counts("load", ix2.anchors.targetIDs([]string{"http://x.test/docs/components/spinner"}), func(_ int, c int32) { n = c })
 	ix2.anchors.mu.RUnlock()
 	if n != 1 {
 		t.Errorf("after a load, %d occurrences of %q around links to the Spinner page, want 1", n, "load")

@@ -33,8 +33,12 @@ func (ix *Index) docBM25(pq *parsedQuery, rk Ranking, docs []*docHit) map[int64]
 		for _, t := range terms {
 			urlTF[t] = nil
 		}
+		f := newTermFilter(terms)
 		for i, d := range docs {
 			for _, u := range ix.urlOf(d.chunks[0].doc).terms {
+				if !f.may(u) {
+					continue
+				}
 				if n, ok := urlTF[u]; ok {
 					if n == nil {
 						n = make([]float64, len(docs))
@@ -45,14 +49,15 @@ func (ix *Index) docBM25(pq *parsedQuery, rk Ranking, docs []*docHit) map[int64]
 			}
 		}
 	}
-	var keys []string
+	var targets []int32
 	if rk.AnchorWeight > 0 {
-		keys = make([]string, len(docs))
-		ix.anchors.mu.RLock()
-		defer ix.anchors.mu.RUnlock()
+		keys := make([]string, len(docs))
 		for i, d := range docs {
 			keys[i] = ix.urlOf(d.chunks[0].doc).key
 		}
+		ix.anchors.mu.RLock()
+		defer ix.anchors.mu.RUnlock()
+		targets = ix.anchors.targetIDs(keys)
 	}
 	m := ix.mem
 	m.mu.RLock()
@@ -133,8 +138,8 @@ func (ix *Index) docBM25(pq *parsedQuery, rk Ranking, docs []*docHit) map[int64]
 		for i, n := range urlTF[t.Term] {
 			tf[i][3] = n
 		}
-		for i, k := range keys {
-			tf[i][4] = float64(ix.anchors.count(t.Term, k))
+		if targets != nil {
+			ix.anchors.counts(t.Term, targets, func(i int, n int32) { tf[i][4] = float64(n) })
 		}
 		idf := math.Log(1 + (nDocs-float64(df)+0.5)/(float64(df)+0.5))
 		idfs[t.Term] = idf
@@ -160,6 +165,30 @@ func (ix *Index) docBM25(pq *parsedQuery, rk Ranking, docs []*docHit) map[int64]
 }
 
 var slugSpaces = strings.NewReplacer("-", " ", "_", " ")
+
+// termFilter tells, without a map lookup, most words that are none of a
+// few terms: by their length and first byte. docBM25 asks it about every
+// URL word of a hundred pages.
+type termFilter struct {
+	lens   uint64 // bit n: a term of n bytes (bit 63: 63 or more)
+	firsts [256]bool
+}
+
+func newTermFilter(terms []string) *termFilter {
+	f := &termFilter{}
+	for _, t := range terms {
+		if t != "" {
+			f.lens |= 1 << min(len(t), 63)
+			f.firsts[t[0]] = true
+		}
+	}
+	return f
+}
+
+// may reports whether t may be one of the terms.
+func (f *termFilter) may(t string) bool {
+	return t != "" && f.lens&(1<<min(len(t), 63)) != 0 && f.firsts[t[0]]
+}
 
 // docURL is a page's URL as the whole-page score reads it: the terms of
 // its path, and the key links to it are counted under; and its name, for
