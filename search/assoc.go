@@ -160,17 +160,18 @@ func (ix *Index) associate(aq *assocQuery, pq *parsedQuery, rk Ranking, docs []*
 		}
 		lacked |= full &^ held[k]
 		for _, t := range ix.urlOf(doc).name {
-			mt := m.terms[t]
-			if mt == nil || mt.n > assocMaxPostings || inQuery[t] {
-				continue
-			}
+			// A permalink repeats its title's words, and pages share
+			// words: each is looked up in the index once.
 			w, ok := wordAt[t]
 			if !ok {
-				w = len(words)
+				w = -1
+				if mt := m.terms[t]; mt != nil && mt.n <= assocMaxPostings && !inQuery[t] {
+					w = len(words)
+					words = append(words, mt)
+				}
 				wordAt[t] = w
-				words = append(words, mt)
 			}
-			if !slices.Contains(names[k], w) {
+			if w >= 0 && !slices.Contains(names[k], w) {
 				names[k] = append(names[k], w)
 			}
 		}
