@@ -301,6 +301,53 @@ func (l *language) token(raw string, a *Analyzer) (Token, bool) {
 	if t, ok, done := l.letterToken(raw, a, false); done {
 		return t, ok
 	}
+	if a == nil {
+		return l.fullToken(raw, a)
+	}
+	// The other words (identifiers, acronyms, numbers with letters,
+	// accented words) are remembered whole: their parts took several
+	// allocations a word, and a site repeats them ("mRNA", "p53",
+	// "wp_enqueue_script").
+	c := &a.tokens[l.idx]
+	if wt, ok := c.load(raw); ok {
+		return wt.t, wt.ok
+	}
+	t, ok := l.fullToken(raw, a)
+	// raw and the token's strings may be slices of a page's text: the
+	// cache keeps copies, not the page.
+	wt := wordToken{t: Token{Surface: strings.Clone(t.Surface), Code: t.Code}, ok: ok}
+	wt.t.Term = wt.t.Surface
+	if t.Term != t.Surface {
+		wt.t.Term = strings.Clone(t.Term)
+	}
+	if len(t.Parts) > 0 {
+		wt.t.Parts = make([]string, len(t.Parts))
+		for i, p := range t.Parts {
+			wt.t.Parts[i] = strings.Clone(p)
+		}
+	}
+	if a.tn.Add(1) > maxTokens {
+		for i := range a.tokens {
+			a.tokens[i].clear()
+		}
+		a.tn.Store(0)
+	}
+	c.store(strings.Clone(raw), wt)
+	return wt.t, wt.ok
+}
+
+// wordToken is a word's token as token returned it.
+type wordToken struct {
+	t  Token
+	ok bool
+}
+
+// maxTokens bounds the words an Analyzer remembers the tokens of.
+const maxTokens = 1 << 15
+
+// fullToken is token without the memory: the word's surface, its term and
+// an identifier's parts.
+func (l *language) fullToken(raw string, a *Analyzer) (Token, bool) {
 	s, camel, ok := l.surface(raw)
 	if !ok {
 		return Token{}, false
@@ -403,12 +450,16 @@ func (l *language) surface(raw string) (s string, camel, ok bool) {
 // index) holds it; the package's functions share none. Safe for
 // concurrent use.
 type Analyzer struct {
-	stems []stemCache // per language
-	n     atomic.Int64
+	stems  []wordCache[string] // per language
+	n      atomic.Int64
+	tokens []wordCache[wordToken] // per language
+	tn     atomic.Int64
 }
 
 // NewAnalyzer returns an Analyzer that remembers stems.
-func NewAnalyzer() *Analyzer { return &Analyzer{stems: make([]stemCache, len(languages))} }
+func NewAnalyzer() *Analyzer {
+	return &Analyzer{stems: make([]wordCache[string], len(languages)), tokens: make([]wordCache[wordToken], len(languages))}
+}
 
 // plain is the Analyzer of the package's functions: nil, remembering
 // nothing.
@@ -437,26 +488,28 @@ func (a *Analyzer) stem(l *language, w string) string {
 	return s
 }
 
-// Forget drops the stems a remembers.
+// Forget drops the stems and tokens a remembers.
 func (a *Analyzer) Forget() {
 	for i := range a.stems {
 		a.stems[i].clear()
+		a.tokens[i].clear()
 	}
 	a.n.Store(0)
+	a.tn.Store(0)
 }
 
-// stemCache maps words to stems. A search looks up thousands of words and
-// adds almost none, so reads go to an immutable map without a lock (a
-// sync.Map's lookups were an eighth of a search's CPU); new stems wait in
-// a small locked map until they are a quarter of the big one, which is
-// then copied with them.
-type stemCache struct {
-	snap   atomic.Pointer[map[string]string]
+// wordCache maps words to what analysis made of them (stems, tokens). A
+// search looks up thousands of words and adds almost none, so reads go to
+// an immutable map without a lock (a sync.Map's lookups were an eighth of
+// a search's CPU); new words wait in a small locked map until they are a
+// quarter of the big one, which is then copied with them.
+type wordCache[V any] struct {
+	snap   atomic.Pointer[map[string]V]
 	mu     sync.Mutex
-	recent map[string]string
+	recent map[string]V
 }
 
-func (c *stemCache) load(w string) (string, bool) {
+func (c *wordCache[V]) load(w string) (V, bool) {
 	if m := c.snap.Load(); m != nil {
 		if s, ok := (*m)[w]; ok {
 			return s, true
@@ -469,7 +522,7 @@ func (c *stemCache) load(w string) (string, bool) {
 }
 
 // loadBytes is load for a word in a buffer, without a string made of it.
-func (c *stemCache) loadBytes(w []byte) (string, bool) {
+func (c *wordCache[V]) loadBytes(w []byte) (V, bool) {
 	if m := c.snap.Load(); m != nil {
 		if s, ok := (*m)[string(w)]; ok {
 			return s, true
@@ -481,21 +534,21 @@ func (c *stemCache) loadBytes(w []byte) (string, bool) {
 	return s, ok
 }
 
-func (c *stemCache) store(w, s string) {
+func (c *wordCache[V]) store(w string, s V) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.recent == nil {
-		c.recent = map[string]string{}
+		c.recent = map[string]V{}
 	}
 	c.recent[w] = s
-	var old map[string]string
+	var old map[string]V
 	if m := c.snap.Load(); m != nil {
 		old = *m
 	}
 	if len(c.recent) < max(256, len(old)/4) {
 		return
 	}
-	merged := make(map[string]string, len(old)+len(c.recent))
+	merged := make(map[string]V, len(old)+len(c.recent))
 	for k, v := range old {
 		merged[k] = v
 	}
@@ -506,7 +559,7 @@ func (c *stemCache) store(w, s string) {
 	c.recent = nil
 }
 
-func (c *stemCache) clear() {
+func (c *wordCache[V]) clear() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.snap.Store(nil)

@@ -142,6 +142,33 @@ func TestAnalyzer(t *testing.T) {
 	}
 }
 
+// An Analyzer's remembered tokens are the ones token makes, before and
+// after the cache is cleared for its size.
+func TestAnalyzer_Tokens(t *testing.T) {
+	a := NewAnalyzer()
+	words := strings.Fields(`mRNA p53 CD4+ IL-6 wp_enqueue_script loginHandler WP_Query PHP8 utf8mb4 v1.2 ONs
+		CPTs café Łódź naïve don't DNA the plugin 3.14 TNF-α iOS getTheTitle`)
+	rng := rand.New(rand.NewPCG(3, 4))
+	for round := range 3 {
+		for range 300 {
+			var b strings.Builder
+			for range 1 + rng.IntN(12) {
+				b.WriteString(words[rng.IntN(len(words))] + " ")
+			}
+			text, lang := b.String(), []string{"en", "de", "fr"}[rng.IntN(3)]
+			if got, want := a.AnalyzeTokens(text, lang), AnalyzeTokens(text, lang); !reflect.DeepEqual(got, want) {
+				t.Fatalf("%s %q: %+v, want %+v", lang, text, got, want)
+			}
+		}
+		if a.tn.Load() == 0 {
+			t.Fatal("no token remembered")
+		}
+		if round == 1 {
+			a.tn.Store(maxTokens) // the next one clears the cache
+		}
+	}
+}
+
 // EachAt's offsets point at the word each token comes from, through
 // apostrophes, identifiers, non-Latin letters and ideographs, so a caller can
 // highlight the word a match came from.
