@@ -211,10 +211,9 @@ type language struct {
 	stopPair  [26][26]uint64
 	// keepsTwo says the stem of a word of ASCII letters starts with the
 	// word's first two letters, lowercased (but for a 'y' second that
-	// became an 'i'), or is one letter long: the
-	// Finnish stemmer undoubles a consonant there ("ggui" → "gui"), and
-	// the Turkish one devoices a short stem's last ("ebin" → "ep").
-	// TestKeepsTwo checks the others.
+	// became an 'i'), or is one letter long. The Finnish stemmer undoubles
+	// a consonant there ("ggui" → "gui"), and the Turkish one devoices a
+	// short stem's last ("ebin" → "ep"); TestKeepsTwo checks the others.
 	keepsTwo bool
 }
 

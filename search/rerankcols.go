@@ -110,9 +110,9 @@ func (ix *Index) fromPostings(r *reranker, cs []*candidate) []*rdoc {
 		return docs
 	}
 	// One allocation for the chunks' rdocs, one for their columns.
-	n = len(r.order)
+	nq := len(r.order)
 	rdocs := make([]rdoc, len(cs))
-	cols := make([]float64, 3*n*len(cs))
+	cols := make([]float64, 3*nq*len(cs))
 	for i, c := range cs {
 		s := c.slot
 		if !c.loaded || int(s) >= len(m.slots) || m.lens[s] == deadLen || m.slots[s].chunkID != c.chunkID ||
@@ -123,9 +123,9 @@ func (ix *Index) fromPostings(r *reranker, cs []*candidate) []*rdoc {
 			continue
 		}
 		sl := &m.slots[s]
-		cs := cols[3*n*i : 3*n*(i+1) : 3*n*(i+1)]
+		col := cols[3*nq*i : 3*nq*(i+1) : 3*nq*(i+1)]
 		d := &rdocs[i]
-		*d = rdoc{c: c, title: cs[:n:n], kw: cs[n : 2*n : 2*n], body: cs[2*n:]}
+		*d = rdoc{c: c, title: col[:nq:nq], kw: col[nq : 2*nq : 2*nq], body: col[2*nq:]}
 		d.nt = 1 - r.rk.BTitle + r.rk.BTitle*float64(c.doc.titleSize)/max(r.fs.avgTitle, 1)
 		d.nk = 1 - r.rk.BBody + r.rk.BBody*float64(sl.colSize[0])/max(r.fs.avgKeywords, 1)
 		d.nb = 1 - r.rk.BBody + r.rk.BBody*float64(sl.colSize[1])/max(r.fs.avgBody, 1)
