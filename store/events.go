@@ -366,8 +366,7 @@ func (db *DB) EventStats(ctx context.Context, maxAttempts int) (EventStats, erro
 		return s, fmt.Errorf("store: event stats: %w", err)
 	}
 	s.OldestPending = parseTimeNano(oldest.String)
-	err = db.read.QueryRowContext(ctx, `SELECT received_at, applied_at FROM events WHERE applied_at != ''
-		ORDER BY applied_at DESC LIMIT 1`).Scan(&recv, &applied)
+	err = db.read.QueryRowContext(ctx, lastAppliedQuery).Scan(&recv, &applied)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return s, fmt.Errorf("store: event stats: %w", err)
 	}
@@ -377,6 +376,11 @@ func (db *DB) EventStats(ctx context.Context, maxAttempts int) (EventStats, erro
 	}
 	return s, nil
 }
+
+// lastAppliedQuery reads the last event applied, from the index
+// events_applied (TestLastApplied_Plan).
+const lastAppliedQuery = `SELECT received_at, applied_at FROM events WHERE applied_at != ''
+	ORDER BY applied_at DESC LIMIT 1`
 
 // PruneEvents deletes applied events older than before. Their ids are
 // kept for the replay window only, which the signed timestamp bounds.

@@ -44,6 +44,16 @@ func TestChunksByID_Plan(t *testing.T) {
 	}
 }
 
+// TestLastApplied_Plan: /v1/status reads the last event applied at every
+// request, from the index, neither scanning nor sorting the day's events.
+func TestLastApplied_Plan(t *testing.T) {
+	db := openTest(t)
+	p := queryPlan(t, db, lastAppliedQuery)
+	if !strings.Contains(p, "INDEX events_applied") || strings.Contains(p, "TEMP B-TREE") {
+		t.Errorf("plan: %s\nwant a search of events_applied, without a sort", p)
+	}
+}
+
 // queryPlan is SQLite's plan for q, its steps joined by "; ".
 func queryPlan(t *testing.T, db *DB, q string, args ...any) string {
 	t.Helper()
