@@ -1106,9 +1106,7 @@ func (m *memIndex) candidates(ps []memPhrase, groups int, q Query, rk Ranking, k
 	// One allocation for the candidates: a search makes a hundred.
 	all := make([]candidate, len(hits))
 	for i, h := range hits {
-		sl := &m.slots[h.slot]
-		all[i] = newCandidate(sl, m.kinds[sl.kind], h.score)
-		all[i].slot = h.slot
+		all[i] = m.candidate(h.slot, h.score)
 		out[i] = &all[i]
 	}
 	return out
@@ -1125,11 +1123,11 @@ func bm25IDF(n, nHit float64) float64 {
 }
 
 // candidate returns slot s's chunk with a score. Call with m.mu held.
-func (m *memIndex) candidate(s uint32, score float64) *candidate {
+func (m *memIndex) candidate(s uint32, score float64) candidate {
 	sl := &m.slots[s]
 	c := newCandidate(sl, m.kinds[sl.kind], score)
 	c.slot = s
-	return &c
+	return c
 }
 
 func newCandidate(sl *memSlot, k memKind, score float64) candidate {

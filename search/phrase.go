@@ -77,7 +77,8 @@ func (m *memIndex) holdingAll(terms []string, max int) map[uint32]*candidate {
 	}
 	out := make(map[uint32]*candidate, len(have))
 	for s := range have {
-		out[s] = m.candidate(s, 0)
+		c := m.candidate(s, 0)
+		out[s] = &c
 	}
 	return out
 }
