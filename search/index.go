@@ -23,6 +23,8 @@ type Index struct {
 	anchors *anchorIndex
 	// an analyzes everything the index reads, remembering stems.
 	an *analysis.Analyzer
+	// texts keeps chunk texts searches read from the store.
+	texts *textCache
 	// unobserve stops the store's commit notifications; stop cancels a
 	// load in progress. Both are Close's.
 	unobserve func()
@@ -73,9 +75,10 @@ var ErrClosed = errors.New("search: index closed")
 func New(db *store.DB) *Index {
 	ctx, stop := context.WithCancel(context.Background())
 	an := analysis.NewAnalyzer()
-	ix := &Index{db: db, mem: newMemIndex(an), anchors: newAnchorIndex(an), an: an, ranking: DefaultRanking(), ctx: ctx, stop: stop}
-	unMem, unAnchors := db.Observe(ix.mem), db.Observe(ix.anchors)
-	ix.unobserve = func() { unMem(); unAnchors() }
+	ix := &Index{db: db, mem: newMemIndex(an), anchors: newAnchorIndex(an), an: an, texts: newTextCache(textCacheBytes),
+		ranking: DefaultRanking(), ctx: ctx, stop: stop}
+	unMem, unAnchors, unTexts := db.Observe(ix.mem), db.Observe(ix.anchors), db.Observe(ix.texts)
+	ix.unobserve = func() { unMem(); unAnchors(); unTexts() }
 	return ix
 }
 
@@ -115,9 +118,13 @@ func (ix *Index) startLoad() (*loadCall, error) {
 	// The load belongs to the index, not to whoever asked first: a search
 	// that gives up waiting leaves it running for the next; Close stops it.
 	go func() {
+		// A load follows another process's writes, which the cached texts
+		// did not see, before and during the load.
+		ix.texts.clear()
 		if err := m.build(ix.ctx, ix.db, ix.anchors); err != nil {
 			c.err = fmt.Errorf("search: load: %w", err)
 		}
+		ix.texts.clear()
 		ix.mu.Lock()
 		ix.loading = nil
 		ix.mu.Unlock()

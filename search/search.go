@@ -713,14 +713,10 @@ func mayBeArchive(rawURL string) bool {
 	return false
 }
 
-// loadTexts reads the stored text of the chunks that have none yet.
+// loadTexts sets the text of the chunks that have none yet, from the
+// cache or the store.
 func (ix *Index) loadTexts(ctx context.Context, cs []*candidate) error {
-	var ids []int64
-	for _, c := range cs {
-		if !c.loaded {
-			ids = append(ids, c.chunkID)
-		}
-	}
+	ids, epoch := ix.texts.fill(cs)
 	if len(ids) == 0 {
 		return nil
 	}
@@ -734,6 +730,7 @@ func (ix *Index) loadTexts(ctx context.Context, cs []*candidate) error {
 			c.start, c.end, c.text, c.headingPath, c.contentHash = ch.Start, ch.End, ch.Text, ch.HeadingPath, ch.ContentHash
 		}
 	}
+	ix.texts.add(epoch, chunks)
 	return nil
 }
 
