@@ -1175,6 +1175,57 @@ func (a *Analyzer) LocateIndexTerms(text, lang string, want *Initials, terms []s
 	})
 }
 
+// TermAt is a term of a text with its place among the text's index terms
+// and the byte offset of the word it comes from, as LocateIndexTerms
+// reports them.
+type TermAt struct {
+	Term    string
+	Pos, At int
+}
+
+// AppendTermsAt appends to dst every term LocateIndexTerms may report of
+// text, in text order, with the place and offset it reports them at: a
+// list a caller keeps, to locate a text's terms again and again without
+// analyzing it each time. Given counts that are right, LocateIndexTerms
+// reports exactly the entries whose term it was asked for, stopping after
+// the word where the last occurrence was found.
+//
+// ok is false where LocateIndexTerms' answer depends on more than the
+// terms and counts it is asked: in a language whose stemmer may change a
+// word's first two letters (its initials shortcut then skips words the
+// full analysis matches), and in a text holding an acronym's plural (the
+// shortcut and the full analysis may disagree on whether "ONs" is a
+// stopword, and so on the places after it).
+func (a *Analyzer) AppendTermsAt(dst []TermAt, text, lang string) (_ []TermAt, ok bool) {
+	l := languageOf(lang)
+	fast := l.suffixOnly()
+	if fast && !l.keepsTwo {
+		return dst, false
+	}
+	n := 0
+	ok = true
+	scanWordsWhile(text, func(raw string, at int) bool {
+		if fast && acronymPlural(raw) {
+			ok = false
+			return false
+		}
+		t, counted := l.tokenFor(raw, nil, fast, true, a)
+		if !counted {
+			return true
+		}
+		if t.Term != "" {
+			dst = append(dst, TermAt{t.Term, n, at})
+		}
+		n++
+		for _, p := range t.Parts {
+			dst = append(dst, TermAt{p, n, at})
+			n++
+		}
+		return true
+	})
+	return dst, ok
+}
+
 // runeCounts counts by rune, ASCII in an array: LocateIndexTerms counts
 // at every occurrence it finds.
 type runeCounts struct {

@@ -318,6 +318,80 @@ func TestLocateIndexTerms(t *testing.T) {
 	}
 }
 
+// What AppendTermsAt lists, cut as its comment says, is what
+// LocateIndexTerms reports, on TestLocateIndexTerms' random texts.
+func TestAppendTermsAt(t *testing.T) {
+	words := strings.Fields(`the on or it as do of and plugin plugins plug-in e-mail WP-CLI re-render installing
+		install wp_enqueue_script loginHandler php8 PHP-8 3.14 2024 v1.2 10 0-dimensional URLs ORs ONs ITs DOs SNPs
+		HTML don't user's café Łódź Straße naïve über 日本 dying happy partners Häuser TNF-α`)
+	rng := rand.New(rand.NewPCG(3, 4))
+	a := NewAnalyzer()
+	checked := 0
+	for range 3000 {
+		var b strings.Builder
+		for i := range 5 + rng.IntN(40) {
+			if i > 0 {
+				b.WriteString([]string{" ", ", ", ". ", " (", ") ", "-", "\n"}[rng.IntN(7)])
+			}
+			w := words[rng.IntN(len(words))]
+			if rng.IntN(5) == 0 {
+				w = strings.ToUpper(w)
+			}
+			b.WriteString(w)
+		}
+		text, lang := b.String(), []string{"en", "de", "ga", "fi", "tr"}[rng.IntN(5)]
+		list, ok := a.AppendTermsAt(nil, text, lang)
+		plural := false
+		scanWords(text, func(raw string, _ int) { plural = plural || acronymPlural(raw) })
+		if wantOK := lang != "fi" && lang != "tr" && (lang == "ga" || !plural); ok != wantOK {
+			t.Fatalf("%s %q: ok = %v", lang, text, ok)
+		}
+		if !ok {
+			continue
+		}
+		all := a.IndexTerms(text, lang, nil)
+		var asked []string
+		for _, x := range all {
+			if rng.IntN(4) == 0 && !slices.Contains(asked, x) {
+				asked = append(asked, x)
+			}
+		}
+		want := InitialsOf(asked, []string{words[rng.IntN(len(words))]})
+		count := make([]int, len(asked))
+		left := 0
+		for _, x := range a.AppendIndexTerms(nil, text, lang, want) {
+			if i := slices.Index(asked, x); i >= 0 {
+				count[i]++
+				left++
+			}
+		}
+		if left == 0 {
+			continue
+		}
+		var got, fromList [][3]int
+		a.LocateIndexTerms(text, lang, want, asked, count, func(i, pos, at int) { got = append(got, [3]int{i, pos, at}) })
+		stop := -1
+		for _, e := range list {
+			if stop >= 0 && e.At != stop {
+				break
+			}
+			if i := slices.Index(asked, e.Term); i >= 0 {
+				fromList = append(fromList, [3]int{i, e.Pos, e.At})
+				if left--; left == 0 {
+					stop = e.At
+				}
+			}
+		}
+		if !slices.Equal(got, fromList) {
+			t.Fatalf("%s %q asking %q: LocateIndexTerms %v, from the list %v", lang, text, asked, got, fromList)
+		}
+		checked++
+	}
+	if checked < 500 {
+		t.Fatalf("only %d texts compared", checked)
+	}
+}
+
 // stop's quick tests let every stopword through to the map.
 func TestStopShapes(t *testing.T) {
 	for code, l := range languages {

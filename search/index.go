@@ -75,7 +75,7 @@ var ErrClosed = errors.New("search: index closed")
 func New(db *store.DB) *Index {
 	ctx, stop := context.WithCancel(context.Background())
 	an := analysis.NewAnalyzer()
-	ix := &Index{db: db, mem: newMemIndex(an), anchors: newAnchorIndex(an), an: an, texts: newTextCache(textCacheBytes),
+	ix := &Index{db: db, mem: newMemIndex(an), anchors: newAnchorIndex(an), an: an, texts: newTextCache(textCacheBytes, termListBytes),
 		ranking: DefaultRanking(), ctx: ctx, stop: stop}
 	unMem, unAnchors, unTexts := db.Observe(ix.mem), db.Observe(ix.anchors), db.Observe(ix.texts)
 	ix.unobserve = func() { unMem(); unAnchors(); unTexts() }

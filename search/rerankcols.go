@@ -203,6 +203,9 @@ func (ix *Index) fromPostings(r *reranker, cs []*candidate) []*rdoc {
 
 	var present []string
 	var count, nearOf []int // nearOf: a present term's place in r.near's order, or -1
+	// The numbers of r.order's terms in the cache's term lists, and of the
+	// present ones, for the chunks that have a list.
+	var orderIDs, presentIDs []uint32
 	// known, by language: the weighted terms that are their own words'
 	// terms, the same for every chunk.
 	known := map[string]map[string]bool{}
@@ -244,12 +247,34 @@ func (ix *Index) fromPostings(r *reranker, cs []*candidate) []*rdoc {
 		}
 		tm := &textMatches{at: make([]textMatch, 0, found)}
 		d.near = make([]termAt, 0, near)
-		ix.an.LocateIndexTerms(c.text, c.doc.Lang, r.initials, present, count, func(i, pos, at int) {
+		locate := func(i, pos, at int) {
 			if k := nearOf[i]; k >= 0 {
 				d.near = append(d.near, termAt{k, pos})
 			}
 			tm.at = append(tm.at, textMatch{present[i], at})
-		})
+		}
+		if list := ix.texts.forward(ix.an, c); len(list) > 0 {
+			// A term new to the lists is numbered when a list with it is
+			// made, so the numbers are looked up again while one is
+			// missing.
+			for fresh := orderIDs == nil; ; fresh = true {
+				if fresh {
+					orderIDs = ix.texts.ids(r.order)
+				}
+				presentIDs = presentIDs[:0]
+				for k, t := range r.order {
+					if _, ok := r.weights[t]; ok && d.body[k] > 0 {
+						presentIDs = append(presentIDs, orderIDs[k])
+					}
+				}
+				if fresh || !slices.Contains(presentIDs, 0) {
+					break
+				}
+			}
+			locateIn(list, presentIDs, count, locate)
+		} else {
+			ix.an.LocateIndexTerms(c.text, c.doc.Lang, r.initials, present, count, locate)
+		}
 		// Every word of the text that matches a weighted term was found
 		// now, as its term or one of its parts; the evidence also matches
 		// a word by its surface, which for a term that is its own word's

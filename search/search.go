@@ -228,6 +228,8 @@ type candidate struct {
 	// matches is what the rerank found of the query's terms in the text,
 	// for its evidence.
 	matches *textMatches
+	// cached is the cache's entry the text came from, if it did.
+	cached *cachedText
 }
 
 // textMatches are the words of a chunk's text that match query terms, as

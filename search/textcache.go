@@ -1,8 +1,11 @@
 package search
 
 import (
+	"math"
 	"sync"
+	"sync/atomic"
 
+	"github.com/askwp/askwpd/analysis"
 	"github.com/askwp/askwpd/store"
 )
 
@@ -14,6 +17,11 @@ import (
 // same pages, so a few megabytes of their texts save most of those reads;
 // the index's per-chunk memory is not touched, whatever the site's size.
 const textCacheBytes = 8 << 20
+
+// termListBytes bounds the kept texts' term lists and the numbering of
+// their terms, apart from the texts: lists never push texts out, and
+// when the lists are full no more are made until entries leave.
+const termListBytes = 8 << 20
 
 // textEntryOverhead is what an entry costs besides its strings: the
 // struct, its map slots and its place in its page's list.
@@ -30,10 +38,16 @@ const textEntryOverhead = 160
 type textCache struct {
 	mu    sync.Mutex
 	max   int
-	size  int
+	size  int // of the texts
 	epoch uint64
 	byID  map[int64]*cachedText
 	byDoc map[int64][]int64
+	// termIDs numbers the terms of the kept term lists from 1. It only
+	// grows, up to maxTermIDs: a search holds lists and the numbers of its
+	// terms while others add to it.
+	termIDs  map[string]uint32
+	listMax  int
+	listSize int // of the lists and termIDs
 }
 
 type cachedText struct {
@@ -41,10 +55,35 @@ type cachedText struct {
 	start, end        int
 	text, contentHash string
 	headingPath       []string
+	// terms lists the text's terms where the rerank looks for them
+	// (forward); an empty list where analysis.AppendTermsAt cannot make
+	// one. Set under the cache's lock.
+	terms atomic.Pointer[[]termAt16]
+	// hits counts the searches that read the text from the cache.
+	hits atomic.Int32
 }
 
-func newTextCache(max int) *textCache {
-	return &textCache{max: max, byID: map[int64]*cachedText{}, byDoc: map[int64][]int64{}}
+// listAfterHits is how many times a text is read from the cache before
+// its terms are listed: a list made for a text soon evicted costs more
+// than it saves.
+const listAfterHits = 2
+
+// termAt16 is an analysis.TermAt in 8 bytes, the term by its number: a
+// list costs about what its text does.
+type termAt16 struct {
+	id      uint32
+	pos, at uint16
+}
+
+// maxTermIDs bounds the terms numbered.
+const maxTermIDs = 1 << 16
+
+// termIDOverhead is what a numbered term costs besides its bytes.
+const termIDOverhead = 48
+
+func newTextCache(max, listMax int) *textCache {
+	return &textCache{max: max, listMax: listMax, byID: map[int64]*cachedText{}, byDoc: map[int64][]int64{},
+		termIDs: map[string]uint32{}}
 }
 
 // fill sets the text of the candidates the cache holds and returns the
@@ -57,8 +96,9 @@ func (tc *textCache) fill(cs []*candidate) (missing []int64, epoch uint64) {
 			continue
 		}
 		if e := tc.byID[c.chunkID]; e != nil {
-			c.loaded = true
+			c.loaded, c.cached = true, e
 			c.start, c.end, c.text, c.headingPath, c.contentHash = e.start, e.end, e.text, e.headingPath, e.contentHash
+			e.hits.Add(1)
 			continue
 		}
 		missing = append(missing, c.chunkID)
@@ -102,14 +142,20 @@ func (e *cachedText) cost() int {
 	return n
 }
 
+func (e *cachedText) listCost() int {
+	if l := e.terms.Load(); l != nil {
+		return 8 * cap(*l)
+	}
+	return 0
+}
+
 // drop removes chunk id. The caller holds mu.
 func (tc *textCache) drop(id int64) {
 	e := tc.byID[id]
 	if e == nil {
 		return
 	}
-	delete(tc.byID, id)
-	tc.size -= e.cost()
+	tc.forget(id, e)
 	ids := tc.byDoc[e.docID]
 	for i, x := range ids {
 		if x == id {
@@ -122,6 +168,110 @@ func (tc *textCache) drop(id int64) {
 		delete(tc.byDoc, e.docID)
 	} else {
 		tc.byDoc[e.docID] = ids
+	}
+}
+
+// forget removes entry e of chunk id, but from its page's list. The
+// caller holds mu.
+func (tc *textCache) forget(id int64, e *cachedText) {
+	delete(tc.byID, id)
+	tc.size -= e.cost()
+	tc.listSize -= e.listCost()
+}
+
+// forward returns the list of c's text terms, making it if c's text came
+// from the cache often enough (listAfterHits) and the lists have room:
+// nil when there is none. Analyzing the whole text once costs a few times
+// what one look for a query's terms does, and saves it every time after.
+func (tc *textCache) forward(an *analysis.Analyzer, c *candidate) []termAt16 {
+	e := c.cached
+	if e == nil {
+		return nil
+	}
+	if l := e.terms.Load(); l != nil {
+		return *l
+	}
+	if e.hits.Load() < listAfterHits || !tc.listRoom(0) {
+		return nil
+	}
+	list, ok := an.AppendTermsAt(nil, e.text, c.doc.Lang)
+	if len(e.text) > math.MaxUint16 || len(list) > 0 && list[len(list)-1].Pos > math.MaxUint16 {
+		ok = false
+	}
+	tc.mu.Lock()
+	defer tc.mu.Unlock()
+	if l := e.terms.Load(); l != nil { // another search made it meanwhile
+		return *l
+	}
+	if tc.byID[c.chunkID] != e || tc.listSize+8*len(list) > tc.listMax {
+		return nil // evicted meanwhile, or no room
+	}
+	var terms []termAt16
+	if ok {
+		terms = make([]termAt16, len(list))
+		for i, x := range list {
+			id := tc.termIDs[x.Term]
+			if id == 0 {
+				if len(tc.termIDs) == maxTermIDs {
+					terms = nil
+					break
+				}
+				id = uint32(len(tc.termIDs) + 1)
+				tc.termIDs[x.Term] = id
+				tc.listSize += termIDOverhead + len(x.Term)
+			}
+			terms[i] = termAt16{id, uint16(x.Pos), uint16(x.At)}
+		}
+	}
+	if terms == nil {
+		terms = []termAt16{}
+	}
+	e.terms.Store(&terms)
+	tc.listSize += 8 * cap(terms)
+	return terms
+}
+
+// listRoom reports whether the lists have room for n more bytes.
+func (tc *textCache) listRoom(n int) bool {
+	tc.mu.Lock()
+	defer tc.mu.Unlock()
+	return tc.listSize+n <= tc.listMax
+}
+
+// ids returns the numbers of terms, 0 for a term no list holds.
+func (tc *textCache) ids(terms []string) []uint32 {
+	tc.mu.Lock()
+	defer tc.mu.Unlock()
+	out := make([]uint32, len(terms))
+	for i, t := range terms {
+		out[i] = tc.termIDs[t]
+	}
+	return out
+}
+
+// locateIn is analysis.LocateIndexTerms over a list of the text's terms,
+// the terms given by number (ids). As there, count must be how many times
+// each term is in the index's list of the text's terms, and their sum
+// above 0.
+func locateIn(list []termAt16, ids []uint32, count []int, fn func(i, pos, at int)) {
+	left := 0
+	for _, n := range count {
+		left += n
+	}
+	stop := -1
+	for _, x := range list {
+		if stop >= 0 && int(x.at) != stop {
+			return
+		}
+		for i, id := range ids {
+			if id == x.id {
+				fn(i, int(x.pos), int(x.at))
+				if left--; left == 0 {
+					stop = int(x.at)
+				}
+				break
+			}
+		}
 	}
 }
 
@@ -138,20 +288,21 @@ func (tc *textCache) IndexCommitted(c store.IndexCommit) {
 			continue
 		}
 		for _, id := range tc.byDoc[op.Delete] {
-			tc.size -= tc.byID[id].cost()
-			delete(tc.byID, id)
+			tc.forget(id, tc.byID[id])
 		}
 		delete(tc.byDoc, op.Delete)
 	}
 	tc.epoch++
 }
 
-// clear empties the cache, for a reload of the index.
+// clear empties the cache, for a reload of the index. The term numbers
+// stay, with their cost.
 func (tc *textCache) clear() {
 	tc.mu.Lock()
 	defer tc.mu.Unlock()
-	clear(tc.byID)
+	for id, e := range tc.byID {
+		tc.forget(id, e)
+	}
 	clear(tc.byDoc)
-	tc.size = 0
 	tc.epoch++
 }

@@ -59,7 +59,7 @@ func TestTextCache_ReusedID(t *testing.T) {
 // A search that read the store while a commit was delivered does not
 // cache what it read: it may be the text the commit replaced.
 func TestTextCache_Epoch(t *testing.T) {
-	tc := newTextCache(1 << 20)
+	tc := newTextCache(1<<20, 1<<20)
 	c := &candidate{chunkID: 7}
 	missing, epoch := tc.fill([]*candidate{c})
 	if len(missing) != 1 || missing[0] != 7 {
@@ -83,7 +83,7 @@ func TestTextCache_Epoch(t *testing.T) {
 
 func TestTextCache_Bounded(t *testing.T) {
 	const max = 20_000
-	tc := newTextCache(max)
+	tc := newTextCache(max, 0)
 	text := fmt.Sprintf("%0500d", 0)
 	for round := range 20 {
 		chunks := map[int64]*store.Chunk{}
