@@ -699,6 +699,28 @@ func isWordRune(r rune) bool {
 	return unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.Mn, r) || r == '_'
 }
 
+// ASCIIWords reports whether every word of text is ASCII and stands in
+// text as it is: no apostrophe is dropped from one, and every other rune
+// only separates words. A word of a given ASCII spelling, in any case, is
+// then found by looking for that spelling in text lowercased.
+func ASCIIWords(text string) bool {
+	if strings.IndexByte(text, '\'') >= 0 {
+		return false
+	}
+	for i := 0; i < len(text); {
+		if text[i] < utf8.RuneSelf {
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(text[i:])
+		if r == '’' || isWordRune(r) || isIdeograph(r) {
+			return false
+		}
+		i += size
+	}
+	return true
+}
+
 // scanTokens calls fn with each raw word of text, case and diacritics
 // intact. A word is a run of letters, digits, marks and '_'. Inside a word
 // an apostrophe between letters is dropped ("don't" → "dont"), and a '.'
@@ -1193,9 +1215,10 @@ type TermAt struct {
 // ok is false where LocateIndexTerms' answer depends on more than the
 // terms and counts it is asked: in a language whose stemmer may change a
 // word's first two letters (its initials shortcut then skips words the
-// full analysis matches), and in a text holding an acronym's plural (the
-// shortcut and the full analysis may disagree on whether "ONs" is a
-// stopword, and so on the places after it).
+// full analysis matches), and in a text holding an acronym's plural that
+// the shortcut and the full analysis count differently ("ONs" is a
+// stopword to one and not the other, which moves the places after it;
+// "APIs" is not).
 func (a *Analyzer) AppendTermsAt(dst []TermAt, text, lang string) (_ []TermAt, ok bool) {
 	l := languageOf(lang)
 	fast := l.suffixOnly()
@@ -1205,11 +1228,15 @@ func (a *Analyzer) AppendTermsAt(dst []TermAt, text, lang string) (_ []TermAt, o
 	n := 0
 	ok = true
 	scanWordsWhile(text, func(raw string, at int) bool {
-		if fast && acronymPlural(raw) {
-			ok = false
-			return false
-		}
 		t, counted := l.tokenFor(raw, nil, fast, true, a)
+		if fast && acronymPlural(raw) {
+			// Unwanted, the word is counted by the shortcut, with no
+			// parts.
+			if _, short := l.tokenFor(raw, &Initials{}, fast, true, a); short != counted || len(t.Parts) > 0 {
+				ok = false
+				return false
+			}
+		}
 		if !counted {
 			return true
 		}

@@ -238,22 +238,27 @@ func (ix *Index) fromPostings(r *reranker, cs []*candidate) []*rdoc {
 				nearOf = append(nearOf, x)
 			}
 		}
-		if pairs <= 0 {
+		list := ix.texts.forward(ix.an, c)
+		if pairs <= 0 && (len(list) == 0 || found == 0) {
 			// Proximity scores pairs of distinct words, and the body
 			// holds one at most: its text is left alone, and analyzed
 			// for the evidence only if the chunk is shown (a quarter of
 			// the chunks of wpdocs' questions, a tenth of SciFact's).
+			// With a list of its terms, finding them for the evidence
+			// costs next to nothing.
 			continue
 		}
 		tm := &textMatches{at: make([]textMatch, 0, found)}
-		d.near = make([]termAt, 0, near)
+		if pairs > 0 {
+			d.near = make([]termAt, 0, near)
+		}
 		locate := func(i, pos, at int) {
-			if k := nearOf[i]; k >= 0 {
+			if k := nearOf[i]; k >= 0 && pairs > 0 {
 				d.near = append(d.near, termAt{k, pos})
 			}
 			tm.at = append(tm.at, textMatch{present[i], at})
 		}
-		if list := ix.texts.forward(ix.an, c); len(list) > 0 {
+		if len(list) > 0 {
 			// A term new to the lists is numbered when a list with it is
 			// made, so the numbers are looked up again while one is
 			// missing.

@@ -847,11 +847,13 @@ func evidence(an *analysis.Analyzer, terms []string, meta, text, lang string, n 
 	look := false
 	// With the rerank's places, what the text can add is a word whose
 	// surface is a term that is not its own word's (a stem such as
-	// "increas"): in ASCII text without apostrophes, which a word drops,
-	// such a word is the term spelt out, in any case. Most terms are not,
-	// and the scan for them was a twentieth of a search.
+	// "increas"): where the text's words are ASCII as they stand
+	// (analysis.ASCIIWords), such a word is the term spelt out, in any
+	// case. Most terms are not, and the scan for them was a twentieth of a
+	// search (a tenth on wpdocs, whose dashes and curly quotes are not
+	// ASCII).
 	var low *[]byte
-	if tm != nil && isASCII(text) && strings.IndexByte(text, '\'') < 0 {
+	if tm != nil && analysis.ASCIIWords(text) {
 		low = lowerBufs.Get().(*[]byte)
 		*low = appendLowerASCII((*low)[:0], text)
 		defer lowerBufs.Put(low)
