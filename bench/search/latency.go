@@ -186,7 +186,7 @@ func runLatency(ctx context.Context, args []string) error {
 	}
 	if *overHTTP {
 		db.Close()
-		call, stop, err := serveHTTP(ctx, *dir)
+		call, stop, err := serveHTTP(ctx, *dir, "https://site.test")
 		if err != nil {
 			return err
 		}
@@ -338,9 +338,9 @@ func makeVocab(rng *rand.Rand, n int) []string {
 // serveHTTP opens the store in dir through the daemon, as `askwpd serve`
 // does, serves its API on a loopback port, and returns a search_site call
 // over HTTP with keep-alive, as the PHP plugin makes it.
-func serveHTTP(ctx context.Context, dir string) (func(search.Query) error, func(), error) {
+func serveHTTP(ctx context.Context, dir, site string) (func(search.Query) error, func(), error) {
 	cfg := config.Default()
-	cfg.StateDir, cfg.SiteURL = dir, "https://site.test"
+	cfg.StateDir, cfg.SiteURL = dir, site
 	d, err := daemon.Open(ctx, cfg, slog.New(slog.DiscardHandler))
 	if err != nil {
 		return nil, nil, err

@@ -30,18 +30,22 @@ import (
 func runTool(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("tool", flag.ExitOnError)
 	corpus := fs.String("corpus", "", "BEIR corpus.jsonl (e.g. ../shared/evaldata/beir-scifact/corpus.jsonl)")
+	stateDir := fs.String("state", "", "instead of -corpus: a daemon's state dir (a copy: the daemon may write to it), as `askwpd index` left it for a WordPress site")
+	siteURL := fs.String("site", "", "with -state: the site's URL")
 	queries := fs.String("queries", "", "BEIR queries.jsonl: each query is one search_site call")
 	rounds := fs.Int("rounds", 2, "times each query is asked, after one untimed warm-up pass")
 	limit := fs.Int("limit", 10, "search_site limit")
 	cpuProf := fs.String("cpuprofile", "", "CPU profile of the timed calls")
 	memProf := fs.String("memprofile", "", "allocation profile of the timed calls")
 	overHTTP := fs.Bool("http", false, "call over the daemon's HTTP API on loopback, as the PHP plugin does (the CPU is then the server's and the client's)")
+	gap := fs.Duration("gap", 0, "idle time between timed calls, as a daemon has between visitors (the CPU counted is the calls')")
 	outPath := fs.String("out", "", "write each answer's JSON, one a line, to compare two builds' answers")
 	fs.Parse(args)
-	if *corpus == "" || *queries == "" {
-		return fmt.Errorf("tool: -corpus and -queries are required")
+	if (*corpus == "") == (*stateDir == "") || *queries == "" || (*stateDir != "") != (*siteURL != "") {
+		return fmt.Errorf("tool: -queries and one of -corpus or -state (with -site) are required")
 	}
-	if _, err := os.Stat(*corpus); err != nil {
+	source := *corpus + *stateDir
+	if _, err := os.Stat(source); err != nil {
 		fmt.Printf("skipped: %v\n", err)
 		return nil
 	}
@@ -50,22 +54,26 @@ func runTool(ctx context.Context, args []string) error {
 		return err
 	}
 
-	dir, err := os.MkdirTemp("", "askwpd-tool-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(dir)
-	db, err := store.Open(ctx, filepath.Join(dir, "askwpd.db"))
-	if err != nil {
-		return err
-	}
-	docs, chunks, err := eval.IndexCorpus(ctx, db, *corpus, 0)
-	db.Close()
-	if err != nil {
-		return err
-	}
 	cfg := config.Default()
-	cfg.StateDir, cfg.SiteURL = dir, "https://site.test"
+	cfg.StateDir, cfg.SiteURL = *stateDir, *siteURL
+	var docs, chunks int
+	if *corpus != "" {
+		dir, err := os.MkdirTemp("", "askwpd-tool-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+		db, err := store.Open(ctx, filepath.Join(dir, "askwpd.db"))
+		if err != nil {
+			return err
+		}
+		docs, chunks, err = eval.IndexCorpus(ctx, db, *corpus, 0)
+		db.Close()
+		if err != nil {
+			return err
+		}
+		cfg.StateDir, cfg.SiteURL = dir, "https://site.test"
+	}
 	// The daemon's JSON log, written nowhere: formatting the "Tool call"
 	// line is part of a call's cost.
 	d, err := daemon.Open(ctx, cfg, slog.New(slog.NewJSONHandler(io.Discard, nil)))
@@ -73,6 +81,13 @@ func runTool(ctx context.Context, args []string) error {
 		return err
 	}
 	defer d.Close()
+	if *stateDir != "" {
+		st, err := d.Store.Stats(ctx)
+		if err != nil {
+			return err
+		}
+		docs, chunks = st.Documents, st.Chunks
+	}
 	var m0, m1 runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&m0)
@@ -91,7 +106,7 @@ func runTool(ctx context.Context, args []string) error {
 	var viaHTTP func(search.Query) error
 	if *overHTTP {
 		d.Close()
-		call, stop, err := serveHTTP(ctx, dir)
+		call, stop, err := serveHTTP(ctx, cfg.StateDir, cfg.SiteURL)
 		if err != nil {
 			return err
 		}
@@ -158,6 +173,9 @@ func runTool(ctx context.Context, args []string) error {
 	lat := make([]time.Duration, 0, len(bodies)**rounds)
 	for range *rounds {
 		for i := range bodies {
+			if *gap > 0 {
+				time.Sleep(*gap)
+			}
 			t := time.Now()
 			if err := call(i); err != nil {
 				return err
