@@ -38,6 +38,13 @@
 //	go run ./bench/load -duration 15s -clients 50 -events 2000 -generate 0
 //	go run ./bench/load -soak 30m
 //	go run ./bench/load -corpus scifact -rate 200 -sweep 25,50,100,150,200 -compare 100
+//	go run ./bench/load -corpus scifact -rate 100 -duration 30s -bin NEW -versus OLD -state DIR
+//
+// Versus mode (-versus OLD) measures two builds side by side: -bin and
+// OLD each serve a copy of the indexed state dir (-state, or one indexed
+// for the run) with their schedule off, and each search of one Poisson
+// stream at -rate goes to both, the first in turn. It prints each one's
+// daemon CPU per search and latency, and does nothing else.
 //
 // Open-loop mode (-rate N) sends searches as a Poisson stream of N a
 // second for -duration from at most -clients virtual users, and measures
@@ -75,7 +82,7 @@ type options struct {
 	clients, events, hot, generate                                  int
 	dup, eventRate, flat                                            float64
 	p99, eventP99, sweepStep                                        time.Duration
-	bin, crawl, reuse, corpus, sweep                                string
+	bin, crawl, reuse, corpus, sweep, versus                        string
 	rate, maxRSS                                                    float64
 	compare                                                         int
 	keepState                                                       bool
@@ -109,6 +116,7 @@ func main() {
 	flag.IntVar(&o.compare, "compare", 0, "open loop: compare search_site with WordPress core search on this many queries")
 	flag.DurationVar(&o.eventP99, "event-p99", 100*time.Millisecond, "open loop: event answer p99 must not exceed this")
 	flag.Float64Var(&o.maxRSS, "max-rss", 200, "open loop: the daemon's peak RSS must not exceed this many MB")
+	flag.StringVar(&o.versus, "versus", "", "open loop: compare this askwpd binary's CPU per search with -bin's, side by side (each search sent to both), for -duration at -rate, and nothing else")
 	flag.StringVar(&o.reuse, "state", "", "serve this existing state dir (a kept one) instead of indexing a fresh one")
 	flag.Parse()
 	if o.soak > 0 && !flagSet("generate") {

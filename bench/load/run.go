@@ -136,6 +136,12 @@ func run(ctx context.Context, o options) (bool, error) {
 			return false, err
 		}
 	}
+	if o.versus != "" {
+		if o.corpus == "" || o.rate <= 0 {
+			return false, fmt.Errorf("-versus needs -corpus (its queries are the searches) and -rate")
+		}
+		return versus(ctx, o, bin, state, tmp, e)
+	}
 	p, err := startDaemon(ctx, bin, state, e, o.soak > 0)
 	if err != nil {
 		return false, err
@@ -148,17 +154,8 @@ func run(ctx context.Context, o options) (bool, error) {
 	fmt.Printf("askwpd serve pid %d on %s, state %s\n", p.cmd.Process.Pid, p.base, state)
 	// Until its search index is loaded, the daemon's searches wait for it;
 	// the run measures the daemon as it serves, after that.
-	t0 := time.Now()
-	for {
-		m, err := p.metrics(ctx)
-		if err == nil && m["askwpd_search_index_ready"] == 1 {
-			fmt.Printf("in-memory search index ready %.1f s after the daemon answered\n", time.Since(t0).Seconds())
-			break
-		}
-		if time.Since(t0) > 2*time.Minute {
-			return false, fmt.Errorf("the in-memory search index was not ready after %s", time.Since(t0).Round(time.Second))
-		}
-		time.Sleep(100 * time.Millisecond)
+	if err := waitIndex(ctx, p); err != nil {
+		return false, err
 	}
 	if o.soak > 0 {
 		return soak(ctx, o, p, hot)
