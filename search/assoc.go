@@ -40,7 +40,7 @@ type slotBuf struct {
 	// slots, the name words' counts and their places.
 	slots  []uint32
 	counts []assocCounts
-	wordAt map[string]int
+	wordAt map[*memTerm]int
 }
 
 var slotBufs = sync.Pool{New: func() any { return &slotBuf{} }}
@@ -133,9 +133,11 @@ func (ix *Index) associate(aq *assocQuery, pq *parsedQuery, rk Ranking, docs []*
 	sort.SliceStable(order, func(a, b int) bool { return prelim[order[a]] > prelim[order[b]] })
 	order = order[:min(assocDocs, len(order))]
 
-	inQuery := make(map[string]bool, len(pq.Terms))
+	inQuery := make([]*memTerm, 0, len(pq.Terms))
 	for _, t := range pq.Terms {
-		inQuery[t.Term] = true
+		if mt := m.terms[t.Term]; mt != nil {
+			inQuery = append(inQuery, mt)
+		}
 	}
 	// The query terms each page holds, and the name words of those that
 	// lack one: the others have no use for them.
@@ -144,36 +146,45 @@ func (ix *Index) associate(aq *assocQuery, pq *parsedQuery, rk Ranking, docs []*
 	names := make([][]int, len(order)) // into words
 	var words []*memTerm
 	if buf.wordAt == nil {
-		buf.wordAt = map[string]int{}
+		buf.wordAt = map[*memTerm]int{}
 	}
 	wordAt := buf.wordAt
 	var lacked uint16 // the terms some scored page lacks: only their ties count
 	for k, i := range order {
 		doc := docs[i].chunks[0].doc
+		own := 0 // the page's chunks, each of which holds its title's words
 		for _, s := range m.docSlots[doc.ID] {
 			held[k] |= buf.has[s]
 			buf.page[s] = uint8(k + 1)
 			buf.touched = append(buf.touched, s)
+			if m.slots[s].doc == doc {
+				own++
+			}
 		}
 		if held[k] == full {
 			continue
 		}
 		lacked |= full &^ held[k]
-		for _, t := range ix.urlOf(doc).name {
-			// A permalink repeats its title's words, and pages share
-			// words: each is looked up in the index once.
-			w, ok := wordAt[t]
+		for _, nw := range ix.namesOf(m, doc) {
+			mt := nw.mt
+			if mt.n > assocMaxPostings || slices.Contains(inQuery, mt) {
+				continue
+			}
+			// The page lacks the terms it is scored for, so a tie is
+			// counted in the word's other chunks: a word of its title
+			// in fewer than assocMinChunks besides the page's own has
+			// none, and its postings need not be read.
+			if nw.title && int(mt.n)-own < assocMinChunks {
+				continue
+			}
+			// Pages share words: each word's postings are read once.
+			w, ok := wordAt[mt]
 			if !ok {
-				w = -1
-				if mt := m.terms[t]; mt != nil && mt.n <= assocMaxPostings && !inQuery[t] {
-					w = len(words)
-					words = append(words, mt)
-				}
-				wordAt[t] = w
+				w = len(words)
+				words = append(words, mt)
+				wordAt[mt] = w
 			}
-			if w >= 0 && !slices.Contains(names[k], w) {
-				names[k] = append(names[k], w)
-			}
+			names[k] = append(names[k], w)
 		}
 	}
 	if len(words) == 0 {
@@ -225,4 +236,43 @@ func (ix *Index) associate(aq *assocQuery, pq *parsedQuery, rk Ranking, docs []*
 			out[docs[i].docID] += rk.AssocWeight * s
 		}
 	}
+}
+
+// docNames are a page's name words that are terms of the index, each
+// once: its title's (in each of its chunks), then its URL path's.
+// associate looked each word of twenty names up in the index at every
+// search; they are resolved again only when the index's terms may have
+// changed: a term is dropped only when slots are renumbered, and one
+// added changes their count.
+type docNames struct {
+	renumbered uint64
+	terms      int
+	words      []nameWord
+}
+
+type nameWord struct {
+	mt    *memTerm
+	title bool
+}
+
+// namesOf returns doc's name words. The caller holds m's read lock.
+func (ix *Index) namesOf(m *memIndex, doc *memDoc) []nameWord {
+	if n := doc.names.Load(); n != nil && n.renumbered == m.renumbered && n.terms == len(m.terms) {
+		return n.words
+	}
+	n := &docNames{renumbered: m.renumbered, terms: len(m.terms)}
+	add := func(terms []string, title bool) {
+		for _, t := range terms {
+			mt := m.terms[t]
+			// A permalink repeats its title's words.
+			if mt != nil && !slices.ContainsFunc(n.words, func(w nameWord) bool { return w.mt == mt }) {
+				n.words = append(n.words, nameWord{mt, title})
+			}
+		}
+	}
+	add(ix.an.IndexTerms(doc.Title, doc.Lang, nil), true)
+	add(ix.urlOf(doc).terms, false)
+	n.words = slices.Clip(n.words)
+	doc.names.Store(n)
+	return n.words
 }

@@ -191,12 +191,10 @@ func (f *termFilter) may(t string) bool {
 }
 
 // docURL is a page's URL as the whole-page score reads it: the terms of
-// its path, and the key links to it are counted under; and its name, for
-// associate: its title's terms, then its path's.
+// its path, and the key links to it are counted under.
 type docURL struct {
 	terms []string
 	key   string
-	name  []string
 }
 
 // urlOf works out doc's docURL once: on a WordPress site every candidate
@@ -207,7 +205,6 @@ func (ix *Index) urlOf(doc *memDoc) *docURL {
 		return u
 	}
 	u := &docURL{terms: ix.an.IndexTerms(urlWords(doc.URL), doc.Lang, nil), key: anchorKey(doc.URL)}
-	u.name = append(ix.an.IndexTerms(doc.Title, doc.Lang, nil), u.terms...)
 	doc.url.Store(u)
 	return u
 }

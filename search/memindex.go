@@ -96,9 +96,14 @@ type memDoc struct {
 	// The title and exact columns are the document's, the same in each
 	// of its chunks: their lengths are kept once.
 	titleSize, exactSize uint32
+	// archive is isArchive's verdict, which every search asks of every
+	// candidate page: its permalink was scanned each time.
+	archive bool
 	// url is what the whole-page score reads of the page's URL, worked
 	// out at the page's first search rather than at every one.
 	url atomic.Pointer[docURL]
+	// names are its name words as associate reads them (namesOf).
+	names atomic.Pointer[docNames]
 }
 
 // memSlot is a chunk in the index. Every chunk has one, so it is kept
@@ -380,7 +385,7 @@ func (m *memIndex) resetLocked() {
 }
 
 func (m *memIndex) newMemDoc(d *store.IndexDoc) *memDoc {
-	md := &memDoc{IndexDoc: *d}
+	md := &memDoc{IndexDoc: *d, archive: isArchive(d.URL, d.PostType)}
 	in := &m.strs
 	md.Lang, md.PostType = in.get(d.Lang), in.get(d.PostType)
 	// A site has a few combinations of categories, shared; tags vary

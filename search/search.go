@@ -605,7 +605,7 @@ func groupDocs(an *analysis.Analyzer, cands []*candidate, pq *parsedQuery, q Que
 			d.score *= rk.ThinPenalty
 			d.explain = append(d.explain, "thin page")
 		}
-		if isArchive(first.doc.URL, first.doc.PostType) && rk.ArchivePenalty > 0 {
+		if first.doc.archive && rk.ArchivePenalty > 0 {
 			d.score *= rk.ArchivePenalty
 			d.explain = append(d.explain, "archive page")
 		}
@@ -696,8 +696,7 @@ func isArchive(rawURL, postType string) bool {
 
 // mayBeArchive is whether rawURL has a query or an escape, or a path
 // segment that starts like an archive's, in one pass: it runs on every
-// candidate page of every search, and a Contains per word was 3 % of a
-// search's CPU on WordPress's long permalinks.
+// page the index loads, and most WordPress permalinks need no parse.
 func mayBeArchive(rawURL string) bool {
 	for i := 0; i < len(rawURL); i++ {
 		switch rawURL[i] {
