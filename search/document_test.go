@@ -2,6 +2,8 @@ package search
 
 import (
 	"context"
+	"math/bits"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -141,7 +143,7 @@ func TestSearch_FiltersOnCode(t *testing.T) {
 func TestVocabulary_Correct(t *testing.T) {
 	v := &vocabulary{byKey: map[vocabKey][]vocabTerm{}, docCount: map[string]int{}}
 	for _, w := range []string{"workspace", "workspac", "widget", "notes", "panel", "café"} {
-		v.add(vocabTerm{w, 3})
+		v.add(w, 3)
 	}
 	for in, want := range map[string]string{"wrkspace": "workspace", "widgte": "widget", "ntoes": "notes", "notse": "notes", "cafés": "café"} {
 		if got, ok := v.correct(in); !ok || got != want {
@@ -150,6 +152,54 @@ func TestVocabulary_Correct(t *testing.T) {
 	}
 	if got, ok := v.correct("calendar"); ok {
 		t.Errorf("correct(calendar) = %q", got)
+	}
+}
+
+// The runes two words' sets do not share never number more than the
+// edits between them, which correct relies on to pass over most of the
+// vocabulary; random words over a few letters, some of them outside
+// ASCII and some 64 apart (one bit), are a few edits apart or many.
+func TestRuneSet_Bound(t *testing.T) {
+	letters := []rune("abcdeáéŁ") // á is a's bit
+	rng := rand.New(rand.NewPCG(9, 10))
+	word := func() []rune {
+		w := make([]rune, 2+rng.IntN(9))
+		for i := range w {
+			w[i] = letters[rng.IntN(len(letters))]
+		}
+		return w
+	}
+	close := 0
+	for range 20000 {
+		a, b := word(), word()
+		if rng.IntN(2) == 0 {
+			// b is a few edits from a.
+			b = slices.Clone(a)
+			for range 1 + rng.IntN(3) {
+				i := rng.IntN(len(b))
+				switch rng.IntN(3) {
+				case 0:
+					b[i] = letters[rng.IntN(len(letters))]
+				case 1:
+					b = slices.Insert(b, i, letters[rng.IntN(len(letters))])
+				default:
+					if len(b) > 1 {
+						b = slices.Delete(b, i, i+1)
+					}
+				}
+			}
+		}
+		d := osaDistance(a, b, 100)
+		sa, sb := runeSet(string(a)), runeSet(string(b))
+		if lb := max(bits.OnesCount64(sa&^sb), bits.OnesCount64(sb&^sa)); lb > d {
+			t.Fatalf("%q, %q: %d edits apart, but their rune sets differ by %d", string(a), string(b), d, lb)
+		}
+		if d <= 2 {
+			close++
+		}
+	}
+	if close < 5000 {
+		t.Fatalf("only %d pairs within 2 edits", close)
 	}
 }
 
@@ -166,9 +216,9 @@ func BenchmarkVocabulary_Correct(b *testing.B) {
 		for j := range w {
 			w[j] = letters[next()%26]
 		}
-		v.add(vocabTerm{string(w), 1 + next()%50})
+		v.add(string(w), 1+next()%50)
 	}
-	v.add(vocabTerm{"workspace", 10})
+	v.add("workspace", 10)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		if got, ok := v.correct("wrkspace"); !ok || got != "workspace" {

@@ -1,6 +1,7 @@
 package search
 
 import (
+	"math/bits"
 	"slices"
 	"sort"
 	"strings"
@@ -78,15 +79,29 @@ type vocabKey struct {
 	first rune
 }
 
-func (v *vocabulary) add(t vocabTerm) {
-	r, _ := utf8.DecodeRuneInString(t.term)
-	k := vocabKey{utf8.RuneCountInString(t.term), r}
-	v.byKey[k] = append(v.byKey[k], t)
+func (v *vocabulary) add(term string, docs int) {
+	r, _ := utf8.DecodeRuneInString(term)
+	k := vocabKey{utf8.RuneCountInString(term), r}
+	v.byKey[k] = append(v.byKey[k], vocabTerm{term, docs, runeSet(term)})
 }
 
 type vocabTerm struct {
 	term string
 	docs int
+	set  uint64 // runeSet(term)
+}
+
+// runeSet is the set of s's runes, each a bit (its value modulo 64). An
+// edit removes at most one rune from a word and adds at most one, so two
+// words are at least as many edits apart as the runes either set holds
+// and the other lacks: a word's distance to most of the vocabulary is
+// known to exceed the limit without being worked out.
+func runeSet(s string) uint64 {
+	var set uint64
+	for _, r := range s {
+		set |= 1 << (uint32(r) % 64)
+	}
+	return set
 }
 
 const vocabMaxAge = 10 * time.Second
@@ -130,7 +145,7 @@ func (ix *Index) buildVocabulary(gen int64, prefixLen int) *vocabulary {
 		if utf8.RuneCountInString(term) < 3 || analysis.Literal(term) {
 			return
 		}
-		nv.add(vocabTerm{term, docs})
+		nv.add(term, docs)
 	})
 	// Grown by append, the list holds up to twice its length.
 	nv.sorted = slices.Clone(nv.sorted)
@@ -161,6 +176,7 @@ func (v *vocabulary) correct(word string) (string, bool) {
 		k = 2
 	}
 	best, bestD, bestDocs := "", k+1, 0
+	set := runeSet(word)
 	var buf []rune
 	firsts := []rune{w[0]}
 	if w[1] != w[0] {
@@ -175,6 +191,9 @@ func (v *vocabulary) correct(word string) (string, bool) {
 					if c1, _ := utf8.DecodeRuneInString(c.term[s0:]); c1 != w[0] {
 						continue
 					}
+				}
+				if bits.OnesCount64(set&^c.set) > bestD || bits.OnesCount64(c.set&^set) > bestD {
+					continue
 				}
 				var d int
 				if isASCII(c.term) && isASCII(word) {
