@@ -55,10 +55,19 @@ func newSlotBuf(m *memIndex) *slotBuf {
 	return buf
 }
 
-// release clears what was set and returns the buffer to the pool.
+// release clears what was set and returns the buffer to the pool. Past a
+// sixteenth of the slots set, a clear of the whole costs fewer
+// instructions than one slot at a time, and the memory it writes is not
+// much more than was touched.
 func (buf *slotBuf) release() {
-	for _, s := range buf.touched {
-		buf.doc[s], buf.has[s], buf.page[s] = 0, 0, 0
+	if len(buf.touched) > len(buf.has)/16 {
+		clear(buf.doc)
+		clear(buf.has)
+		clear(buf.page)
+	} else {
+		for _, s := range buf.touched {
+			buf.doc[s], buf.has[s], buf.page[s] = 0, 0, 0
+		}
 	}
 	buf.touched = buf.touched[:0]
 	clear(buf.wordAt)
@@ -112,7 +121,7 @@ type assocCounts struct {
 // times the term's page IDF, weighted AssocWeight. A page that holds
 // the term is scored for it by the rest of docBM25. The caller holds
 // m's read lock.
-func (ix *Index) associate(aq *assocQuery, pq *parsedQuery, rk Ranking, docs []*docHit, idfs map[string]float64, out map[int64]float64) {
+func (ix *Index) associate(aq *assocQuery, pq *parsedQuery, rk Ranking, docs []*docHit, idfs map[string]float64, out []float64) {
 	m := ix.mem
 	qs, base, buf := aq.qs, &aq.base, aq.buf
 	if len(qs) == 0 {
@@ -125,7 +134,7 @@ func (ix *Index) associate(aq *assocQuery, pq *parsedQuery, rk Ranking, docs []*
 	prelim := make([]float64, len(docs))
 	for i, d := range docs {
 		order[i] = i
-		prelim[i] = d.chunks[0].score + rk.DocWeight*out[d.docID]
+		prelim[i] = d.chunks[0].score + rk.DocWeight*out[i]
 		if len(d.chunks) > 1 {
 			prelim[i] += rk.SecondChunk * d.chunks[1].score
 		}
@@ -233,7 +242,7 @@ func (ix *Index) associate(aq *assocQuery, pq *parsedQuery, rk Ranking, docs []*
 			}
 		}
 		if s > 0 {
-			out[docs[i].docID] += rk.AssocWeight * s
+			out[i] += rk.AssocWeight * s
 		}
 	}
 }

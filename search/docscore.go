@@ -12,8 +12,9 @@ import (
 // section; a visitor's words are often spread over a page's sections, and
 // a word all over one page is rare on the site even when it is in many of
 // that page's chunks. It reads the query terms' postings, as the candidate
-// query does, and keeps no state of its own.
-func (ix *Index) docBM25(pq *parsedQuery, rk Ranking, docs []*docHit) map[int64]float64 {
+// query does, and keeps no state of its own. The scores are in docs'
+// order.
+func (ix *Index) docBM25(pq *parsedQuery, rk Ranking, docs []*docHit) []float64 {
 	if rk.DocWeight <= 0 || len(docs) == 0 {
 		return nil
 	}
@@ -79,7 +80,7 @@ func (ix *Index) docBM25(pq *parsedQuery, rk Ranking, docs []*docHit) map[int64]
 		}
 		ns[i] = norms{1 - rk.BTitle + rk.BTitle*title/max(avgTitle, 1), 1 - rk.BBody + rk.BBody*body/max(avgBody, 1)}
 	}
-	out := make(map[int64]float64, len(docs))
+	out := make([]float64, len(docs))
 	tf := make([][5]float64, len(docs)) // title, keywords, body, URL, links
 	idfs := make(map[string]float64, len(pq.Terms))
 	// Each candidate document's chunks are marked with its place in docs
@@ -143,8 +144,9 @@ func (ix *Index) docBM25(pq *parsedQuery, rk Ranking, docs []*docHit) map[int64]
 		}
 		idf := math.Log(1 + (nDocs-float64(df)+0.5)/(float64(df)+0.5))
 		idfs[t.Term] = idf
-		for i, f := range tf {
-			if f == [5]float64{} {
+		for i := range tf {
+			f := &tf[i]
+			if f[0] == 0 && f[1] == 0 && f[2] == 0 && f[3] == 0 && f[4] == 0 {
 				continue
 			}
 			x := rk.TitleWeight*f[0]/ns[i].title + (rk.KeywordWeight*f[1]+rk.BodyWeight*f[2])/ns[i].body
@@ -155,7 +157,7 @@ func (ix *Index) docBM25(pq *parsedQuery, rk Ranking, docs []*docHit) map[int64]
 			s += rk.URLWeight * f[3] * (rk.K1 + 1) / (f[3] + rk.K1)
 			// So are the words around the links to the page.
 			s += rk.AnchorWeight * f[4] * (rk.K1 + 1) / (f[4] + rk.K1)
-			out[docs[i].docID] += float64(t.Weight) * idf * s
+			out[i] += float64(t.Weight) * idf * s
 		}
 	}
 	if aq != nil {

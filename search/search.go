@@ -563,7 +563,7 @@ func (ix *Index) candidates(pq *parsedQuery, q Query, rk Ranking, k int) []*cand
 // groupDocs folds chunks into documents and applies the document-level
 // factors: second chunk, title phrase, thin and archive pages, freshness.
 func groupDocs(an *analysis.Analyzer, cands []*candidate, pq *parsedQuery, q Query, rk Ranking, now time.Time,
-	whole func(*parsedQuery, Ranking, []*docHit) map[int64]float64) []*docHit {
+	whole func(*parsedQuery, Ranking, []*docHit) []float64) []*docHit {
 	byDoc := make(map[int64]*docHit, len(cands))
 	docs := make([]*docHit, 0, len(cands))
 	all := make([]docHit, 0, len(cands)) // one allocation for the pages
@@ -580,17 +580,18 @@ func groupDocs(an *analysis.Analyzer, cands []*candidate, pq *parsedQuery, q Que
 	for _, d := range docs {
 		sort.SliceStable(d.chunks, func(i, j int) bool { return d.chunks[i].score > d.chunks[j].score })
 	}
-	var pages map[int64]float64
+	var pages []float64
 	if q.Sort != "date" && whole != nil {
 		pages = whole(pq, rk, docs)
 	}
-	for _, d := range docs {
+	for i, d := range docs {
 		first := d.chunks[0]
 		d.score = first.score
 		if len(d.chunks) > 1 {
 			d.score += rk.SecondChunk * d.chunks[1].score
 		}
-		if p := pages[d.docID]; p > 0 {
+		if pages != nil && pages[i] > 0 {
+			p := pages[i]
 			d.page = p
 			d.score += rk.DocWeight * p
 		}
