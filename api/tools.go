@@ -1,8 +1,12 @@
 package api
 
 import (
+	"bytes"
+	"encoding/json"
 	"io"
 	"net/http"
+	"strconv"
+	"sync"
 
 	"github.com/labstack/echo/v4"
 
@@ -23,7 +27,37 @@ func (s *Server) handleTool(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, out)
+	return writeJSON(c, out)
+}
+
+// jsonBufs hold encoded answers until they are written.
+var jsonBufs = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// writeJSON answers 200 with v as c.JSON does, byte for byte, but with
+// its length declared: a search's answer runs to tens of kilobytes, and
+// written as it was encoded it went out chunked, in a write to the socket
+// more than the answer needs, which on a small VM cost more than the
+// encoding's memory.
+func writeJSON(c echo.Context, v any) error {
+	if c.Request().URL.RawQuery != "" {
+		return c.JSON(http.StatusOK, v) // ?pretty
+	}
+	buf := jsonBufs.Get().(*bytes.Buffer)
+	defer func() {
+		if buf.Cap() <= 1<<20 {
+			buf.Reset()
+			jsonBufs.Put(buf)
+		}
+	}()
+	if err := json.NewEncoder(buf).Encode(v); err != nil {
+		return err
+	}
+	h := c.Response().Header()
+	h.Set(echo.HeaderContentType, echo.MIMEApplicationJSON)
+	h.Set(echo.HeaderContentLength, strconv.Itoa(buf.Len()))
+	c.Response().WriteHeader(http.StatusOK)
+	_, err := c.Response().Write(buf.Bytes())
+	return err
 }
 
 func (s *Server) handleToolList(c echo.Context) error {
