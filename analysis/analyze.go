@@ -4,6 +4,7 @@
 package analysis
 
 import (
+	"bytes"
 	"sort"
 	"strings"
 	"sync"
@@ -699,26 +700,73 @@ func isWordRune(r rune) bool {
 	return unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.Mn, r) || r == '_'
 }
 
-// ASCIIWords reports whether every word of text is ASCII and stands in
-// text as it is: no apostrophe is dropped from one, and every other rune
-// only separates words. A word of a given ASCII spelling, in any case, is
-// then found by looking for that spelling in text lowercased.
-func ASCIIWords(text string) bool {
-	if strings.IndexByte(text, '\'') >= 0 {
-		return false
-	}
+// AppendSurfaces appends text to dst as its words' surfaces read for a
+// text whose words are all ASCII: letters lowercased, and the apostrophes
+// a word drops ("don't" → "dont") left out; every other byte stands, and
+// a rune outside ASCII, which only separates words, becomes a space. ok
+// is false, and dst is cut back, when a word has a rune outside ASCII.
+// MayHoldSurface then finds the words of a surface.
+func AppendSurfaces(dst []byte, text string) (_ []byte, ok bool) {
+	n := len(dst)
 	for i := 0; i < len(text); {
-		if text[i] < utf8.RuneSelf {
+		c := text[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case 'A' <= c && c <= 'Z':
+				c += 'a' - 'A'
+			case c == '\'' && inWordApostrophe(text, i, 1):
+				i++
+				continue
+			}
+			dst = append(dst, c)
 			i++
 			continue
 		}
 		r, size := utf8.DecodeRuneInString(text[i:])
-		if r == '’' || isWordRune(r) || isIdeograph(r) {
-			return false
+		switch {
+		case isWordRune(r) || isIdeograph(r):
+			return dst[:n], false
+		case r == '’' && inWordApostrophe(text, i, size):
+		default:
+			dst = append(dst, ' ')
 		}
 		i += size
 	}
-	return true
+	return dst, true
+}
+
+// inWordApostrophe reports whether the apostrophe at text[i:i+size] is
+// between two ASCII letters, where scanWords drops it (the letters of a
+// text AppendSurfaces reads are ASCII).
+func inWordApostrophe(text string, i, size int) bool {
+	letter := func(c byte) bool { return 'a' <= c|0x20 && c|0x20 <= 'z' }
+	return i > 0 && letter(text[i-1]) && i+size < len(text) && letter(text[i+size])
+}
+
+// MayHoldSurface reports whether surfaces, a text as AppendSurfaces gave
+// it, may hold a word whose surface is t: false only where every place t
+// is spelt lies inside a longer word. An acronym's plural ("CPTs") has
+// the surface of its singular, so a place followed by an 's' that ends a
+// word counts.
+func MayHoldSurface(surfaces []byte, t string) bool {
+	if t == "" {
+		return false
+	}
+	for from := 0; ; {
+		i := bytes.Index(surfaces[from:], []byte(t))
+		if i < 0 {
+			return false
+		}
+		i += from
+		j := i + len(t)
+		left := i == 0 || !asciiWordByte[surfaces[i-1]]
+		right := j == len(surfaces) || !asciiWordByte[surfaces[j]] ||
+			surfaces[j] == 's' && (j+1 == len(surfaces) || !asciiWordByte[surfaces[j+1]])
+		if left && right {
+			return true
+		}
+		from = i + 1
+	}
 }
 
 // scanTokens calls fn with each raw word of text, case and diacritics

@@ -393,36 +393,65 @@ func TestAppendTermsAt(t *testing.T) {
 	}
 }
 
-// A text ASCIIWords accepts has only ASCII words, each spelt in the text
-// as scanWords gives it; the texts it refuses have a word that is not, or
-// an apostrophe.
-func TestASCIIWords(t *testing.T) {
-	parts := []string{"word", "Word", "3.14", "wp_query", " ", ", ", " — ", "“", "”", "…", "→", "\u00ad", "don't", "don’t",
-		"café", "日本", "e\u0301", "x"}
+// Every word of a text AppendSurfaces reads has its surface found by
+// MayHoldSurface, and the texts it refuses have a word outside ASCII; a
+// word's first letters, where they are not a word of the text, are
+// mostly not found.
+func TestAppendSurfaces(t *testing.T) {
+	parts := []string{"word", "Word", "increase", "3.14", "wp_query", "getElementById", "CPTs", "URLs", "p53",
+		" ", ", ", ".", " — ", "“", "”", "…", "→", "\u00ad", "don't", "don’t", "rock'n'roll", "'", "’", "s", "x",
+		"café", "日本", "e\u0301"}
 	rng := rand.New(rand.NewPCG(5, 6))
-	accepted, refused := 0, 0
+	a := NewAnalyzer()
+	l := languageOf("en")
+	accepted, refused, prefixes, prefixesFound := 0, 0, 0, 0
 	for range 5000 {
 		var b strings.Builder
 		for range 1 + rng.IntN(8) {
 			b.WriteString(parts[rng.IntN(len(parts))])
 		}
 		text := b.String()
-		plain := true
-		scanWords(text, func(raw string, at int) {
-			plain = plain && isASCII(raw) && text[at:at+len(raw)] == raw
-		})
-		plain = plain && !strings.ContainsAny(text, "'’")
-		if got := ASCIIWords(text); got != plain {
-			t.Fatalf("ASCIIWords(%q) = %v", text, got)
+		surfaces, ok := AppendSurfaces([]byte("kept:"), text)
+		if !strings.HasPrefix(string(surfaces), "kept:") {
+			t.Fatalf("AppendSurfaces(%q) lost dst: %q", text, surfaces)
 		}
-		if plain {
-			accepted++
-		} else {
+		surfaces = surfaces[len("kept:"):]
+		ascii := true
+		var words []string
+		scanWords(text, func(raw string, _ int) {
+			ascii = ascii && isASCII(raw)
+			words = append(words, raw)
+		})
+		if ok != ascii {
+			t.Fatalf("AppendSurfaces(%q): ok = %v", text, ok)
+		}
+		if !ok {
+			if len(surfaces) != 0 {
+				t.Fatalf("AppendSurfaces(%q) refused but appended %q", text, surfaces)
+			}
 			refused++
+			continue
+		}
+		accepted++
+		for _, raw := range words {
+			tok, ok := l.token(raw, a)
+			if ok && !MayHoldSurface(surfaces, tok.Surface) {
+				t.Fatalf("%q (surfaces %q): the surface %q of %q not found", text, surfaces, tok.Surface, raw)
+			}
+			low := strings.ToLower(raw)
+			if len(low) >= 6 && !slices.Contains(words, low[:4]) {
+				prefixes++
+				if MayHoldSurface(surfaces, low[:4]) {
+					prefixesFound++
+				}
+			}
 		}
 	}
-	if accepted < 500 || refused < 500 {
-		t.Fatalf("%d accepted, %d refused: the test's texts are too alike", accepted, refused)
+	if accepted < 500 || refused < 500 || prefixes < 500 {
+		t.Fatalf("%d accepted, %d refused, %d prefixes: the test's texts are too alike", accepted, refused, prefixes)
+	}
+	if prefixesFound > prefixes/4 {
+		t.Fatalf("%d of %d words' first letters found as words", prefixesFound, prefixes)
 	}
 }
 

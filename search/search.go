@@ -1,7 +1,6 @@
 package search
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"math"
@@ -847,22 +846,27 @@ func evidence(an *analysis.Analyzer, terms []string, meta, text, lang string, n 
 	look := false
 	// With the rerank's places, what the text can add is a word whose
 	// surface is a term that is not its own word's (a stem such as
-	// "increas"): where the text's words are ASCII as they stand
-	// (analysis.ASCIIWords), such a word is the term spelt out, in any
-	// case. Most terms are not, and the scan for them was a twentieth of a
-	// search (a tenth on wpdocs, whose dashes and curly quotes are not
-	// ASCII).
+	// "increas"): where the text's words are ASCII, such a word is the
+	// term spelt out as a whole word (analysis.MayHoldSurface), which
+	// most are not: "increas" is in "increase", not a word of its own.
+	// The scan for them was a twentieth of a search, and a tenth on
+	// wpdocs' questions.
 	var low *[]byte
-	if tm != nil && analysis.ASCIIWords(text) {
+	if tm != nil {
 		low = lowerBufs.Get().(*[]byte)
-		*low = appendLowerASCII((*low)[:0], text)
-		defer lowerBufs.Put(low)
+		var ok bool
+		if *low, ok = analysis.AppendSurfaces((*low)[:0], text); !ok {
+			lowerBufs.Put(low)
+			low = nil
+		} else {
+			defer lowerBufs.Put(low)
+		}
 	}
 	for _, t := range terms {
 		if known[t] || t == "" { // the absent terms are known ones
 			continue
 		}
-		if low != nil && !bytes.Contains(*low, []byte(t)) {
+		if low != nil && !analysis.MayHoldSurface(*low, t) {
 			continue
 		}
 		r, _ := utf8.DecodeRuneInString(t)
@@ -982,18 +986,6 @@ var spanBufs = sync.Pool{New: func() any { return new([]span) }}
 
 // lowerBufs hold a passage lowercased, for evidence.
 var lowerBufs = sync.Pool{New: func() any { return new([]byte) }}
-
-// appendLowerASCII appends ASCII s to dst, its letters lowercased.
-func appendLowerASCII(dst []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		dst = append(dst, c)
-	}
-	return dst
-}
 
 // asciiSpace is unicode.IsSpace for the ASCII bytes (false for the
 // others, which words.has decodes).
