@@ -851,20 +851,27 @@ func evidence(an *analysis.Analyzer, terms []string, meta, text, lang string, n 
 	// most are not: "increas" is in "increase", not a word of its own.
 	// The scan for them was a twentieth of a search, and a tenth on
 	// wpdocs' questions.
+	// The surfaces are read at the first term that needs them: most
+	// terms are known.
 	var low *[]byte
-	if tm != nil {
-		low = lowerBufs.Get().(*[]byte)
-		var ok bool
-		if *low, ok = analysis.AppendSurfaces((*low)[:0], text); !ok {
+	lowRead := tm == nil
+	defer func() {
+		if low != nil {
 			lowerBufs.Put(low)
-			low = nil
-		} else {
-			defer lowerBufs.Put(low)
 		}
-	}
+	}()
 	for _, t := range terms {
 		if known[t] || t == "" { // the absent terms are known ones
 			continue
+		}
+		if !lowRead {
+			lowRead = true
+			low = lowerBufs.Get().(*[]byte)
+			var ok bool
+			if *low, ok = analysis.AppendSurfaces((*low)[:0], text); !ok {
+				lowerBufs.Put(low)
+				low = nil
+			}
 		}
 		if low != nil && !analysis.MayHoldSurface(*low, t) {
 			continue
