@@ -36,9 +36,8 @@ type slotBuf struct {
 	has     []uint16
 	page    []uint8
 	touched []uint32
-	// Scratch of associate's, kept with the buffer: a posting list's
-	// slots, the name words' counts and their places.
-	slots  []uint32
+	// Scratch of associate's, kept with the buffer: the name words'
+	// counts and their places.
 	counts []assocCounts
 	wordAt map[*memTerm]int
 }
@@ -101,6 +100,13 @@ func (aq *assocQuery) mark(slot uint32, bit uint16) {
 	aq.buf.touched = append(aq.buf.touched, slot)
 }
 
+// pageWord is a name word of a scored page: its place in associate's
+// words, and its chunks within the page when the page's title says them
+// (-1: counted from the postings).
+type pageWord struct {
+	w, own int
+}
+
 // assocCounts are a name word's chunks over the site, those that also
 // hold each query term, and those of each scored page (by its number).
 type assocCounts struct {
@@ -152,8 +158,9 @@ func (ix *Index) associate(aq *assocQuery, pq *parsedQuery, rk Ranking, docs []*
 	// lack one: the others have no use for them.
 	full := uint16(1)<<len(qs) - 1
 	held := make([]uint16, len(order))
-	names := make([][]int, len(order)) // into words
+	names := make([][]pageWord, len(order))
 	var words []*memTerm
+	var counted []bool // by word: its chunks in each scored page are counted
 	if buf.wordAt == nil {
 		buf.wordAt = map[*memTerm]int{}
 	}
@@ -162,7 +169,8 @@ func (ix *Index) associate(aq *assocQuery, pq *parsedQuery, rk Ranking, docs []*
 	for k, i := range order {
 		doc := docs[i].chunks[0].doc
 		own := 0 // the page's chunks, each of which holds its title's words
-		for _, s := range m.docSlots[doc.ID] {
+		ss := m.docSlots[doc.ID]
+		for _, s := range ss {
 			held[k] |= buf.has[s]
 			buf.page[s] = uint8(k + 1)
 			buf.touched = append(buf.touched, s)
@@ -191,25 +199,48 @@ func (ix *Index) associate(aq *assocQuery, pq *parsedQuery, rk Ranking, docs []*
 			if !ok {
 				w = len(words)
 				words = append(words, mt)
+				counted = append(counted, false)
 				wordAt[mt] = w
 			}
-			names[k] = append(names[k], w)
+			// A word of the title is in each of the page's chunks, unless
+			// some were replaced since the page was found.
+			pw := pageWord{w, own}
+			if !nw.title || own != len(ss) {
+				pw.own, counted[w] = -1, true
+			}
+			names[k] = append(names[k], pw)
 		}
 	}
 	if len(words) == 0 {
 		return
 	}
-	// Each name word's postings are read once: its counts over the site,
-	// and its chunks within each scored page, which the page's own ties
+	// Each name word's postings are read once, in the stemmed columns:
+	// its counts over the site, and, where a page's title does not say
+	// them, its chunks within each scored page, which the page's own ties
 	// leave out. (A page lacks the terms it is scored for, so its own
-	// chunks add nothing to their counts, only to the word's.)
+	// chunks add nothing to their counts, only to the word's.) The
+	// postings are decoded here, not into a list first: a search reads
+	// thousands.
 	total := slices.Grow(buf.counts[:0], len(words))[:len(words)]
 	clear(total)
 	buf.counts = total
 	for w, mt := range words {
-		c := &total[w]
-		buf.slots = mt.appendStemSlots(buf.slots[:0])
-		for _, s := range buf.slots {
+		c, perPage := &total[w], counted[w]
+		b, s := mt.post, uint32(0)
+		for k := 0; k < len(b); {
+			var x uint64
+			x, k = uvarint(b, k)
+			s += uint32(x >> 1)
+			if x&1 == 0 {
+				h := b[k]
+				k++
+				if h>>4 == 0 {
+					k += bits.OnesCount8(h & 15)
+				}
+				if h&7 == 0 {
+					continue // in the exact column alone
+				}
+			}
 			if m.dead > 0 && m.lens[s] == deadLen {
 				continue
 			}
@@ -217,7 +248,9 @@ func (ix *Index) associate(aq *assocQuery, pq *parsedQuery, rk Ranking, docs []*
 			for x := buf.has[s] & lacked; x != 0; x &= x - 1 {
 				c.co[bits.TrailingZeros16(x)]++
 			}
-			c.own[buf.page[s]]++
+			if perPage {
+				c.own[buf.page[s]]++
+			}
 		}
 	}
 
@@ -226,9 +259,12 @@ func (ix *Index) associate(aq *assocQuery, pq *parsedQuery, rk Ranking, docs []*
 			continue
 		}
 		var best [assocMaxTerms]float64
-		for _, w := range names[k] {
-			c := &total[w]
+		for _, pw := range names[k] {
+			c := &total[pw.w]
 			n := c.n - c.own[k+1]
+			if pw.own >= 0 {
+				n = c.n - int32(pw.own)
+			}
 			for b := range qs {
 				if c.co[b] >= assocMinChunks {
 					best[b] = max(best[b], float64(c.co[b])/float64(n)-base[b])

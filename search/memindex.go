@@ -245,30 +245,6 @@ func uvarint(b []byte, k int) (uint64, int) {
 	}
 }
 
-// appendStemSlots appends the slots of t's postings in the stemmed
-// columns (title, keywords, body) to dst. A caller that needs only where
-// a term is reads the postings in one call, not one for each.
-func (t *memTerm) appendStemSlots(dst []uint32) []uint32 {
-	b, slot := t.post, uint32(0)
-	for k := 0; k < len(b); {
-		var x uint64
-		x, k = uvarint(b, k)
-		slot += uint32(x >> 1)
-		if x&1 == 0 {
-			h := b[k]
-			k++
-			if h>>4 == 0 {
-				k += bits.OnesCount8(h & 15)
-			}
-			if h&7 == 0 {
-				continue // in the exact column alone
-			}
-		}
-		dst = append(dst, slot)
-	}
-	return dst
-}
-
 // memCount caches how many live chunks hold a term in the stemmed columns
 // and in the exact column (the document frequencies of the two kinds of
 // match), and in any column (the vocabulary's count).
