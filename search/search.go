@@ -1013,28 +1013,41 @@ type words struct {
 // as far as that.
 func (ws *words) has(i int) bool {
 	s := ws.text
-	start := -1
-	for len(ws.spans) <= i && ws.next < len(s) {
-		// ASCII without a call: this runs over every shown passage.
-		c, size := s[ws.next], 1
-		space := asciiSpace[c]
-		if c >= utf8.RuneSelf {
-			var r rune
-			r, size = utf8.DecodeRuneInString(s[ws.next:])
-			space = unicode.IsSpace(r)
+	for len(ws.spans) <= i {
+		// The spaces before the next word, then the word; ASCII without
+		// a call, a byte at a time: this runs over every shown passage.
+		j := ws.next
+		for j < len(s) {
+			if c := s[j]; c < utf8.RuneSelf {
+				if !asciiSpace[c] {
+					break
+				}
+				j++
+			} else if r, size := utf8.DecodeRuneInString(s[j:]); unicode.IsSpace(r) {
+				j += size
+			} else {
+				break
+			}
 		}
-		switch {
-		case space && start >= 0:
-			ws.spans = append(ws.spans, span{int32(start), int32(ws.next)})
-			start = -1
-		case !space && start < 0:
-			start = ws.next
+		if j == len(s) {
+			ws.next = j
+			break
 		}
-		ws.next += size
-	}
-	if start >= 0 {
-		// The text ended inside the word.
-		ws.spans = append(ws.spans, span{int32(start), int32(len(s))})
+		start := j
+		for j < len(s) {
+			if c := s[j]; c < utf8.RuneSelf {
+				if asciiSpace[c] {
+					break
+				}
+				j++
+			} else if r, size := utf8.DecodeRuneInString(s[j:]); !unicode.IsSpace(r) {
+				j += size
+			} else {
+				break
+			}
+		}
+		ws.spans = append(ws.spans, span{int32(start), int32(j)})
+		ws.next = j
 	}
 	return i < len(ws.spans)
 }
