@@ -35,9 +35,8 @@ var jsonBufs = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 // writeJSON answers 200 with v as c.JSON does, byte for byte, but with
 // its length declared: a search's answer runs to tens of kilobytes, and
-// written as it was encoded it went out chunked, in a write to the socket
-// more than the answer needs, which on a small VM cost more than the
-// encoding's memory.
+// written as it was encoded it went out chunked, in one write to the
+// socket more than it needs.
 func writeJSON(c echo.Context, v any) error {
 	if c.Request().URL.RawQuery != "" {
 		return c.JSON(http.StatusOK, v) // ?pretty

@@ -164,8 +164,7 @@ func (l *Log) run() {
 	}
 	for {
 		// While a batch waits, the queue is left to fill: taking each
-		// question as it came woke this goroutine once a search, and on
-		// a small VM a wake costs a tenth of a millisecond of CPU. The
+		// question as it came woke this goroutine at every search. The
 		// queue holds far more than a linger's questions.
 		in := l.ch
 		if due != nil {

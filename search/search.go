@@ -589,10 +589,9 @@ func groupDocs(an *analysis.Analyzer, cands []*candidate, pq *parsedQuery, q Que
 		if len(d.chunks) > 1 {
 			d.score += rk.SecondChunk * d.chunks[1].score
 		}
-		if pages != nil && pages[i] > 0 {
-			p := pages[i]
-			d.page = p
-			d.score += rk.DocWeight * p
+		if i < len(pages) && pages[i] > 0 {
+			d.page = pages[i]
+			d.score += rk.DocWeight * pages[i]
 		}
 		d.bm25 = first.score
 		if first.intro {
