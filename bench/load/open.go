@@ -93,21 +93,7 @@ func openStream(ctx context.Context, p *daemonProc, queries []string, rate float
 	var wg sync.WaitGroup
 	cpu0 := p.cpuSeconds()
 	start := time.Now()
-	at := start
-	for {
-		at = at.Add(time.Duration(r.ExpFloat64() / rate * float64(time.Second)))
-		if at.Sub(start) >= d {
-			break
-		}
-		if w := time.Until(at); w > 0 {
-			select {
-			case <-ctx.Done():
-			case <-time.After(w):
-			}
-		}
-		if ctx.Err() != nil {
-			break
-		}
+	arrivals(ctx, r, rate, d, func(_ int, at time.Time) {
 		q := queries[r.IntN(len(queries))]
 		res.scheduled++
 		wg.Add(1)
@@ -125,12 +111,36 @@ func openStream(ctx context.Context, p *daemonProc, queries []string, rate float
 			}
 			mu.Unlock()
 		}(at)
-	}
+	})
 	wg.Wait()
 	res.wall = time.Since(start)
 	res.cpu = p.cpuSeconds() - cpu0
 	sort.Slice(res.lat, func(i, j int) bool { return res.lat[i] < res.lat[j] })
 	return res
+}
+
+// arrivals calls fn at the times of a Poisson stream of rate a second,
+// for d or until ctx ends, with each arrival's number and scheduled
+// time.
+func arrivals(ctx context.Context, r *rand.Rand, rate float64, d time.Duration, fn func(n int, at time.Time)) {
+	start := time.Now()
+	at := start
+	for n := 0; ; n++ {
+		at = at.Add(time.Duration(r.ExpFloat64() / rate * float64(time.Second)))
+		if at.Sub(start) >= d {
+			return
+		}
+		if w := time.Until(at); w > 0 {
+			select {
+			case <-ctx.Done():
+			case <-time.After(w):
+			}
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		fn(n, at)
+	}
 }
 
 // searchOnce runs one search_site call and returns "" or the kind of

@@ -64,19 +64,7 @@ func versus(ctx context.Context, o options, bin, state, tmp string, e map[string
 		cpu0[i] = p.cpuSeconds()
 	}
 	r := rand.New(rand.NewPCG(7, 7^0x9e3779b97f4a7c15))
-	start := time.Now()
-	at := start
-	for n := 0; ctx.Err() == nil; n++ {
-		at = at.Add(time.Duration(r.ExpFloat64() / o.rate * float64(time.Second)))
-		if at.Sub(start) >= o.duration {
-			break
-		}
-		if w := time.Until(at); w > 0 {
-			select {
-			case <-ctx.Done():
-			case <-time.After(w):
-			}
-		}
+	arrivals(ctx, r, o.rate, o.duration, func(n int, _ time.Time) {
 		q := queries[r.IntN(len(queries))]
 		wg.Add(1)
 		go func() {
@@ -95,7 +83,7 @@ func versus(ctx context.Context, o options, bin, state, tmp string, e map[string
 				mu.Unlock()
 			}
 		}()
-	}
+	})
 	wg.Wait()
 	if ctx.Err() != nil {
 		return false, ctx.Err()
