@@ -711,17 +711,11 @@ func AppendSurfaces(dst []byte, text string) (_ []byte, ok bool) {
 	n := len(dst)
 	dst = slices.Grow(dst, len(text))
 	for i := 0; i < len(text); {
-		c := text[i]
-		if c < utf8.RuneSelf && c != '\'' {
+		if c := text[i]; c < utf8.RuneSelf {
 			// Most bytes: one table lookup, one store (the evidence reads
 			// every shown passage).
-			dst = append(dst, lowerASCII[c])
-			i++
-			continue
-		}
-		if c == '\'' {
-			if !inWordApostrophe(text, i, 1) {
-				dst = append(dst, c)
+			if c != '\'' || !inWordApostrophe(text, i, 1) {
+				dst = append(dst, lowerASCII[c])
 			}
 			i++
 			continue

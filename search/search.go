@@ -849,30 +849,26 @@ func evidence(an *analysis.Analyzer, terms []string, meta, text, lang string, n 
 	// term spelt out as a whole word (analysis.MayHoldSurface), which
 	// most are not: "increas" is in "increase", not a word of its own.
 	// The scan for them was a twentieth of a search, and a tenth on
-	// wpdocs' questions.
-	// The surfaces are read at the first term that needs them: most
-	// terms are known.
-	var low *[]byte
-	lowRead := tm == nil
-	defer func() {
-		if low != nil {
-			lowerBufs.Put(low)
-		}
-	}()
+	// wpdocs' questions. The surfaces are read at the first term that
+	// needs them: most terms are known.
+	var surfaces *[]byte
+	toRead := tm != nil
 	for _, t := range terms {
 		if known[t] || t == "" { // the absent terms are known ones
 			continue
 		}
-		if !lowRead {
-			lowRead = true
-			low = lowerBufs.Get().(*[]byte)
+		if toRead {
+			toRead = false
+			buf := lowerBufs.Get().(*[]byte)
 			var ok bool
-			if *low, ok = analysis.AppendSurfaces((*low)[:0], text); !ok {
-				lowerBufs.Put(low)
-				low = nil
+			if *buf, ok = analysis.AppendSurfaces((*buf)[:0], text); ok {
+				surfaces = buf
+				defer lowerBufs.Put(buf)
+			} else {
+				lowerBufs.Put(buf)
 			}
 		}
-		if low != nil && !analysis.MayHoldSurface(*low, t) {
+		if surfaces != nil && !analysis.MayHoldSurface(*surfaces, t) {
 			continue
 		}
 		r, _ := utf8.DecodeRuneInString(t)
@@ -990,7 +986,8 @@ func evidence(an *analysis.Analyzer, terms []string, meta, text, lang string, n 
 
 var spanBufs = sync.Pool{New: func() any { return new([]span) }}
 
-// lowerBufs hold a passage lowercased, for evidence.
+// lowerBufs hold a passage's surfaces (analysis.AppendSurfaces), for
+// evidence.
 var lowerBufs = sync.Pool{New: func() any { return new([]byte) }}
 
 // asciiSpace is unicode.IsSpace for the ASCII bytes (false for the

@@ -44,7 +44,10 @@ func runTool(ctx context.Context, args []string) error {
 	if (*corpus == "") == (*stateDir == "") || *queries == "" || (*stateDir != "") != (*siteURL != "") {
 		return fmt.Errorf("tool: -queries and one of -corpus or -state (with -site) are required")
 	}
-	source := *corpus + *stateDir
+	source := *corpus
+	if source == "" {
+		source = *stateDir
+	}
 	if _, err := os.Stat(source); err != nil {
 		fmt.Printf("skipped: %v\n", err)
 		return nil
