@@ -107,7 +107,7 @@ func (j judge) assess(d *docHit) assessment {
 	if all > 0 {
 		a.coverage = got / all
 	}
-	titleTerms := j.an.Analyze(doc.Title, doc.Lang)
+	titleTerms := doc.analyzedTitle(j.an)
 	if len(pq.Seq) > 0 && containsSeq(titleTerms, pq.Seq) {
 		a.matched++
 		a.guard = true

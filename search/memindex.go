@@ -104,6 +104,8 @@ type memDoc struct {
 	url atomic.Pointer[docURL]
 	// names are its name words as associate reads them (namesOf).
 	names atomic.Pointer[docNames]
+	// title is its title analyzed (analyzedTitle).
+	title atomic.Pointer[[]string]
 }
 
 // memSlot is a chunk in the index. Every chunk has one, so it is kept
