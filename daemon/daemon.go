@@ -86,6 +86,8 @@ type Daemon struct {
 
 	// statusCache holds the store's part of the status (status.go).
 	statusCache statusCache
+	// dbState is the WordPress database's, as status reports it.
+	dbState dbState
 
 	// cronMu guards the schedule, for the status page's next runs.
 	cronMu  sync.Mutex

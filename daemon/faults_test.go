@@ -116,11 +116,13 @@ func resetConn(c net.Conn) {
 
 // tcpProxy forwards connections to target until it is cut; cut, it
 // resets every open connection and every new one, and counts the
-// attempts.
+// attempts. Stalled, it takes new connections and never answers, as a
+// database too busy to.
 type tcpProxy struct {
 	ln      net.Listener
 	target  string
 	down    atomic.Bool
+	stall   atomic.Bool
 	accepts atomic.Int64
 	mu      sync.Mutex
 	conns   map[net.Conn]bool
@@ -156,6 +158,12 @@ func (p *tcpProxy) serve() {
 		p.accepts.Add(1)
 		if p.down.Load() {
 			resetConn(c)
+			continue
+		}
+		if p.stall.Load() {
+			p.mu.Lock()
+			p.conns[c] = true // reset with the rest when the link is cut
+			p.mu.Unlock()
 			continue
 		}
 		p.wg.Add(1)

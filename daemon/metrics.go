@@ -389,14 +389,12 @@ func (c *indexCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	gauge(descFull, full)
 	if d.WP != nil {
-		// One ping a scrape: a database that is down costs a connection
-		// attempt per scrape, no more.
-		pctx, cancel := context.WithTimeout(ctx, time.Second)
+		// At most one ping a scrape: a database that is down costs a
+		// connection attempt per scrape, no more.
 		up := 0.0
-		if d.WP.Ping(pctx) == nil {
+		if d.databaseErr(ctx) == nil {
 			up = 1
 		}
-		cancel()
 		gauge(descDBUp, up)
 	}
 	crawling := 0.0

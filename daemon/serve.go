@@ -38,10 +38,8 @@ func (d *Daemon) Status(ctx context.Context) (*api.Status, error) {
 	}
 	st.Crawling = d.Crawler.Running()
 	if d.WP != nil {
-		pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		defer cancel()
 		st.Database = "ok"
-		if err := d.WP.Ping(pctx); err != nil {
+		if err := d.databaseErr(ctx); err != nil {
 			st.Database = "unreachable: " + err.Error()
 		}
 	}
