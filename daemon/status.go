@@ -152,27 +152,35 @@ func (d *Daemon) readView(ctx context.Context) (*statusView, error) {
 }
 
 // dbWait is how long a status request or a scrape waits for the
-// WordPress database to answer a ping. A slower answer is not waited
-// for: the request reports the last one, and the ping goes on to update
-// it for the next. A stalled database held every status request for the
-// ping's 2 s and every scrape for 1 s; under a crawl with searches on a
-// busy 2-core machine, pings took 10 to 80 ms. Down, the database fails
-// a ping in well under dbWait.
+// WordPress database to answer a ping when its last answer is older than
+// dbStale. A slower answer is not waited for: the request reports the
+// last one, and the ping goes on to update it for the next. A stalled
+// database held every status request for the ping's 2 s and every scrape
+// for 1 s; under a crawl with searches on a busy 2-core machine, pings
+// took 10 to 80 ms. Down, the database fails a ping in well under dbWait.
 const dbWait = 20 * time.Millisecond
+
+// dbStale is the age past which a request waits (dbWait) for a fresh
+// answer. A younger ok is reported at once, and a ping starts for the
+// next request: a monitor polling every few seconds is never held, and
+// sees the database go down a request late. A failure is always asked
+// again, so that the database coming back shows at once.
+const dbStale = 5 * time.Second
 
 // dbState is the database's state as the last ping found it.
 type dbState struct {
 	mu  sync.Mutex
 	err error
-	// answered is false until the first ping answers.
-	answered bool
+	// at is when the last ping answered; zero before the first.
+	at time.Time
 	// pinging is closed when the ping in flight answers; nil when none is.
 	pinging chan struct{}
 }
 
 // databaseErr pings the WordPress database, once however many requests
-// ask at a time, and returns its answer if it comes within dbWait (the
-// first ever is waited for), else the last one.
+// ask at a time, and returns the last answer: a fresh one if the last is
+// a failure or older than dbStale and the ping answers within dbWait
+// (the first ever is waited for).
 func (d *Daemon) databaseErr(ctx context.Context) error {
 	s := &d.dbState
 	s.mu.Lock()
@@ -186,12 +194,16 @@ func (d *Daemon) databaseErr(ctx context.Context) error {
 			err := w.Ping(pctx)
 			cancel()
 			s.mu.Lock()
-			s.err, s.answered, s.pinging = err, true, nil
+			s.err, s.at, s.pinging = err, time.Now(), nil
 			s.mu.Unlock()
 			close(done)
 		}()
 	}
-	first := !s.answered
+	first, age := s.at.IsZero(), time.Since(s.at)
+	if !first && age < dbStale && s.err == nil {
+		defer s.mu.Unlock()
+		return s.err
+	}
 	s.mu.Unlock()
 	var late <-chan time.Time
 	if !first {
