@@ -2,12 +2,10 @@ package daemon
 
 import (
 	"context"
-	"net"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/askwp/askwpd/config"
 	"github.com/askwp/askwpd/internal/wptest"
 )
 
@@ -16,15 +14,7 @@ import (
 // while the ping waits, then report the database unreachable when the
 // ping gives up, and ok again once it answers.
 func TestStatus_SlowDatabase(t *testing.T) {
-	site := wptest.Get(t)
-	dbp := newTCPProxy(t, net.JoinHostPort(site.Env["WP_DB_HOST"], site.Env["WP_DB_PORT"]))
-	cfg := config.Default()
-	cfg.SiteURL = site.URL()
-	cfg.DBDSN = dbDSN(site, dbp.addr())
-	cfg.TablePrefix = site.Env["WP_TABLE_PREFIX"]
-	cfg.StateDir = t.TempDir()
-	cfg.Listen = "127.0.0.1:0"
-	cfg.Schedule.Disabled = true
+	cfg, dbp := proxiedDBConfig(t, wptest.Get(t))
 	d, err := Open(context.Background(), cfg, newFaultLog().logger())
 	if err != nil {
 		t.Fatalf("Open: %v", err)

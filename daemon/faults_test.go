@@ -486,6 +486,21 @@ func dbDSN(site *wptest.Site, addr string) string {
 		site.Env["WP_DB_USER"], site.Env["WP_DB_PASSWORD"], addr, site.Env["WP_DB_NAME"])
 }
 
+// proxiedDBConfig is a daemon's configuration for site that reaches its
+// database through a proxy the test can cut or stall.
+func proxiedDBConfig(t *testing.T, site *wptest.Site) (config.Config, *tcpProxy) {
+	t.Helper()
+	dbp := newTCPProxy(t, net.JoinHostPort(site.Env["WP_DB_HOST"], site.Env["WP_DB_PORT"]))
+	cfg := config.Default()
+	cfg.SiteURL = site.URL()
+	cfg.DBDSN = dbDSN(site, dbp.addr())
+	cfg.TablePrefix = site.Env["WP_TABLE_PREFIX"]
+	cfg.StateDir = t.TempDir()
+	cfg.Listen = "127.0.0.1:0"
+	cfg.Schedule.Disabled = true
+	return cfg, dbp
+}
+
 // TestFaults_DatabaseDown cuts the WordPress database under an indexed
 // daemon: search and get_document keep answering from the index, a crawl
 // and an event fail softly without hammering the database, and both work
@@ -496,17 +511,10 @@ func TestFaults_DatabaseDown(t *testing.T) {
 	site.Lock(t) // compares the index before and after
 	t.Logf("waited %v for the site lock", time.Since(lockWait).Round(time.Millisecond))
 	ctx := context.Background()
-	dbp := newTCPProxy(t, net.JoinHostPort(site.Env["WP_DB_HOST"], site.Env["WP_DB_PORT"]))
+	cfg, dbp := proxiedDBConfig(t, site)
 	logs := newFaultLog()
-	cfg := config.Default()
-	cfg.SiteURL = site.URL()
-	cfg.DBDSN = dbDSN(site, dbp.addr())
-	cfg.TablePrefix = site.Env["WP_TABLE_PREFIX"]
-	cfg.StateDir = t.TempDir()
-	cfg.Listen = "127.0.0.1:0"
 	cfg.Crawl.RatePerSec = 200
 	cfg.Crawl.Timeout = config.Duration{Duration: 5 * time.Second}
-	cfg.Schedule.Disabled = true
 	d, err := Open(ctx, cfg, logs.logger())
 	if err != nil {
 		t.Fatalf("Open: %v", err)
