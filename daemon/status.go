@@ -199,10 +199,10 @@ func (d *Daemon) databaseErr(ctx context.Context) error {
 			close(done)
 		}()
 	}
-	first, age := s.at.IsZero(), time.Since(s.at)
-	if !first && age < dbStale && s.err == nil {
-		defer s.mu.Unlock()
-		return s.err
+	first := s.at.IsZero()
+	if !first && s.err == nil && time.Since(s.at) < dbStale {
+		s.mu.Unlock()
+		return nil
 	}
 	s.mu.Unlock()
 	var late <-chan time.Time
