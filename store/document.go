@@ -401,13 +401,14 @@ type Stats struct {
 	ByType        map[string]int `json:"by_type"`
 }
 
+// statsQuery reads the index documents_fetched alone (migration 010).
+const statsQuery = `SELECT count(*), coalesce(sum(thin), 0), max(indexed_at), min(fetched_at) FROM documents`
+
 // Stats counts the index.
 func (db *DB) Stats(ctx context.Context) (Stats, error) {
 	var s Stats
 	var last, oldest sql.NullString
-	err := db.read.QueryRowContext(ctx, `
-		SELECT count(*), coalesce(sum(thin), 0), max(indexed_at), min(fetched_at) FROM documents`).
-		Scan(&s.Documents, &s.Thin, &last, &oldest)
+	err := db.read.QueryRowContext(ctx, statsQuery).Scan(&s.Documents, &s.Thin, &last, &oldest)
 	if err != nil {
 		return s, fmt.Errorf("store: stats: %w", err)
 	}

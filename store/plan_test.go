@@ -54,6 +54,20 @@ func TestLastApplied_Plan(t *testing.T) {
 	}
 }
 
+// TestStatusCounts_Plan: the status view's counts of documents (by
+// fetch age, and the totals) read the index documents_fetched alone.
+// fetched_at, indexed_at and thin come after a page's body and text, so a
+// scan of the table read every page's text, overflow pages and all.
+func TestStatusCounts_Plan(t *testing.T) {
+	db := openTest(t)
+	for _, q := range []string{fetchedBetweenQuery, fetchedBeforeQuery, statsQuery} {
+		args := []any{"2026-01-01T00:00:00Z", "2026-02-01T00:00:00Z"}[:strings.Count(q, "?")]
+		if p := queryPlan(t, db, q, args...); !strings.Contains(p, "COVERING INDEX documents_fetched") {
+			t.Errorf("%s\nplan: %s\nwant the covering index documents_fetched", q, p)
+		}
+	}
+}
+
 // queryPlan is SQLite's plan for q, its steps joined by "; ".
 func queryPlan(t *testing.T, db *DB, q string, args ...any) string {
 	t.Helper()

@@ -158,6 +158,13 @@ type AgeBucket struct {
 	Documents int    `json:"documents"`
 }
 
+// The counts by fetch age read the index documents_fetched alone
+// (migration 010).
+const (
+	fetchedBetweenQuery = `SELECT count(*) FROM documents WHERE fetched_at >= ? AND fetched_at < ?`
+	fetchedBeforeQuery  = `SELECT count(*) FROM documents WHERE fetched_at < ?`
+)
+
 // FetchAges groups documents by how long ago they were fetched.
 func (db *DB) FetchAges(ctx context.Context) ([]AgeBucket, error) {
 	now := db.Now()
@@ -170,7 +177,7 @@ func (db *DB) FetchAges(ctx context.Context) ([]AgeBucket, error) {
 	for _, b := range bounds {
 		cut := fmtTime(now.Add(-b.age))
 		var n int
-		if err := db.read.QueryRowContext(ctx, `SELECT count(*) FROM documents WHERE fetched_at >= ? AND fetched_at < ?`, cut, prev).
+		if err := db.read.QueryRowContext(ctx, fetchedBetweenQuery, cut, prev).
 			Scan(&n); err != nil {
 			return nil, fmt.Errorf("store: fetch ages: %w", err)
 		}
@@ -178,7 +185,7 @@ func (db *DB) FetchAges(ctx context.Context) ([]AgeBucket, error) {
 		prev = cut
 	}
 	var n int
-	if err := db.read.QueryRowContext(ctx, `SELECT count(*) FROM documents WHERE fetched_at < ?`, prev).Scan(&n); err != nil {
+	if err := db.read.QueryRowContext(ctx, fetchedBeforeQuery, prev).Scan(&n); err != nil {
 		return nil, fmt.Errorf("store: fetch ages: %w", err)
 	}
 	return append(out, AgeBucket{Label: "older", Documents: n}), nil
