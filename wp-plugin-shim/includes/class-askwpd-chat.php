@@ -152,8 +152,13 @@ final class Askwpd_Chat {
 		$t   = Askwpd_Outbox::counters_table();
 		$now = time();
 		// InnoDB may pick this upsert as a deadlock victim when others run on the same
-		// index at once; the standard answer is to run it again.
-		for ( $try = 0; $try < 3; $try++ ) {
+		// index at once (other visitors' counts, the outbox's lock row, which WP-Cron
+		// takes in the background); the standard answer is to run it again, a moment
+		// later, once the other statement is through.
+		for ( $try = 0; $try < 5; $try++ ) {
+			if ( $try > 0 ) {
+				usleep( 2000 * $try );
+			}
 			$ok = $wpdb->query( // phpcs:ignore WordPress.DB.PreparedSQL.InterpolatedNotPrepared -- our table name.
 				$wpdb->prepare(
 					"INSERT INTO $t (name, window_start, hits) VALUES (%s, %d, 1)
@@ -174,7 +179,10 @@ final class Askwpd_Chat {
 			}
 		}
 		if ( false === $ok ) {
-			return 0; // The database failed: the chat itself will say so, not the limit.
+			// The database failed: the chat itself will say so, not the limit. The log
+			// says why the request went uncounted.
+			error_log( 'askwpd: the chat rate limit could not count a request: ' . $wpdb->last_error ); // phpcs:ignore WordPress.PHP.DevelopmentFunctions.error_log_error_log
+			return 0;
 		}
 		if ( 0 === wp_rand( 0, 199 ) ) {
 			// Visitors' expired windows, now and then, so the table stays small.
