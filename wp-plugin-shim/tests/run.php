@@ -116,6 +116,41 @@ function http(string $method, string $url, ?string $body = null, array $headers 
     curl_close($ch);
     return $r;
 }
+/**
+ * Runs $n curl requests, $parallel at a time: $make($i) returns the i-th handle. Returns each
+ * one's HTTP status, by $i.
+ */
+function curl_parallel(int $n, int $parallel, callable $make): array {
+    $mh = curl_multi_init();
+    $codes = array();
+    $sent = 0;
+    $at = array(); // handle id => $i
+    $add = function () use ($mh, $make, &$sent, &$at) {
+        $ch = $make($sent);
+        $at[spl_object_id($ch)] = $sent++;
+        curl_multi_add_handle($mh, $ch);
+    };
+    while ($sent < min($parallel, $n)) {
+        $add();
+    }
+    $running = 0;
+    do {
+        curl_multi_exec($mh, $running);
+        curl_multi_select($mh, 0.05);
+        while ($info = curl_multi_info_read($mh)) {
+            $codes[$at[spl_object_id($info['handle'])]] = (int) curl_getinfo($info['handle'], CURLINFO_RESPONSE_CODE);
+            curl_multi_remove_handle($mh, $info['handle']);
+            curl_close($info['handle']);
+            if ($sent < $n) {
+                $add();
+                $running++;
+            }
+        }
+    } while ($running > 0 || count($codes) < $n);
+    curl_multi_close($mh);
+    ksort($codes);
+    return $codes;
+}
 function chat_body(string $q, array $extra = array()): string {
     return json_encode($extra + array(
         'messages' => array(array('role' => 'user', 'content' => $q)),

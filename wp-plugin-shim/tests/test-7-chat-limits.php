@@ -10,35 +10,15 @@
  * of the site; returns the count of each status.
  */
 function burst(int $n, int $parallel, string $body): array {
-    $mh = curl_multi_init();
     $codes = array();
-    $sent = 0;
-    $running = 0;
-    $add = function () use ($mh, $body, &$sent) {
+    foreach (curl_parallel($n, $parallel, function () use ($body) {
         $ch = curl_init(rest_url('askwp/v1/chat'));
         curl_setopt_array($ch, array(CURLOPT_POST => true, CURLOPT_POSTFIELDS => $body, CURLOPT_RETURNTRANSFER => true,
             CURLOPT_HTTPHEADER => array('Content-Type: application/json', 'Expect:'), CURLOPT_TIMEOUT => 30));
-        curl_multi_add_handle($mh, $ch);
-        $sent++;
-    };
-    while ($sent < min($parallel, $n)) {
-        $add();
+        return $ch;
+    }) as $code) {
+        $codes[$code] = ($codes[$code] ?? 0) + 1;
     }
-    do {
-        curl_multi_exec($mh, $running);
-        curl_multi_select($mh, 0.05);
-        while ($info = curl_multi_info_read($mh)) {
-            $code = (int) curl_getinfo($info['handle'], CURLINFO_RESPONSE_CODE);
-            $codes[$code] = ($codes[$code] ?? 0) + 1;
-            curl_multi_remove_handle($mh, $info['handle']);
-            curl_close($info['handle']);
-            if ($sent < $n) {
-                $add();
-                $running++;
-            }
-        }
-    } while ($running > 0 || array_sum($codes) < $n);
-    curl_multi_close($mh);
     ksort($codes);
     return $codes;
 }
