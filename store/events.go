@@ -166,22 +166,33 @@ func (db *DB) commitEvents(batch []*intakeReq) {
 		}
 		defer tx.Rollback()
 		now := db.Now()
+		ins := tx.StmtContext(ctx, db.insertEvent)
+		defer ins.Close()
 		for i, r := range live {
-			if _, err := tx.ExecContext(ctx, `SAVEPOINT intake`); err != nil {
-				return err
+			// A call of one event, the shim's usual, has nothing to roll
+			// back when it is a replay: its insert did nothing.
+			save := len(r.evs) > 1
+			if save {
+				if _, err := tx.ExecContext(ctx, `SAVEPOINT intake`); err != nil {
+					return err
+				}
 			}
-			dup, err := insertEvents(ctx, tx, r.evs, now)
+			dup, err := insertEvents(ctx, ins, r.evs, now)
 			if err != nil {
 				return err
 			}
 			if dup != "" {
-				if _, err := tx.ExecContext(ctx, `ROLLBACK TO intake`); err != nil {
-					return err
+				if save {
+					if _, err := tx.ExecContext(ctx, `ROLLBACK TO intake`); err != nil {
+						return err
+					}
 				}
 				results[i] = fmt.Errorf("%w: %s", ErrDuplicateEvent, dup)
 			}
-			if _, err := tx.ExecContext(ctx, `RELEASE intake`); err != nil {
-				return err
+			if save {
+				if _, err := tx.ExecContext(ctx, `RELEASE intake`); err != nil {
+					return err
+				}
 			}
 		}
 		return tx.Commit()
@@ -196,19 +207,23 @@ func (db *DB) commitEvents(batch []*intakeReq) {
 	}
 }
 
-// insertEvents inserts one call's events and returns the first id seen
-// before, if any, leaving the rollback to the caller.
-func insertEvents(ctx context.Context, tx *sql.Tx, evs []*Event, now time.Time) (dup string, err error) {
+// insertEventQuery stores an event unless its id was seen before.
+const insertEventQuery = `
+	INSERT INTO events (event_id, type, post_id, url, payload, received_at, post_type, status, post_ids, sent_at)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	ON CONFLICT(event_id) DO NOTHING`
+
+// insertEvents inserts one call's events with ins (insertEventQuery) and
+// returns the first id seen before, if any, leaving the rollback to the
+// caller.
+func insertEvents(ctx context.Context, ins *sql.Stmt, evs []*Event, now time.Time) (dup string, err error) {
 	for _, e := range evs {
 		ids, _ := json.Marshal(nonNil(e.PostIDs))
 		payload := string(e.Payload)
 		if payload == "" {
 			payload = "{}"
 		}
-		res, err := tx.ExecContext(ctx, `
-			INSERT INTO events (event_id, type, post_id, url, payload, received_at, post_type, status, post_ids, sent_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-			ON CONFLICT(event_id) DO NOTHING`,
+		res, err := ins.ExecContext(ctx,
 			e.EventID, e.Type, e.PostID, e.URL, payload, fmtTimeNano(now), e.PostType, e.Status, string(ids), fmtTimeNano(e.SentAt))
 		if err != nil {
 			return "", fmt.Errorf("event %s: %w", e.EventID, err)

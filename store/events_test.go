@@ -80,6 +80,40 @@ func TestDB_InsertEventsGroupCommit(t *testing.T) {
 	}
 }
 
+// TestDB_InsertEventsOneEachReplayed: calls of one event each, the
+// shim's usual, stored without a savepoint: a replay among them, in the
+// same group commit as fresh events, is refused and leaves the others
+// stored.
+func TestDB_InsertEventsOneEachReplayed(t *testing.T) {
+	db := openTest(t)
+	ctx := context.Background()
+	const calls = 100
+	var wg sync.WaitGroup
+	errs := make([]error, calls)
+	for i := range calls {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			// Calls 2k and 2k+1 send the same id: one of the two is a replay.
+			errs[i] = db.InsertEvents(ctx, []*Event{{EventID: fmt.Sprintf("e%d", i/2), Type: EventPostUpdated, PostID: int64(i)}})
+		}()
+	}
+	wg.Wait()
+	for k := 0; k < calls; k += 2 {
+		a, b := errs[k], errs[k+1]
+		if (a == nil) == (b == nil) || !errors.Is(a, ErrDuplicateEvent) && !errors.Is(b, ErrDuplicateEvent) {
+			t.Errorf("id e%d: calls answered %v and %v, want one stored and one replay", k/2, a, b)
+		}
+	}
+	evs, err := db.PendingEvents(ctx, 10*calls, allAttempts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(evs) != calls/2 {
+		t.Errorf("%d events stored, want %d", len(evs), calls/2)
+	}
+}
+
 // allAttempts lets PendingEvents return every unapplied event.
 const allAttempts = 1 << 30
 
