@@ -49,8 +49,8 @@ type DB struct {
 	// chunks cost.
 	chunksByID *sql.Stmt
 	// insertEvent is insertEvents' statement, prepared once on the
-	// writing connection: compiling it at every event was a fifth of what
-	// storing a webhook's event cost.
+	// writing connection rather than compiled for every event a webhook
+	// brings.
 	insertEvent *sql.Stmt
 
 	// Now is the clock, replaceable in tests.
@@ -165,14 +165,16 @@ func (db *DB) Close() error {
 	if db.chunksByID != nil {
 		errs = append(errs, db.chunksByID.Close())
 	}
-	if db.insertEvent != nil {
-		errs = append(errs, db.insertEvent.Close())
-	}
 	if db.read != nil {
 		errs = append(errs, db.read.Close())
 	}
 	if db.write != nil {
 		db.stopIntake()
+		// After the intake: a group commit under way still stores its
+		// events.
+		if db.insertEvent != nil {
+			errs = append(errs, db.insertEvent.Close())
+		}
 		errs = append(errs, db.stopCheckpoints())
 		errs = append(errs, db.write.Close())
 	}
