@@ -487,6 +487,46 @@ func TestIndex_Lifecycle(t *testing.T) {
 	ix.Close() // twice is fine
 }
 
+// TestIndex_StatsBesideACommit: while a commit waits for a search to
+// let it in, Stats answers at once, with the state read before, and
+// reads the state anew once the commit is done.
+func TestIndex_StatsBesideACommit(t *testing.T) {
+	ix := openSite(t)
+	if err := ix.Load(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	before := ix.Stats()
+	m := ix.mem
+	m.mu.RLock() // a search under way
+	committed := make(chan struct{})
+	go func() {
+		m.mu.Lock() // a commit, waiting for it
+		m.live++
+		m.mu.Unlock()
+		close(committed)
+	}()
+	// The commit is waiting once a reader can no longer get in.
+	for m.mu.TryRLock() {
+		m.mu.RUnlock()
+		runtime.Gosched()
+	}
+	answered := make(chan Stats)
+	go func() { answered <- ix.Stats() }()
+	select {
+	case st := <-answered:
+		if st.Chunks != before.Chunks || !st.Ready {
+			t.Errorf("stats beside the commit: %+v, want the state before it, %+v", st, before)
+		}
+	case <-time.After(5 * time.Second):
+		t.Error("Stats waited for the commit")
+	}
+	m.mu.RUnlock()
+	<-committed
+	if st := ix.Stats(); st.Chunks != before.Chunks+1 {
+		t.Errorf("stats after the commit: %d chunks, want %d", st.Chunks, before.Chunks+1)
+	}
+}
+
 func TestBestK(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	better := func(a, b memHit) bool {
