@@ -171,28 +171,28 @@ func (db *DB) commitEvents(batch []*intakeReq) {
 		for i, r := range live {
 			// A call of one event, the shim's usual, has nothing to roll
 			// back when it is a replay: its insert did nothing.
-			save := len(r.evs) > 1
-			if save {
-				if _, err := tx.ExecContext(ctx, `SAVEPOINT intake`); err != nil {
-					return err
+			savepoint := func(stmt string) error {
+				if len(r.evs) < 2 {
+					return nil
 				}
+				_, err := tx.ExecContext(ctx, stmt)
+				return err
+			}
+			if err := savepoint(`SAVEPOINT intake`); err != nil {
+				return err
 			}
 			dup, err := insertEvents(ctx, ins, r.evs, now)
 			if err != nil {
 				return err
 			}
 			if dup != "" {
-				if save {
-					if _, err := tx.ExecContext(ctx, `ROLLBACK TO intake`); err != nil {
-						return err
-					}
+				if err := savepoint(`ROLLBACK TO intake`); err != nil {
+					return err
 				}
 				results[i] = fmt.Errorf("%w: %s", ErrDuplicateEvent, dup)
 			}
-			if save {
-				if _, err := tx.ExecContext(ctx, `RELEASE intake`); err != nil {
-					return err
-				}
+			if err := savepoint(`RELEASE intake`); err != nil {
+				return err
 			}
 		}
 		return tx.Commit()
