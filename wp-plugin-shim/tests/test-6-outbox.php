@@ -180,7 +180,8 @@ test('outbox: daemon down, 50 posts published, updated and trashed; all reflecte
     $port = free_port();
     // The crawl's rate and concurrency as shipped (config.Default), not the other tests'
     // faster ones: the event re-renders are paced by them.
-    $shipped = array('crawl.rate_per_sec=8', 'crawl.concurrency=4');
+    $conc = 4;
+    $shipped = array('crawl.rate_per_sec=8', "crawl.concurrency=$conc");
     $proc = own_daemon_start($state, $port, $shipped);
     $running = true;
     cleanup(function () use (&$proc, &$running) { if ($running) { own_daemon_stop($proc); } });
@@ -309,7 +310,6 @@ test('outbox: daemon down, 50 posts published, updated and trashed; all reflecte
         // What the site itself takes to render the same pages, as many at a time as the
         // daemon fetches (crawl.concurrency): no daemon can reflect them sooner.
         $urls = array_keys($renders);
-        $conc = (int) substr(current(preg_grep('/^crawl\.concurrency=/', $shipped)), strlen('crawl.concurrency='));
         $r0 = microtime(true);
         $codes = curl_parallel(count($urls), $conc, function ($i) use ($urls) {
             $ch = curl_init($urls[$i]);

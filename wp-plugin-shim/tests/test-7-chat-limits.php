@@ -10,15 +10,12 @@
  * of the site; returns the count of each status.
  */
 function burst(int $n, int $parallel, string $body): array {
-    $codes = array();
-    foreach (curl_parallel($n, $parallel, function () use ($body) {
+    $codes = array_count_values(curl_parallel($n, $parallel, function () use ($body) {
         $ch = curl_init(rest_url('askwp/v1/chat'));
         curl_setopt_array($ch, array(CURLOPT_POST => true, CURLOPT_POSTFIELDS => $body, CURLOPT_RETURNTRANSFER => true,
             CURLOPT_HTTPHEADER => array('Content-Type: application/json', 'Expect:'), CURLOPT_TIMEOUT => 30));
         return $ch;
-    }) as $code) {
-        $codes[$code] = ($codes[$code] ?? 0) + 1;
-    }
+    }));
     ksort($codes);
     return $codes;
 }
