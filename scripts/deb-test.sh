@@ -121,10 +121,11 @@ if grep -qx 'ExecStart=/usr/bin/askwpd serve --config /etc/askwpd/askwpd.toml' /
 else
   fail "unit: ExecStart does not run /usr/bin/askwpd"
 fi
-for kv in User=askwpd "Group=$WEB_GROUP" StateDirectoryMode=0750 UMask=0027 RuntimeDirectory=askwpd RuntimeDirectoryMode=0750; do
+for kv in User=askwpd "Group=$WEB_GROUP" StateDirectoryMode=0750 UMask=0027 RuntimeDirectory=askwpd RuntimeDirectoryMode=0750 \
+  TimerSlackNSec=1ms; do
   grep -qx "$kv" /lib/systemd/system/askwpd.service || fail "unit: no $kv"
 done
-pass "unit: User=askwpd Group=$WEB_GROUP StateDirectoryMode=0750 UMask=0027 RuntimeDirectory=askwpd 0750"
+pass "unit: User=askwpd Group=$WEB_GROUP StateDirectoryMode=0750 UMask=0027 RuntimeDirectory=askwpd 0750 TimerSlackNSec=1ms"
 # verify checks that ExecStart's binary exists: here it is the installed one.
 if command -v systemd-analyze >/dev/null; then
   systemd-analyze verify /lib/systemd/system/askwpd.service || fail "systemd-analyze verify on the installed unit"
