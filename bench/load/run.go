@@ -142,7 +142,7 @@ func run(ctx context.Context, o options) (bool, error) {
 		}
 		return versus(ctx, o, bin, state, tmp, e)
 	}
-	p, err := startDaemon(ctx, bin, state, e, o.soak > 0)
+	p, err := startDaemon(ctx, bin, state, e, o.soak > 0, o.timerSlack)
 	if err != nil {
 		return false, err
 	}

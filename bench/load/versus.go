@@ -37,7 +37,7 @@ func versus(ctx context.Context, o options, bin, state, tmp string, e map[string
 		if out, err := exec.Command("cp", "-a", state, dir).CombinedOutput(); err != nil {
 			return false, fmt.Errorf("copying the state dir: %w: %s", err, out)
 		}
-		p, err := startDaemon(ctx, b, dir, e, false)
+		p, err := startDaemon(ctx, b, dir, e, false, o.timerSlack)
 		if err != nil {
 			return false, err
 		}
