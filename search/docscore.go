@@ -3,6 +3,7 @@ package search
 import (
 	"math"
 	"net/url"
+	"slices"
 	"strings"
 )
 
@@ -27,29 +28,6 @@ func (ix *Index) docBM25(pq *parsedQuery, rk Ranking, docs []*docHit) []float64 
 	if len(terms) == 0 {
 		return nil
 	}
-	// How often each query term is among each document's URL words.
-	var urlTF map[string][]float64
-	if rk.URLWeight > 0 {
-		urlTF = make(map[string][]float64, len(terms))
-		for _, t := range terms {
-			urlTF[t] = nil
-		}
-		f := newTermFilter(terms)
-		for i, d := range docs {
-			for _, u := range ix.urlOf(d.chunks[0].doc).terms {
-				if !f.may(u) {
-					continue
-				}
-				if n, ok := urlTF[u]; ok {
-					if n == nil {
-						n = make([]float64, len(docs))
-						urlTF[u] = n
-					}
-					n[i]++
-				}
-			}
-		}
-	}
 	var targets []int32
 	if rk.AnchorWeight > 0 {
 		keys := make([]string, len(docs))
@@ -66,6 +44,30 @@ func (ix *Index) docBM25(pq *parsedQuery, rk Ranking, docs []*docHit) []float64 
 	nDocs := float64(len(m.docSlots))
 	if nDocs == 0 {
 		return nil
+	}
+	// How often each query term is among each document's URL words.
+	var urlTF map[*memTerm][]float64
+	if rk.URLWeight > 0 {
+		var qts []*memTerm
+		for _, t := range terms {
+			if mt := m.terms[t]; mt != nil && !slices.Contains(qts, mt) {
+				qts = append(qts, mt)
+			}
+		}
+		urlTF = make(map[*memTerm][]float64, len(qts))
+		for i, d := range docs {
+			for _, u := range ix.urlTerms(m, d.chunks[0].doc) {
+				if !slices.Contains(qts, u) {
+					continue
+				}
+				n := urlTF[u]
+				if n == nil {
+					n = make([]float64, len(docs))
+					urlTF[u] = n
+				}
+				n[i]++
+			}
+		}
 	}
 	avgBody := float64(m.colTotal[1]+m.colTotal[2]) / nDocs
 	avgTitle := float64(m.colTotal[0]) / float64(max(m.live, 1))
@@ -110,33 +112,38 @@ func (ix *Index) docBM25(pq *parsedQuery, rk Ranking, docs []*docHit) []float64 
 			bit = aq.term(m, t.Term, mt)
 		}
 		clear(tf)
+		// The term's pages are counted once for as long as no slot dies
+		// and none is added: the count reads each posting's slot, 32
+		// bytes a slot apart where the rest reads 2 (and 4 when some are
+		// dead), and waiting on memory for the slots was a tenth of the
+		// whole-page score.
+		df, counted := m.pageCount(mt)
 		var last *memDoc
-		at, wanted := 0, false // last's place in docs
-		df := 0
 		for p := mt.iter(); p.next(); {
-			sl := &m.slots[p.slot]
-			if sl.dead || p.tf[0]|p.tf[1]|p.tf[2] == 0 {
+			if p.tf[0]|p.tf[1]|p.tf[2] == 0 || m.dead > 0 && m.lens[p.slot] == deadLen {
 				continue
 			}
 			if bit != 0 {
 				aq.mark(p.slot, bit)
 			}
 			// A document's chunks are added together, so its postings are
-			// adjacent: counting changes of document counts documents, and
-			// the document is looked up once.
-			if sl.doc != last {
-				df++
-				last = sl.doc
-				at = int(buf.doc[p.slot]) - 1
-				wanted = at >= 0 && at < len(docs)
+			// adjacent: counting changes of document counts documents.
+			if !counted {
+				if d := m.slots[p.slot].doc; d != last {
+					df++
+					last = d
+				}
 			}
-			if wanted {
+			if at := int(buf.doc[p.slot]) - 1; at >= 0 && at < len(docs) {
 				tf[at][0] = max(tf[at][0], float64(p.tf[0]))
 				tf[at][1] += float64(p.tf[1])
 				tf[at][2] += float64(p.tf[2])
 			}
 		}
-		for i, n := range urlTF[t.Term] {
+		if !counted {
+			m.setPageCount(mt, df)
+		}
+		for i, n := range urlTF[mt] {
 			tf[i][3] = n
 		}
 		if targets != nil {
@@ -168,35 +175,41 @@ func (ix *Index) docBM25(pq *parsedQuery, rk Ranking, docs []*docHit) []float64 
 
 var slugSpaces = strings.NewReplacer("-", " ", "_", " ")
 
-// termFilter tells, without a map lookup, most words that are none of a
-// few terms: by their length and first byte. docBM25 asks it about every
-// URL word of a hundred pages.
-type termFilter struct {
-	lens   uint64 // bit n: a term of n bytes (bit 63: 63 or more)
-	firsts [256]bool
-}
-
-func newTermFilter(terms []string) *termFilter {
-	f := &termFilter{}
-	for _, t := range terms {
-		if t != "" {
-			f.lens |= 1 << min(len(t), 63)
-			f.firsts[t[0]] = true
-		}
-	}
-	return f
-}
-
-// may reports whether t may be one of the terms.
-func (f *termFilter) may(t string) bool {
-	return t != "" && f.lens&(1<<min(len(t), 63)) != 0 && f.firsts[t[0]]
-}
-
 // docURL is a page's URL as the whole-page score reads it: the terms of
 // its path, and the key links to it are counted under.
 type docURL struct {
 	terms []string
 	key   string
+}
+
+// urlTermsAt are a page's URL path terms resolved to the index's: a
+// pointer is compared where each word's string was read, a cache miss
+// each for a dozen words of each of a few hundred candidate pages.
+// Resolved, they stay so until slots are renumbered (the only time a
+// term is dropped); a word that was no term is looked up again once the
+// index has more terms.
+type urlTermsAt struct {
+	renumbered uint64
+	terms      int // the index's terms when a word was missing; else -1
+	mts        []*memTerm
+}
+
+// urlTerms returns the terms of doc's URL path that are index terms, as
+// often as the path has them. The caller holds m's read lock.
+func (ix *Index) urlTerms(m *memIndex, doc *memDoc) []*memTerm {
+	if u := doc.urlTerms.Load(); u != nil && u.renumbered == m.renumbered && (u.terms < 0 || u.terms == len(m.terms)) {
+		return u.mts
+	}
+	u := &urlTermsAt{renumbered: m.renumbered, terms: -1}
+	for _, t := range ix.urlOf(doc).terms {
+		if mt := m.terms[t]; mt != nil {
+			u.mts = append(u.mts, mt)
+		} else {
+			u.terms = len(m.terms)
+		}
+	}
+	doc.urlTerms.Store(u)
+	return u.mts
 }
 
 // urlOf works out doc's docURL once: on a WordPress site every candidate

@@ -205,3 +205,74 @@ func diaryPages() []*store.Document {
 	}
 	return docs
 }
+
+// TestSearch_WholePageAfterChanges: the whole-page score's counts of
+// pages per term, and its pages' URL terms, are kept between searches;
+// after pages are added, and then replaced and removed, a search scores as
+// an index read afresh from the store does.
+func TestSearch_WholePageAfterChanges(t *testing.T) {
+	db := openTB(t)
+	ctx := context.Background()
+	// "voucher" is only in a URL at first: no term of the index.
+	docs := append(diaryPages(),
+		pageDoc("/shop/vouchers/", "Discounts", "A coupon code takes ten percent off the cart.", "Coupon codes expire."),
+		pageDoc("/shop/returns/", "Returns", "A coupon refunds the shipping of the parcel you send back."),
+		pageDoc("/help/checkout/", "Checkout", "Type the coupon at checkout."))
+	if err := db.PutDocuments(ctx, docs); err != nil {
+		t.Fatal(err)
+	}
+	live := newIndex(t, db)
+	const q = "voucher coupon checkout garden"
+	wholePage := func(ix *Index) map[string]string {
+		t.Helper()
+		res, err := ix.Search(ctx, Query{Text: q, Limit: 50})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]string{}
+		for _, h := range res.Hits {
+			out[h.URL] = strings.Join(h.MatchExplain, "; ")
+		}
+		return out
+	}
+	same := func(step string) map[string]string {
+		t.Helper()
+		got, want := wholePage(live), wholePage(newIndex(t, db))
+		if len(got) != len(want) {
+			t.Fatalf("%s: live index: %d hits, afresh: %d", step, len(got), len(want))
+		}
+		for u, w := range want {
+			if got[u] != w {
+				t.Errorf("%s: %s: live index explains %q, afresh %q", step, u, got[u], w)
+			}
+		}
+		return got
+	}
+	before := same("at first") // and the caches are filled
+	// Pages added, none removed: each term has more postings.
+	for _, d := range []*store.Document{
+		pageDoc("/help/garden-coupon/", "Garden coupons", "A garden coupon at checkout."),
+		pageDoc("/help/gifts/", "Gifts", "A voucher is a coupon someone gave you."),
+	} {
+		if _, err := db.PutDocument(ctx, d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	added := same("after additions")
+	if added["http://x.test/shop/vouchers/"] == before["http://x.test/shop/vouchers/"] {
+		t.Errorf("the page whose URL names vouchers scores as before: %q", added["http://x.test/shop/vouchers/"])
+	}
+	// A page goes, one is replaced, another moves.
+	if _, err := db.DeleteDocument(ctx, "http://x.test/shop/returns/"); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []*store.Document{
+		pageDoc("/coupon-returns/", "Returns", "A coupon refunds the shipping of the parcel you send back."),
+		pageDoc("/blog/diary-3/", "Garden diary 3", "Coupon season in the garden."),
+	} {
+		if _, err := db.PutDocument(ctx, d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	same("after removals")
+}

@@ -102,6 +102,8 @@ type memDoc struct {
 	// url is what the whole-page score reads of the page's URL, worked
 	// out at the page's first search rather than at every one.
 	url atomic.Pointer[docURL]
+	// urlTerms are its URL's terms resolved to the index's (urlTerms).
+	urlTerms atomic.Pointer[urlTermsAt]
 	// names are its name words as associate reads them (namesOf).
 	names atomic.Pointer[docNames]
 	// title is its title analyzed (analyzedTitle).
@@ -255,6 +257,35 @@ type memCount struct {
 	off              int    // bytes of postings counted
 	slot             uint32 // the slot of the last posting counted
 	stem, exact, any int32
+	// pages is how many live pages hold the term in the stemmed columns,
+	// counted over pagesOff bytes of postings (pageCount).
+	pagesOff int
+	pages    int32
+}
+
+// pageCount returns how many live pages hold t in the stemmed columns, as
+// counted at this delGen over its postings as they are now; ok is false
+// when no count is. Call with m.mu held.
+func (m *memIndex) pageCount(t *memTerm) (n int, ok bool) {
+	if c := t.cnt.Load(); c != nil && c.delGen == m.delGen && c.pagesOff == len(t.post) && len(t.post) > 0 {
+		return int(c.pages), true
+	}
+	return 0, false
+}
+
+// setPageCount keeps n, counted over t's postings as they are now, beside
+// whatever chunk counts are cached. Call with m.mu held.
+func (m *memIndex) setPageCount(t *memTerm, n int) {
+	var nc memCount
+	if c := t.cnt.Load(); c != nil && c.delGen == m.delGen && c.off <= len(t.post) {
+		nc = *c
+	} else {
+		// Chunk counts from nothing: counts starts again at the first
+		// posting.
+		nc = memCount{delGen: m.delGen}
+	}
+	nc.pagesOff, nc.pages = len(t.post), int32(n)
+	t.cnt.Store(&nc)
 }
 
 // memChunk is an added chunk, analyzed outside the lock.
