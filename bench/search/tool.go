@@ -40,6 +40,7 @@ func runTool(ctx context.Context, args []string) error {
 	overHTTP := fs.Bool("http", false, "call over the daemon's HTTP API on loopback, as the PHP plugin does (the CPU is then the server's and the client's)")
 	gap := fs.Duration("gap", 0, "idle time between timed calls, as a daemon has between visitors (the CPU counted is the calls')")
 	outPath := fs.String("out", "", "write each answer's JSON, one a line, to compare two builds' answers")
+	warmPath := fs.String("warm", "", "BEIR queries.jsonl asked once, untimed, before the first pass: the daemon has then cached the pages other visitors' questions found, and the first pass times new questions alone (-cpuprofile is then of the first pass)")
 	fs.Parse(args)
 	if (*corpus == "") == (*stateDir == "") || *queries == "" || (*stateDir != "") != (*siteURL != "") {
 		return fmt.Errorf("tool: -queries and one of -corpus or -state (with -site) are required")
@@ -55,6 +56,12 @@ func runTool(ctx context.Context, args []string) error {
 	qs, err := eval.ReadQueries(*queries)
 	if err != nil {
 		return err
+	}
+	var warmQs []eval.Query
+	if *warmPath != "" {
+		if warmQs, err = eval.ReadQueries(*warmPath); err != nil {
+			return err
+		}
 	}
 
 	cfg := config.Default()
@@ -136,6 +143,22 @@ func runTool(ctx context.Context, args []string) error {
 		}
 		return err
 	}
+	for _, q := range warmQs {
+		b, _ := json.Marshal(tool.SearchArgs{Query: q.Text, Limit: *limit})
+		if _, err := d.Tools.Call(ctx, "search_site", b); err != nil {
+			return err
+		}
+	}
+	if *cpuProf != "" && len(warmQs) > 0 {
+		f, err := os.Create(*cpuProf)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+	}
 	// The warm-up pass builds what a running daemon has cached. Each of
 	// its questions is new to the index, as most of a site's visitors'
 	// are, so its cost is printed too.
@@ -146,6 +169,9 @@ func runTool(ctx context.Context, args []string) error {
 		}
 	}
 	fmt.Printf("first pass, each question new: cpu per call %.3f ms (%d calls)\n", float64(cpuTime()-cold)/1e6/float64(len(bodies)), len(bodies))
+	if *cpuProf != "" && len(warmQs) > 0 {
+		pprof.StopCPUProfile()
+	}
 	if *outPath != "" {
 		f, err := os.Create(*outPath)
 		if err != nil {
@@ -160,7 +186,7 @@ func runTool(ctx context.Context, args []string) error {
 	}
 	expanded, answers, warm = 0, nil, false
 
-	if *cpuProf != "" {
+	if *cpuProf != "" && len(warmQs) == 0 {
 		f, err := os.Create(*cpuProf)
 		if err != nil {
 			return err
