@@ -124,7 +124,7 @@ func main() {
 	flag.DurationVar(&o.eventP99, "event-p99", 100*time.Millisecond, "open loop: event answer p99 must not exceed this")
 	flag.Float64Var(&o.maxRSS, "max-rss", 200, "open loop: the daemon's peak RSS must not exceed this many MB")
 	flag.StringVar(&o.versus, "versus", "", "open loop: compare this askwpd binary's CPU per search with -bin's, side by side (each search sent to both), for -duration at -rate, and nothing else")
-	flag.StringVar(&o.reuse, "state", "", "serve this existing state dir (a kept one) instead of indexing a fresh one")
+	flag.StringVar(&o.reuse, "state", "", "serve a copy of this existing state dir (a kept one) instead of indexing a fresh one")
 	flag.DurationVar(&o.timerSlack, "timer-slack", unitTimerSlack(), "the daemon's timer slack (default: TimerSlackNSec of systemd/askwpd.service, as the service runs it); 0: the kernel's default")
 	flag.Parse()
 	if o.soak > 0 && !flagSet("generate") {

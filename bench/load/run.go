@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -126,9 +127,14 @@ func run(ctx context.Context, o options) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	state := o.reuse
-	if state == "" {
-		state = filepath.Join(tmp, "state")
+	state := filepath.Join(tmp, "state")
+	if o.reuse != "" {
+		// A copy: the run's events and crawl write to the state, and the
+		// kept one serves the next run as it was.
+		if out, err := exec.Command("cp", "-a", o.reuse, state).CombinedOutput(); err != nil {
+			return false, fmt.Errorf("copying the state dir: %w: %s", err, out)
+		}
+	} else {
 		if err := os.MkdirAll(state, 0o700); err != nil {
 			return false, err
 		}
