@@ -144,18 +144,20 @@ func runTool(ctx context.Context, args []string) error {
 		return err
 	}
 	for _, q := range warmQs {
-		b, _ := json.Marshal(tool.SearchArgs{Query: q.Text, Limit: *limit})
-		if _, err := d.Tools.Call(ctx, "search_site", b); err != nil {
-			return err
+		var err error
+		if viaHTTP != nil {
+			err = viaHTTP(search.Query{Text: q.Text, Limit: *limit})
+		} else {
+			b, _ := json.Marshal(tool.SearchArgs{Query: q.Text, Limit: *limit})
+			_, err = d.Tools.Call(ctx, "search_site", b)
 		}
-	}
-	if *cpuProf != "" && len(warmQs) > 0 {
-		f, err := os.Create(*cpuProf)
 		if err != nil {
 			return err
 		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
+	}
+	stopFirst := func() {}
+	if *cpuProf != "" && len(warmQs) > 0 {
+		if stopFirst, err = startCPUProfile(*cpuProf); err != nil {
 			return err
 		}
 	}
@@ -169,9 +171,7 @@ func runTool(ctx context.Context, args []string) error {
 		}
 	}
 	fmt.Printf("first pass, each question new: cpu per call %.3f ms (%d calls)\n", float64(cpuTime()-cold)/1e6/float64(len(bodies)), len(bodies))
-	if *cpuProf != "" && len(warmQs) > 0 {
-		pprof.StopCPUProfile()
-	}
+	stopFirst()
 	if *outPath != "" {
 		f, err := os.Create(*outPath)
 		if err != nil {
@@ -187,15 +187,11 @@ func runTool(ctx context.Context, args []string) error {
 	expanded, answers, warm = 0, nil, false
 
 	if *cpuProf != "" && len(warmQs) == 0 {
-		f, err := os.Create(*cpuProf)
+		stop, err := startCPUProfile(*cpuProf)
 		if err != nil {
 			return err
 		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return err
-		}
-		defer pprof.StopCPUProfile()
+		defer stop()
 	}
 	if *memProf != "" {
 		runtime.MemProfileRate = 4096
@@ -246,4 +242,20 @@ func cpuTime() time.Duration {
 	var ru syscall.Rusage
 	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// startCPUProfile profiles the process into path until stop.
+func startCPUProfile(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
 }
