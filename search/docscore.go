@@ -13,8 +13,9 @@ import (
 // section; a visitor's words are often spread over a page's sections, and
 // a word all over one page is rare on the site even when it is in many of
 // that page's chunks. It reads the query terms' postings, as the candidate
-// query does, and keeps no state of its own. The scores are in docs'
-// order.
+// query does; what it keeps between searches is each term's page count
+// (memIndex.pageCount) and each page's URL terms (urlTerms), both
+// dropped as the index changes. The scores are in docs' order.
 func (ix *Index) docBM25(pq *parsedQuery, rk Ranking, docs []*docHit) []float64 {
 	if rk.DocWeight <= 0 || len(docs) == 0 {
 		return nil
