@@ -54,7 +54,7 @@ func (db *DB) DiscoverURL(ctx context.Context, run int64, u string, sources []st
 
 // FindURL returns the frontier row for u.
 func (db *DB) FindURL(ctx context.Context, u string) (*URLState, error) {
-	row := db.read.QueryRowContext(ctx, `SELECT `+urlCols+` FROM urls WHERE url = ?`, u)
+	row := db.readRow(ctx, `SELECT `+urlCols+` FROM urls WHERE url = ?`, u)
 	s, err := scanURL(row)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, ErrNotFound
@@ -104,7 +104,7 @@ func (db *DB) RecordFetch(ctx context.Context, u string, r URLResult) error {
 	if r.ErrorClass != "" {
 		attempts = `attempts + 1`
 	}
-	_, err := db.write.ExecContext(ctx, `
+	_, err := db.writeExec(ctx, `
 		INSERT INTO urls (url, status, http_status, post_id, etag, last_modified, error, error_class, next_try, fetched_at, discovered_at, attempts, done_run)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT(url) DO UPDATE SET status = excluded.status, http_status = excluded.http_status,
@@ -479,7 +479,7 @@ func (db *DB) DueURLs(ctx context.Context, now time.Time, limit int) ([]*URLStat
 // DocumentByHash returns another stored page with the same content hash:
 // the same content under two URLs is indexed once.
 func (db *DB) DocumentByHash(ctx context.Context, hash, exceptURL string) (url string, postID int64, err error) {
-	err = db.read.QueryRowContext(ctx, `SELECT url, post_id FROM documents WHERE content_hash = ? AND url != ? LIMIT 1`,
+	err = db.readRow(ctx, `SELECT url, post_id FROM documents WHERE content_hash = ? AND url != ? LIMIT 1`,
 		hash, exceptURL).Scan(&url, &postID)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", 0, ErrNotFound
@@ -492,7 +492,7 @@ func (db *DB) DocumentByHash(ctx context.Context, hash, exceptURL string) (url s
 
 // PostDocuments returns the URLs of stored pages of a post.
 func (db *DB) PostDocuments(ctx context.Context, postID int64) ([]string, error) {
-	rows, err := db.read.QueryContext(ctx, `SELECT url FROM documents WHERE `+byPost, postID)
+	rows, err := db.readRows(ctx, `SELECT url FROM documents WHERE `+byPost, postID)
 	if err != nil {
 		return nil, fmt.Errorf("store: post documents: %w", err)
 	}

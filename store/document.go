@@ -278,9 +278,9 @@ func (db *DB) FindDocument(ctx context.Context, ref string, withChunks bool) (*D
 	var row *sql.Row
 	if id, ok := parsePostID(ref); ok {
 		// parsePostID's ids are positive, as byPost needs.
-		row = db.read.QueryRowContext(ctx, `SELECT `+docColumns+` FROM documents WHERE `+byPost+` ORDER BY id LIMIT 1`, id)
+		row = db.readRow(ctx, `SELECT `+docColumns+` FROM documents WHERE `+byPost+` ORDER BY id LIMIT 1`, id)
 	} else {
-		row = db.read.QueryRowContext(ctx, `SELECT `+docColumns+` FROM documents WHERE url = ?`, ref)
+		row = db.readRow(ctx, `SELECT `+docColumns+` FROM documents WHERE url = ?`, ref)
 	}
 	d, err := scanDocument(row)
 	if errors.Is(err, sql.ErrNoRows) {

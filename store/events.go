@@ -267,7 +267,7 @@ func scanEvent(sc interface{ Scan(...any) error }) (*Event, error) {
 // PendingEvents returns events not applied yet, oldest first, skipping
 // those that failed more than maxAttempts times.
 func (db *DB) PendingEvents(ctx context.Context, limit, maxAttempts int) ([]*Event, error) {
-	rows, err := db.read.QueryContext(ctx, `SELECT `+eventCols+` FROM events
+	rows, err := db.readRows(ctx, `SELECT `+eventCols+` FROM events
 		WHERE applied_at = '' AND attempts <= ? ORDER BY id LIMIT ?`, maxAttempts, limit)
 	if err != nil {
 		return nil, fmt.Errorf("store: pending events: %w", err)
@@ -286,7 +286,7 @@ func (db *DB) PendingEvents(ctx context.Context, limit, maxAttempts int) ([]*Eve
 
 // FindEvent returns the event with the sender's id.
 func (db *DB) FindEvent(ctx context.Context, eventID string) (*Event, error) {
-	e, err := scanEvent(db.read.QueryRowContext(ctx, `SELECT `+eventCols+` FROM events WHERE event_id = ?`, eventID))
+	e, err := scanEvent(db.readRow(ctx, `SELECT `+eventCols+` FROM events WHERE event_id = ?`, eventID))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, ErrNotFound
 	}
@@ -326,7 +326,7 @@ func (db *DB) MarkEventsApplied(ctx context.Context, ids []int64, errMsg string)
 // WordPress after asOf saw whatever those events announced, so a burst of
 // edits to one post costs one render, not one per batch of the queue.
 func (db *DB) MarkPostEventsApplied(ctx context.Context, postID int64, asOf time.Time) (int64, error) {
-	res, err := db.write.ExecContext(ctx, `UPDATE events SET applied_at = ?, error = ''
+	res, err := db.writeExec(ctx, `UPDATE events SET applied_at = ?, error = ''
 		WHERE post_id = ? AND applied_at = '' AND received_at <= ? AND type IN (?, ?, ?, ?, ?)`,
 		fmtTimeNano(db.Now()), postID, fmtTimeNano(asOf),
 		EventPostPublished, EventPostUpdated, EventPostUnpublished, EventPostTrashed, EventPostDeleted)

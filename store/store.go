@@ -52,6 +52,9 @@ type DB struct {
 	// writing connection rather than compiled for every event a webhook
 	// brings.
 	insertEvent *sql.Stmt
+	// readStmts and writeStmts are the pools' other statements of fixed
+	// text, prepared at first use (stmts.go).
+	readStmts, writeStmts stmtCache
 
 	// Now is the clock, replaceable in tests.
 	Now func() time.Time
@@ -143,6 +146,7 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	r.SetMaxOpenConns(8)
 	r.SetMaxIdleConns(8)
 	db.read = r
+	db.readStmts.pool, db.writeStmts.pool = r, w
 	if err := r.PingContext(ctx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
@@ -165,6 +169,7 @@ func (db *DB) Close() error {
 	if db.chunksByID != nil {
 		errs = append(errs, db.chunksByID.Close())
 	}
+	errs = append(errs, db.readStmts.close())
 	if db.read != nil {
 		errs = append(errs, db.read.Close())
 	}
@@ -175,6 +180,7 @@ func (db *DB) Close() error {
 		if db.insertEvent != nil {
 			errs = append(errs, db.insertEvent.Close())
 		}
+		errs = append(errs, db.writeStmts.close())
 		errs = append(errs, db.stopCheckpoints())
 		errs = append(errs, db.write.Close())
 	}
@@ -345,7 +351,7 @@ func (db *DB) IntegrityCheck(ctx context.Context) error {
 // GetMeta returns a stored fact, or "" when unset.
 func (db *DB) GetMeta(ctx context.Context, key string) (string, error) {
 	var v string
-	err := db.read.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = ?`, key).Scan(&v)
+	err := db.readRow(ctx, `SELECT value FROM meta WHERE key = ?`, key).Scan(&v)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", nil
 	}
@@ -357,7 +363,7 @@ func (db *DB) GetMeta(ctx context.Context, key string) (string, error) {
 
 // SetMeta stores a fact.
 func (db *DB) SetMeta(ctx context.Context, key, value string) error {
-	_, err := db.write.ExecContext(ctx,
+	_, err := db.writeExec(ctx,
 		`INSERT INTO meta(key, value) VALUES(?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value`,
 		key, value)
 	if err != nil {
