@@ -306,17 +306,18 @@ func (ix *Index) namesOf(m *memIndex, doc *memDoc) []nameWord {
 		return n.words
 	}
 	n := &docNames{renumbered: m.renumbered, terms: len(m.terms)}
-	add := func(terms []string, title bool) {
-		for _, t := range terms {
-			mt := m.terms[t]
-			// A permalink repeats its title's words.
-			if mt != nil && !slices.ContainsFunc(n.words, func(w nameWord) bool { return w.mt == mt }) {
-				n.words = append(n.words, nameWord{mt, title})
-			}
+	add := func(mt *memTerm, title bool) {
+		// A permalink repeats its title's words.
+		if mt != nil && !slices.ContainsFunc(n.words, func(w nameWord) bool { return w.mt == mt }) {
+			n.words = append(n.words, nameWord{mt, title})
 		}
 	}
-	add(ix.an.IndexTerms(doc.Title, doc.Lang, nil), true)
-	add(ix.urlOf(doc).terms, false)
+	for _, t := range ix.an.IndexTerms(doc.Title, doc.Lang, nil) {
+		add(m.terms[t], true)
+	}
+	for _, mt := range ix.urlTerms(m, doc) {
+		add(mt, false)
+	}
 	n.words = slices.Clip(n.words)
 	doc.names.Store(n)
 	return n.words
