@@ -127,14 +127,9 @@ func run(ctx context.Context, o options) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	state := filepath.Join(tmp, "state")
-	if o.reuse != "" {
-		// A copy: the run's events and crawl write to the state, and the
-		// kept one serves the next run as it was.
-		if out, err := exec.Command("cp", "-a", o.reuse, state).CombinedOutput(); err != nil {
-			return false, fmt.Errorf("copying the state dir: %w: %s", err, out)
-		}
-	} else {
+	state := o.reuse
+	if state == "" {
+		state = filepath.Join(tmp, "state")
 		if err := os.MkdirAll(state, 0o700); err != nil {
 			return false, err
 		}
@@ -146,7 +141,15 @@ func run(ctx context.Context, o options) (bool, error) {
 		if o.corpus == "" || o.rate <= 0 {
 			return false, fmt.Errorf("-versus needs -corpus (its queries are the searches) and -rate")
 		}
-		return versus(ctx, o, bin, state, tmp, e)
+		return versus(ctx, o, bin, state, tmp, e) // serves copies
+	}
+	if o.reuse != "" {
+		// A copy: the run's events and crawl write to the state, and the
+		// kept one serves the next run as it was.
+		state = filepath.Join(tmp, "state")
+		if out, err := exec.Command("cp", "-a", o.reuse, state).CombinedOutput(); err != nil {
+			return false, fmt.Errorf("copying the state dir: %w: %s", err, out)
+		}
 	}
 	p, err := startDaemon(ctx, bin, state, e, o.soak > 0, o.timerSlack)
 	if err != nil {
