@@ -16,6 +16,7 @@ import (
 
 	"github.com/askwp/askwpd/analysis"
 	"github.com/askwp/askwpd/chat/llm"
+	"github.com/askwp/askwpd/pii"
 	"github.com/askwp/askwpd/tool"
 )
 
@@ -478,7 +479,7 @@ func (t *chatTurn) contextSearch(ctx context.Context, query string) *tool.Search
 		return nil // a question that is no query (too long, say) searches nothing
 	case err != nil:
 		rec.ErrorCode = "internal"
-		t.a.Log.Warn("Chat context search failed", "query", query, "error", err)
+		t.a.Log.Warn("Chat context search failed", "query", pii.Redact(query), "error", err)
 	default:
 		resp = new(tool.SearchResponse)
 		if !decodeResult(res, resp) {

@@ -534,4 +534,21 @@ func TestTools_CallerMistakes(t *testing.T) {
 			t.Errorf("tool logs lack %s", want)
 		}
 	}
+
+	// What a visitor typed to say who they are stays out of the log, as
+	// it stays out of the question log: in the query and in its terms.
+	call(t, d, "search_site", map[string]any{"query": "coffee refund for jane.roe@example.com order 73914622"}, &r)
+	var inDoc map[string]any
+	call(t, d, "search_in_document", map[string]any{"id_or_url": "/workshops/", "query": "call me on 0171 5550143"}, &inDoc)
+	logs = indexedLogs.String()
+	for _, secret := range []string{"jane.roe", "example.com", "73914622", "5550143"} {
+		if strings.Contains(logs, secret) {
+			t.Errorf("the log holds %q", secret)
+		}
+	}
+	for _, want := range []string{`"query":"coffee refund for [email] order [number]"`, `"query":"call me on [phone]"`, `"redacted":true`} {
+		if !strings.Contains(logs, want) {
+			t.Errorf("tool logs lack %s", want)
+		}
+	}
 }

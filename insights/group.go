@@ -42,7 +42,7 @@ func init() {
 	}
 }
 
-// placeholders are Redact's replacements: they say nothing of the topic.
+// placeholders are pii.Redact's replacements: they say nothing of the topic.
 var placeholders = strings.NewReplacer("[email]", " ", "[phone]", " ", "[number]", " ")
 
 // grouper turns questions into groups of keys.

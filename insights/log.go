@@ -23,6 +23,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/askwp/askwpd/analysis"
+	"github.com/askwp/askwpd/pii"
 	"github.com/askwp/askwpd/store"
 	"github.com/askwp/askwpd/tool"
 )
@@ -236,7 +237,7 @@ func (l *Log) write(batch []*store.Question) error {
 // prepare redacts a question and reads its site, off the request's path.
 func (l *Log) prepare(e entry) *store.Question {
 	q := e.q
-	q.Text = Redact(clip(strings.TrimSpace(q.Text), maxQuestionRunes))
+	q.Text = pii.Redact(clip(strings.TrimSpace(q.Text), maxQuestionRunes))
 	q.Site = l.opt.Site
 	if len(e.args) > 0 {
 		var a struct {
@@ -369,7 +370,7 @@ func (l *Log) Vote(ctx context.Context, turnID, vote, comment string) error {
 	if err := l.Flush(ctx); err != nil {
 		return err
 	}
-	err := l.db.VoteQuestion(ctx, turnID, v, Redact(strings.TrimSpace(comment)))
+	err := l.db.VoteQuestion(ctx, turnID, v, pii.Redact(strings.TrimSpace(comment)))
 	if errors.Is(err, store.ErrNotFound) {
 		return ErrUnknownTurn
 	}

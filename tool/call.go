@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/askwp/askwpd/crawl"
+	"github.com/askwp/askwpd/pii"
 	"github.com/askwp/askwpd/store"
 )
 
@@ -82,7 +83,14 @@ func (s *Service) Call(ctx context.Context, name string, args json.RawMessage) (
 	s.obs().ObserveCall(name, outcome, code, took, start)
 	attrs := []any{"tool", name, "outcome", outcome, "latency_ms", float64(took.Microseconds()) / 1000}
 	if c.query != "" {
-		attrs = append(attrs, "query", c.query, "terms", c.terms)
+		// The log outlives the question log's retention and redaction:
+		// what a visitor typed is cut here as it is there, and then the
+		// query's terms, which would spell it again, are left out.
+		if q := pii.Redact(c.query); q != c.query {
+			attrs = append(attrs, "query", q, "redacted", true)
+		} else {
+			attrs = append(attrs, "query", c.query, "terms", c.terms)
+		}
 	}
 	if c.url != "" {
 		attrs = append(attrs, "url", c.url)
