@@ -330,9 +330,10 @@ func startWithSlack(cmd *exec.Cmd, slack time.Duration) error {
 }
 
 // unitTimerSlack reads TimerSlackNSec= from the service unit, 0 when it
-// has none or is not found (bench/load runs from the repository's root).
+// has none or cannot be read. The unit is found from the source, so the
+// default is the same from any working directory.
 func unitTimerSlack() time.Duration {
-	b, err := os.ReadFile(filepath.Join("systemd", "askwpd.service"))
+	b, err := os.ReadFile(filepath.Join(wptest.RepoRoot(), "systemd", "askwpd.service"))
 	if err != nil {
 		return 0
 	}
