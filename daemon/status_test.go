@@ -1,0 +1,95 @@
+package daemon
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/askwp/askwpd/config"
+	"github.com/askwp/askwpd/crawl"
+)
+
+// TestStatus_ViewAfterCommits checks when the status view is read again
+// after index commits: not while the last reading is younger than
+// statusViewGap (under a crawl every page is a commit, and each status
+// request re-read the whole tables), and at the first request after
+// that, so a page removed leaves the counts within the gap and a
+// refresh.
+func TestStatus_ViewAfterCommits(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/wp-sitemap.xml":
+			w.Header().Set("Content-Type", "application/xml")
+			io.WriteString(w, `<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">`)
+			for i := range 3 {
+				fmt.Fprintf(w, "<url><loc>http://%s/p%d/</loc></url>", r.Host, i)
+			}
+			io.WriteString(w, `</urlset>`)
+		case "/robots.txt", "/feed/":
+			http.NotFound(w, r)
+		default:
+			w.Header().Set("Content-Type", "text/html")
+			fmt.Fprintf(w, `<html><head><title>Page %s</title></head><body class="page"><main><h1>Page %s</h1><p>%s</p></main></body></html>`,
+				r.URL.Path, r.URL.Path, strings.Repeat("Words about the harbour at "+r.URL.Path+". ", 30))
+		}
+	}))
+	defer srv.Close()
+	cfg := config.Default()
+	cfg.SiteURL = srv.URL
+	cfg.StateDir = t.TempDir()
+	cfg.Crawl.RatePerSec = 1000
+	cfg.Schedule.Disabled = true
+	d, err := Open(context.Background(), cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	ctx := context.Background()
+	if _, err := d.Index(ctx, crawl.IndexOptions{Full: true}); err != nil {
+		t.Fatal(err)
+	}
+	first, err := d.view(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs := first.stats.Documents
+	if docs < 3 {
+		t.Fatalf("%d documents indexed, want the 3 pages at least", docs)
+	}
+
+	if ok, err := d.Store.DeleteDocument(ctx, srv.URL+"/p0/"); err != nil || !ok {
+		t.Fatalf("removing a page: %v, %v", ok, err)
+	}
+	if v, err := d.view(ctx); err != nil || v != first {
+		t.Fatalf("a request %v after the reading got another one (err %v)", time.Since(first.at), err)
+	}
+	d.statusCache.mu.Lock()
+	refreshing := d.statusCache.refreshing
+	d.statusCache.mu.Unlock()
+	if refreshing && time.Since(first.at) < statusViewGap {
+		t.Fatalf("a commit %v after the reading started another", time.Since(first.at))
+	}
+
+	for {
+		v, err := d.view(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v.stats.Documents == docs-1 {
+			if age := v.at.Sub(first.at); age < statusViewGap {
+				t.Errorf("read again %v after the last reading, want %v at least", age, statusViewGap)
+			}
+			break
+		}
+		if time.Since(first.at) > statusViewGap+5*time.Second {
+			t.Fatalf("the removal is not in the status %v after the reading: %d documents", time.Since(first.at), v.stats.Documents)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
