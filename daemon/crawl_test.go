@@ -315,32 +315,18 @@ func TestIndex_CancelResumes(t *testing.T) {
 		hits = map[string]int{}
 	)
 	const pages = 40
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := pagesSite(t, pages, func(r *http.Request) {
 		mu.Lock()
 		hits[r.URL.Path]++
 		mu.Unlock()
 		switch r.URL.Path {
-		case "/wp-sitemap.xml":
-			w.Header().Set("Content-Type", "application/xml")
-			io.WriteString(w, `<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">`)
-			for i := range pages {
-				fmt.Fprintf(w, "<url><loc>http://%s/p%d/</loc></url>", r.Host, i)
-			}
-			io.WriteString(w, `</urlset>`)
-		case "/robots.txt", "/feed/":
-			http.NotFound(w, r)
+		case "/", "/wp-sitemap.xml", "/robots.txt", "/feed/":
 		default:
-			if r.URL.Path != "/" {
-				// Simulates a slow site, so the pass is still crawling when
-				// it is cancelled; nothing waits on this.
-				time.Sleep(40 * time.Millisecond)
-			}
-			w.Header().Set("Content-Type", "text/html")
-			fmt.Fprintf(w, `<html><head><title>Page %s</title></head><body class="page"><main><h1>Page %s</h1><p>%s</p></main></body></html>`,
-				r.URL.Path, r.URL.Path, strings.Repeat("Words about the lighthouse at "+r.URL.Path+". ", 30))
+			// Simulates a slow site, so the pass is still crawling when
+			// it is cancelled; nothing waits on this.
+			time.Sleep(40 * time.Millisecond)
 		}
-	}))
-	defer srv.Close()
+	})
 	cfg := config.Default()
 	cfg.SiteURL = srv.URL
 	cfg.StateDir = t.TempDir()
@@ -496,4 +482,32 @@ func TestCrawl_OnePassAcrossProcesses(t *testing.T) {
 			t.Errorf("pass %d has no finish record", r.ID)
 		}
 	}
+}
+
+// pagesSite serves a site of n pages, /p0/ to /p{n-1}/, listed in its
+// sitemap, each a main element of some thirty sentences; before, when
+// set, sees each request first.
+func pagesSite(t *testing.T, n int, before func(*http.Request)) *httptest.Server {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if before != nil {
+			before(r)
+		}
+		switch r.URL.Path {
+		case "/wp-sitemap.xml":
+			w.Header().Set("Content-Type", "application/xml")
+			io.WriteString(w, `<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">`)
+			for i := range n {
+				fmt.Fprintf(w, "<url><loc>http://%s/p%d/</loc></url>", r.Host, i)
+			}
+			io.WriteString(w, `</urlset>`)
+		case "/robots.txt", "/feed/":
+			http.NotFound(w, r)
+		default:
+			w.Header().Set("Content-Type", "text/html")
+			fmt.Fprintf(w, `<html><head><title>Page %s</title></head><body class="page"><main><h1>Page %s</h1><p>%s</p></main></body></html>`,
+				r.URL.Path, r.URL.Path, strings.Repeat("Words about the lighthouse at "+r.URL.Path+". ", 30))
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv
 }

@@ -2,12 +2,8 @@ package daemon
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"log/slog"
-	"net/http"
-	"net/http/httptest"
-	"strings"
 	"testing"
 	"time"
 
@@ -22,24 +18,7 @@ import (
 // that, so a page removed leaves the counts within the gap and a
 // refresh.
 func TestStatus_ViewAfterCommits(t *testing.T) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		switch r.URL.Path {
-		case "/wp-sitemap.xml":
-			w.Header().Set("Content-Type", "application/xml")
-			io.WriteString(w, `<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">`)
-			for i := range 3 {
-				fmt.Fprintf(w, "<url><loc>http://%s/p%d/</loc></url>", r.Host, i)
-			}
-			io.WriteString(w, `</urlset>`)
-		case "/robots.txt", "/feed/":
-			http.NotFound(w, r)
-		default:
-			w.Header().Set("Content-Type", "text/html")
-			fmt.Fprintf(w, `<html><head><title>Page %s</title></head><body class="page"><main><h1>Page %s</h1><p>%s</p></main></body></html>`,
-				r.URL.Path, r.URL.Path, strings.Repeat("Words about the harbour at "+r.URL.Path+". ", 30))
-		}
-	}))
-	defer srv.Close()
+	srv := pagesSite(t, 3, nil)
 	cfg := config.Default()
 	cfg.SiteURL = srv.URL
 	cfg.StateDir = t.TempDir()
