@@ -110,6 +110,12 @@ type Crawler struct {
 	// OnIndexed, when set, is called after a pass or a live fetch may have
 	// indexed new chunks (the embeddings worker listens).
 	OnIndexed func()
+	// BuildKey names the code that extracts and chunks a page (the
+	// daemon's Go build ID). A pass marks a page unchanged without
+	// extracting it again when its body and this key are the ones it was
+	// last indexed from, so a new build extracts every page once. Empty,
+	// every page is extracted.
+	BuildKey string
 
 	// share, when set, is the network's crawl budget (Share.Join).
 	share *Share

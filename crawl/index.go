@@ -466,7 +466,25 @@ func (c *Crawler) crawlOne(ctx context.Context, ps *passState, q *queue, f fetch
 	// A page already fetched is finished even when the pass is stopping,
 	// so a restart does not fetch it again.
 	ctx = context.WithoutCancel(ctx)
-	out, rec := c.afterFetch(ctx, t.URL, f.page, f.err, t.Sources, ps.public)
+	var (
+		out  outcome
+		rec  store.URLResult
+		sum  string
+		same bool
+	)
+	if f.err == nil && !f.page.NotModified {
+		sum = c.bodyHash(f.page.Body)
+		out, rec, same = c.sameBody(ctx, ps, t, f.page, sum)
+	}
+	if !same {
+		out, rec = c.afterFetch(ctx, t.URL, f.page, f.err, t.Sources, ps.public)
+		switch {
+		case f.err == nil && f.page.NotModified:
+			rec.BodyHash = t.BodyHash
+		case (out.status == "indexed" || out.status == "unchanged") && out.url == t.URL && !out.listing:
+			rec.BodyHash = sum
+		}
+	}
 	if out.status == "error" && ctx.Err() != nil {
 		return // shutting down: not the page's fault, and it stays queued
 	}
@@ -640,7 +658,12 @@ func (c *Crawler) afterFetch(ctx context.Context, u string, page *Page, err erro
 	}
 	rec := store.URLResult{HTTPStatus: page.Status, ETag: page.ETag, LastModified: page.LastModified}
 	if page.NotModified {
+		// The page was verified now: its fetch age starts again, or the
+		// status would call a site that answers 304s ever staler.
 		rec.Status = "unchanged"
+		if _, err := c.Store.TouchDocument(ctx, c.canon(u), c.Store.Now(), nil); err != nil {
+			return outcome{status: "error", err: err}, rec
+		}
 		return outcome{status: "unchanged", url: u}, rec
 	}
 	return c.indexPage(ctx, page, sources, public, rec)

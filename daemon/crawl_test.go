@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +16,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -315,7 +317,7 @@ func TestIndex_CancelResumes(t *testing.T) {
 		hits = map[string]int{}
 	)
 	const pages = 40
-	srv := pagesSite(t, pages, func(r *http.Request) {
+	srv := pagesSite(t, pages, func(_ http.ResponseWriter, r *http.Request) bool {
 		mu.Lock()
 		hits[r.URL.Path]++
 		mu.Unlock()
@@ -326,23 +328,14 @@ func TestIndex_CancelResumes(t *testing.T) {
 			// it is cancelled; nothing waits on this.
 			time.Sleep(40 * time.Millisecond)
 		}
+		return false
 	})
-	cfg := config.Default()
-	cfg.SiteURL = srv.URL
-	cfg.StateDir = t.TempDir()
-	cfg.Crawl.RatePerSec = 1000
-	cfg.Crawl.Concurrency = 2
-	cfg.Schedule.Disabled = true
-	d, err := Open(context.Background(), cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
-
+	const workers = 2
+	d := pagesDaemon(t, srv, workers)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	start := time.Now()
-	_, err = d.Index(ctx, crawl.IndexOptions{Full: true, Progress: func(n, _ int) {
+	_, err := d.Index(ctx, crawl.IndexOptions{Full: true, Progress: func(n, _ int) {
 		if n >= 10 {
 			cancel()
 		}
@@ -385,8 +378,8 @@ func TestIndex_CancelResumes(t *testing.T) {
 			t.Errorf("%s fetched %d times", p, hits[p])
 		}
 	}
-	if twice > cfg.Crawl.Concurrency {
-		t.Errorf("%d pages fetched twice; only the %d in flight at the cancel may be", twice, cfg.Crawl.Concurrency)
+	if twice > workers {
+		t.Errorf("%d pages fetched twice; only the %d in flight at the cancel may be", twice, workers)
 	}
 	if hits["/wp-sitemap.xml"] != 1 {
 		t.Errorf("the resumed pass ran discovery again (%d sitemap fetches)", hits["/wp-sitemap.xml"])
@@ -394,6 +387,100 @@ func TestIndex_CancelResumes(t *testing.T) {
 	stats, _ := d.Store.Stats(context.Background())
 	if stats.Documents != pages+1 { // and the home page
 		t.Errorf("%d documents, want %d", stats.Documents, pages+1)
+	}
+}
+
+// TestIndex_UnchangedPages: a pass that finds a page as it was, by a 304
+// or by the body it was indexed from, counts it unchanged without
+// extracting and storing it again, and starts its fetch age over; a page
+// whose body changed is indexed again. A full pass fetches every page
+// without validators, and skips the same bodies too.
+func TestIndex_UnchangedPages(t *testing.T) {
+	var edited atomic.Bool
+	srv := pagesSite(t, 3, func(w http.ResponseWriter, r *http.Request) bool {
+		switch r.URL.Path {
+		case "/p0/":
+			// Validators, as nginx sends for a page cache's files.
+			if r.Header.Get("If-None-Match") == `"v1"` {
+				w.WriteHeader(http.StatusNotModified)
+				return true
+			}
+			w.Header().Set("ETag", `"v1"`)
+		case "/p2/":
+			if edited.Load() {
+				w.Header().Set("Content-Type", "text/html")
+				io.WriteString(w, `<html><head><title>Page 2</title></head><body class="page"><main><h1>Page 2</h1>`+
+					`<p>Edited: the keeper's log of the storm, the lamp and the ships it saw home.</p></main></body></html>`)
+				return true
+			}
+		}
+		return false
+	})
+	d := pagesDaemon(t, srv, 0)
+	ctx := context.Background()
+	if _, err := d.Index(ctx, crawl.IndexOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	// What the pages were indexed from is marked stale, as an older
+	// build's extraction or a fetch long ago would have left it: a page
+	// extracted again gets its hash back, one skipped keeps the mark.
+	raw, err := sql.Open("sqlite", "file:"+d.Store.Path+"?_pragma=busy_timeout(10000)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	const long = "2020-01-01T00:00:00Z"
+	mark := func() {
+		t.Helper()
+		if _, err := raw.Exec(`UPDATE documents SET content_hash = 'stale', fetched_at = ? WHERE url LIKE '%/p_/'`, long); err != nil {
+			t.Fatal(err)
+		}
+	}
+	page := func(p string) (hash string, fetched string) {
+		t.Helper()
+		if err := raw.QueryRow(`SELECT content_hash, fetched_at FROM documents WHERE url = ?`, srv.URL+p).Scan(&hash, &fetched); err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		return hash, fetched
+	}
+	mark()
+	edited.Store(true)
+	run, err := d.Index(ctx, crawl.IndexOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.Indexed != 1 || run.Unchanged != 3 { // p0, p1 and the home page
+		t.Errorf("second pass: %d indexed, %d unchanged; want 1 (p2) and 3", run.Indexed, run.Unchanged)
+	}
+	for _, c := range []struct {
+		page  string
+		stale bool
+	}{{"/p0/", true}, {"/p1/", true}, {"/p2/", false}} {
+		hash, fetched := page(c.page)
+		if (hash == "stale") != c.stale {
+			t.Errorf("%s: content hash %q after a pass; extracted again: %v, want %v", c.page, hash, hash != "stale", !c.stale)
+		}
+		if fetched == long {
+			t.Errorf("%s: fetch time not renewed by the pass", c.page)
+		}
+	}
+	if st, err := d.Store.Stats(ctx); err != nil || st.OldestFetch.Before(run.StartedAt.Truncate(time.Second)) {
+		t.Errorf("oldest fetch %v, before the pass began at %v (%v)", st.OldestFetch, run.StartedAt, err)
+	}
+
+	mark()
+	full, err := d.Index(ctx, crawl.IndexOptions{Full: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if full.Fetched < 4 || full.Indexed != 0 {
+		t.Errorf("full pass: %d fetched, %d indexed; want the 3 pages and the home page, none indexed", full.Fetched, full.Indexed)
+	}
+	for _, p := range []string{"/p0/", "/p1/", "/p2/"} {
+		if hash, fetched := page(p); hash != "stale" || fetched == long {
+			t.Errorf("%s after a full pass: content hash %q, fetched %s; want it skipped, fetched now", p, hash, fetched)
+		}
 	}
 }
 
@@ -484,13 +571,35 @@ func TestCrawl_OnePassAcrossProcesses(t *testing.T) {
 	}
 }
 
+// pagesDaemon opens a daemon for srv in a state dir of its own, crawling
+// as fast as the site answers, with workers fetchers (0: the default),
+// and no schedule.
+func pagesDaemon(t *testing.T, srv *httptest.Server, workers int) *Daemon {
+	t.Helper()
+	cfg := config.Default()
+	cfg.SiteURL = srv.URL
+	cfg.StateDir = t.TempDir()
+	cfg.Crawl.RatePerSec = 1000
+	if workers > 0 {
+		cfg.Crawl.Concurrency = workers
+	}
+	cfg.Schedule.Disabled = true
+	d, err := Open(context.Background(), cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	return d
+}
+
 // pagesSite serves a site of n pages, /p0/ to /p{n-1}/, listed in its
 // sitemap, each a main element of some thirty sentences; before, when
-// set, sees each request first.
-func pagesSite(t *testing.T, n int, before func(*http.Request)) *httptest.Server {
+// set, sees each request first, and answers it in their stead when it
+// returns true.
+func pagesSite(t *testing.T, n int, before func(http.ResponseWriter, *http.Request) bool) *httptest.Server {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if before != nil {
-			before(r)
+		if before != nil && before(w, r) {
+			return
 		}
 		switch r.URL.Path {
 		case "/wp-sitemap.xml":

@@ -140,6 +140,7 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (*Daemon, er
 	}
 	d.Crawler = crawl.New(site, crawlOptions(cfg.Crawl), st, d.WP, log)
 	d.Crawler.StateDir = cfg.StateDir
+	d.Crawler.BuildKey, _ = buildID() // setSnapshot said why there is none
 	if d.Embed, err = embed.Open(ctx, cfg.Embeddings, st, log); err != nil {
 		d.Close()
 		return nil, err

@@ -3,6 +3,7 @@ package daemon
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"sort"
 	"strings"
 	"testing"
@@ -139,13 +140,26 @@ func TestIndex_RealWordPress(t *testing.T) {
 		}
 	}
 
-	// A second pass changes nothing.
+	// A second pass changes nothing. WordPress renders a post's page byte
+	// for byte as before, so the pass does not extract it again: a mark
+	// in the stored content hash, which extracting would replace, stays.
+	if _, err := raw.Exec(`UPDATE documents SET content_hash = 'mark' WHERE post_id > 0`); err != nil {
+		t.Fatal(err)
+	}
+	var posts int
+	if err := raw.QueryRow(`SELECT count(*) FROM documents WHERE content_hash = 'mark'`).Scan(&posts); err != nil || posts == 0 {
+		t.Fatalf("%d post pages marked (%v)", posts, err)
+	}
 	run2, err := d.Index(ctx, crawl.IndexOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if run2.Indexed != 0 || run2.Removed != 0 {
 		t.Errorf("second pass re-indexed %d and removed %d pages; want 0 and 0", run2.Indexed, run2.Removed)
+	}
+	var marked int
+	if err := raw.QueryRow(`SELECT count(*) FROM documents WHERE content_hash = 'mark'`).Scan(&marked); err != nil || marked != posts {
+		t.Errorf("the second pass extracted %d of %d post pages again (%v); want none", posts-marked, posts, err)
 	}
 
 	// Every indexed page records the sources that found it.
@@ -170,6 +184,44 @@ func TestIndex_RealWordPress(t *testing.T) {
 	}
 	if n, err := d.Store.FrontierPending(ctx); err != nil || n != 0 {
 		t.Errorf("frontier left after the passes: %d (%v)", n, err)
+	}
+
+	// A change only the database shows (a post's modified date, set with
+	// no hook run and the page as it was) is not skipped for its body:
+	// the document takes the new date.
+	var post int64
+	var postURL string
+	for _, p := range truth.Public {
+		if p.Type == "post" {
+			post, postURL = p.ID, crawl.Canonical(p.URL)
+			break
+		}
+	}
+	dates := func(set string) string {
+		return site.PHP(t, fmt.Sprintf(`global $wpdb; $p = get_post(%d); echo $p->post_modified, '|', $p->post_modified_gmt; %s`, post, set))
+	}
+	was := dates("")
+	local, gmt, _ := strings.Cut(was, "|")
+	t.Cleanup(func() {
+		dates(fmt.Sprintf(`$wpdb->update($wpdb->posts, array('post_modified' => '%s', 'post_modified_gmt' => '%s'), array('ID' => %d)); clean_post_cache(%d);`,
+			local, gmt, post, post))
+	})
+	dates(fmt.Sprintf(`$t = time() + 60; $wpdb->update($wpdb->posts, array('post_modified' => get_date_from_gmt(gmdate('Y-m-d H:i:s', $t)), 'post_modified_gmt' => gmdate('Y-m-d H:i:s', $t)), array('ID' => %d)); clean_post_cache(%d);`,
+		post, post))
+	var modBefore string
+	if err := raw.QueryRow(`SELECT modified FROM documents WHERE url = ?`, postURL).Scan(&modBefore); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Index(ctx, crawl.IndexOptions{Incremental: true}); err != nil {
+		t.Fatal(err)
+	}
+	var modAfter, hash string
+	if err := raw.QueryRow(`SELECT modified, content_hash FROM documents WHERE url = ?`, postURL).Scan(&modAfter, &hash); err != nil {
+		t.Fatal(err)
+	}
+	if modAfter == modBefore || hash == "mark" {
+		t.Errorf("post %d modified in the database: document modified %s → %s, content hash %q; want the new date, stored again",
+			post, modBefore, modAfter, hash)
 	}
 }
 

@@ -241,6 +241,7 @@ func (d *Daemon) addSite(ctx context.Context, s *wp.NetSite) error {
 	}
 	ns.Crawler = crawl.New(site, crawlOptions(d.Config.Crawl), st, bw, log)
 	ns.Crawler.StateDir = dir
+	ns.Crawler.BuildKey, _ = buildID() // empty: every page is extracted
 	n.share.Join(ns.Crawler)
 	ns.Tools = &tool.Service{Log: log, Store: st, Search: ns.Search, Crawler: ns.Crawler, Metrics: d.obs()}
 	st.Observe(ns.Tools) // for the store's life

@@ -2,12 +2,9 @@ package daemon
 
 import (
 	"context"
-	"io"
-	"log/slog"
 	"testing"
 	"time"
 
-	"github.com/askwp/askwpd/config"
 	"github.com/askwp/askwpd/crawl"
 )
 
@@ -19,16 +16,7 @@ import (
 // refresh.
 func TestStatus_ViewAfterCommits(t *testing.T) {
 	srv := pagesSite(t, 3, nil)
-	cfg := config.Default()
-	cfg.SiteURL = srv.URL
-	cfg.StateDir = t.TempDir()
-	cfg.Crawl.RatePerSec = 1000
-	cfg.Schedule.Disabled = true
-	d, err := Open(context.Background(), cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
+	d := pagesDaemon(t, srv, 0)
 	ctx := context.Background()
 	if _, err := d.Index(ctx, crawl.IndexOptions{Full: true}); err != nil {
 		t.Fatal(err)

@@ -16,14 +16,17 @@ type URLState struct {
 	LastMod      time.Time `json:"lastmod"`
 	ETag         string    `json:"-"`
 	LastModified string    `json:"-"`
-	Status       string    `json:"status"` // pending, indexed, unchanged, skipped, gone, error
-	HTTPStatus   int       `json:"http_status,omitempty"`
-	Error        string    `json:"error,omitempty"`
-	ErrorClass   string    `json:"error_class,omitempty"`
-	Attempts     int       `json:"attempts"`
-	NextTry      time.Time `json:"next_try"`
-	FetchedAt    time.Time `json:"fetched_at"`
-	SeenRun      int64     `json:"seen_run"`
+	// BodyHash is the URLResult.BodyHash of the last fetch that indexed
+	// the page here.
+	BodyHash   string    `json:"-"`
+	Status     string    `json:"status"` // pending, indexed, unchanged, skipped, gone, error
+	HTTPStatus int       `json:"http_status,omitempty"`
+	Error      string    `json:"error,omitempty"`
+	ErrorClass string    `json:"error_class,omitempty"`
+	Attempts   int       `json:"attempts"`
+	NextTry    time.Time `json:"next_try"`
+	FetchedAt  time.Time `json:"fetched_at"`
+	SeenRun    int64     `json:"seen_run"`
 	// RunID is the pass whose frontier the row is in; Queued is true while
 	// it waits there, in Priority order. Depth counts link hops from a
 	// listing page. DoneRun is the last pass that fetched it.
@@ -65,7 +68,7 @@ func (db *DB) FindURL(ctx context.Context, u string) (*URLState, error) {
 	return s, nil
 }
 
-const urlCols = `url, sources, post_id, lastmod, etag, last_modified, status, http_status, error, error_class,
+const urlCols = `url, sources, post_id, lastmod, etag, last_modified, body_hash, status, http_status, error, error_class,
 	attempts, next_try, fetched_at, seen_run, run_id, queued, priority, depth, done_run`
 
 func scanURL(sc interface{ Scan(...any) error }) (*URLState, error) {
@@ -73,7 +76,7 @@ func scanURL(sc interface{ Scan(...any) error }) (*URLState, error) {
 		s                              URLState
 		srcs, lastmod, next, fetchedAt string
 	)
-	err := sc.Scan(&s.URL, &srcs, &s.PostID, &lastmod, &s.ETag, &s.LastModified, &s.Status, &s.HTTPStatus,
+	err := sc.Scan(&s.URL, &srcs, &s.PostID, &lastmod, &s.ETag, &s.LastModified, &s.BodyHash, &s.Status, &s.HTTPStatus,
 		&s.Error, &s.ErrorClass, &s.Attempts, &next, &fetchedAt, &s.SeenRun, &s.RunID, &s.Queued, &s.Priority, &s.Depth, &s.DoneRun)
 	if err != nil {
 		return nil, err
@@ -89,8 +92,11 @@ type URLResult struct {
 	PostID       int64
 	ETag         string
 	LastModified string
-	Error        string
-	ErrorClass   string
+	// BodyHash, when set, says the page at the URL was indexed from this
+	// body; empty forgets it.
+	BodyHash   string
+	Error      string
+	ErrorClass string
 	// Retry, when not zero, is when to try again; attempts count up.
 	Retry time.Time
 	// Run, when set, takes the row out of that pass's frontier in the same
@@ -105,16 +111,16 @@ func (db *DB) RecordFetch(ctx context.Context, u string, r URLResult) error {
 		attempts = `attempts + 1`
 	}
 	_, err := db.writeExec(ctx, `
-		INSERT INTO urls (url, status, http_status, post_id, etag, last_modified, error, error_class, next_try, fetched_at, discovered_at, attempts, done_run)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		INSERT INTO urls (url, status, http_status, post_id, etag, last_modified, body_hash, error, error_class, next_try, fetched_at, discovered_at, attempts, done_run)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT(url) DO UPDATE SET status = excluded.status, http_status = excluded.http_status,
 			post_id = CASE WHEN excluded.post_id > 0 THEN excluded.post_id ELSE urls.post_id END,
-			etag = excluded.etag, last_modified = excluded.last_modified, error = excluded.error,
+			etag = excluded.etag, last_modified = excluded.last_modified, body_hash = excluded.body_hash, error = excluded.error,
 			error_class = excluded.error_class, next_try = excluded.next_try, fetched_at = excluded.fetched_at,
 			queued = CASE WHEN excluded.done_run > 0 AND urls.run_id <= excluded.done_run THEN 0 ELSE urls.queued END,
 			done_run = CASE WHEN excluded.done_run > 0 THEN excluded.done_run ELSE urls.done_run END,
 			attempts = `+attempts,
-		u, r.Status, r.HTTPStatus, r.PostID, r.ETag, r.LastModified, r.Error, r.ErrorClass, fmtTime(r.Retry),
+		u, r.Status, r.HTTPStatus, r.PostID, r.ETag, r.LastModified, r.BodyHash, r.Error, r.ErrorClass, fmtTime(r.Retry),
 		fmtTime(db.Now()), fmtTime(db.Now()), boolInt(r.ErrorClass != ""), r.Run)
 	if err != nil {
 		return fmt.Errorf("store: record fetch %s: %w", u, err)

@@ -188,6 +188,32 @@ func deleteChunks(ctx context.Context, tx *sql.Tx, docID int64, it *indexTx) err
 	return err
 }
 
+// TouchDocument records that the document at url was fetched again at
+// fetchedAt and found as it was (a 304, or the same body). With post,
+// only a document whose post ID, type and dates are still post's is
+// touched, a zero date matching any: what PutDocument would find changed
+// from the database. It reports whether a document was touched.
+func (db *DB) TouchDocument(ctx context.Context, url string, fetchedAt time.Time, post *Document) (bool, error) {
+	var res sql.Result
+	var err error
+	if post == nil {
+		res, err = db.writeExec(ctx, `UPDATE documents SET fetched_at = ? WHERE url = ?`, fmtTime(fetchedAt), url)
+	} else {
+		pub, mod := fmtTime(post.Published), fmtTime(post.Modified)
+		res, err = db.writeExec(ctx, `UPDATE documents SET fetched_at = ?
+			WHERE url = ? AND post_id = ? AND post_type = ? AND (? = '' OR published = ?) AND (? = '' OR modified = ?)`,
+			fmtTime(fetchedAt), url, post.PostID, post.PostType, pub, pub, mod, mod)
+	}
+	if err != nil {
+		return false, fmt.Errorf("store: touch document %s: %w", url, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return false, fmt.Errorf("store: touch document %s: %w", url, err)
+	}
+	return n > 0, nil
+}
+
 // DeleteDocument removes the document with the given URL and its chunks. It reports whether anything was removed.
 func (db *DB) DeleteDocument(ctx context.Context, url string) (bool, error) {
 	return db.deleteWhere(ctx, `url = ?`, url)
