@@ -380,18 +380,24 @@ func (c *Crawler) renderNow(ctx context.Context, u string, postID int64, post *w
 		}
 	}
 	sources := []string{"event"}
-	if st, err := c.Store.FindURL(ctx, u); err == nil {
+	st, err := c.Store.FindURL(ctx, u)
+	if err == nil {
 		for _, s := range st.Sources {
 			if !contains(sources, s) {
 				sources = append(sources, s)
 			}
 		}
+	} else {
+		st = nil
 	}
 	var public map[int64]*wp.Post
 	if post != nil {
 		public = map[int64]*wp.Post{postID: post}
 	}
-	out, rec := c.indexURL(ctx, u, Conditional{}, sources, public)
+	// A save that changed nothing the page shows comes back as it was
+	// indexed, and is not extracted again.
+	page, err := c.Fetcher.Get(ctx, u, Conditional{})
+	out, rec := c.process(ctx, u, st, page, err, sources, public)
 	if out.status == "error" && ctx.Err() != nil {
 		return out, ctx.Err()
 	}

@@ -466,25 +466,7 @@ func (c *Crawler) crawlOne(ctx context.Context, ps *passState, q *queue, f fetch
 	// A page already fetched is finished even when the pass is stopping,
 	// so a restart does not fetch it again.
 	ctx = context.WithoutCancel(ctx)
-	var (
-		out  outcome
-		rec  store.URLResult
-		sum  string
-		same bool
-	)
-	if f.err == nil && !f.page.NotModified {
-		sum = c.bodyHash(f.page.Body)
-		out, rec, same = c.sameBody(ctx, ps, t, f.page, sum)
-	}
-	if !same {
-		out, rec = c.afterFetch(ctx, t.URL, f.page, f.err, t.Sources, ps.public)
-		switch {
-		case f.err == nil && f.page.NotModified:
-			rec.BodyHash = t.BodyHash
-		case (out.status == "indexed" || out.status == "unchanged") && out.url == t.URL && !out.listing:
-			rec.BodyHash = sum
-		}
-	}
+	out, rec := c.process(ctx, t.URL, t, f.page, f.err, t.Sources, ps.public)
 	if out.status == "error" && ctx.Err() != nil {
 		return // shutting down: not the page's fault, and it stays queued
 	}
@@ -623,8 +605,8 @@ var (
 // indexURL does the work of one page and says what happened, both for the
 // run counters and the frontier row. public, when not nil, holds posts the
 // database already confirmed public; any other post is looked up.
-func (c *Crawler) indexURL(ctx context.Context, u string, cond Conditional, sources []string, public map[int64]*wp.Post) (outcome, store.URLResult) {
-	page, err := c.Fetcher.Get(ctx, u, cond)
+func (c *Crawler) indexURL(ctx context.Context, u string, sources []string, public map[int64]*wp.Post) (outcome, store.URLResult) {
+	page, err := c.Fetcher.Get(ctx, u, Conditional{})
 	return c.afterFetch(ctx, u, page, err, sources, public)
 }
 

@@ -40,7 +40,7 @@ func (c *Crawler) FetchNow(ctx context.Context, u, via string) Live {
 	if err := c.Limiter.Wait(ctx); err != nil {
 		return Live{Status: "error", Err: err, ErrorClass: "timeout"}
 	}
-	out, rec := c.indexURL(ctx, u, Conditional{}, []string{via}, nil)
+	out, rec := c.indexURL(ctx, u, []string{via}, nil)
 	wctx := context.WithoutCancel(ctx)
 	// Running out of the expansion's time is not the page's fault.
 	if out.status != "error" || ctx.Err() == nil {

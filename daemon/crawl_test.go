@@ -393,8 +393,8 @@ func TestIndex_CancelResumes(t *testing.T) {
 // TestIndex_UnchangedPages: a pass that finds a page as it was, by a 304
 // or by the body it was indexed from, counts it unchanged without
 // extracting and storing it again, and starts its fetch age over; a page
-// whose body changed is indexed again. A full pass fetches every page
-// without validators, and skips the same bodies too.
+// whose body changed is indexed again. So do an event's re-render and a
+// full pass, which fetches every page without validators.
 func TestIndex_UnchangedPages(t *testing.T) {
 	var edited atomic.Bool
 	srv := pagesSite(t, 3, func(w http.ResponseWriter, r *http.Request) bool {
@@ -467,6 +467,29 @@ func TestIndex_UnchangedPages(t *testing.T) {
 	}
 	if st, err := d.Store.Stats(ctx); err != nil || st.OldestFetch.Before(run.StartedAt.Truncate(time.Second)) {
 		t.Errorf("oldest fetch %v, before the pass began at %v (%v)", st.OldestFetch, run.StartedAt, err)
+	}
+
+	// An event re-renders its post's page: one that comes back as it was
+	// is not extracted again, one that changed is.
+	mark()
+	edited.Store(false)
+	if err := d.Store.InsertEvents(ctx, []*store.Event{
+		{EventID: "same-1", Type: store.EventPostUpdated, PostID: 1, URL: srv.URL + "/p1/"},
+		{EventID: "edited-2", Type: store.EventPostUpdated, PostID: 2, URL: srv.URL + "/p2/"},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := d.Crawler.ApplyEvents(ctx); err != nil || n != 2 {
+		t.Fatalf("applied %d events (%v), want 2", n, err)
+	}
+	for _, c := range []struct {
+		page  string
+		stale bool
+	}{{"/p1/", true}, {"/p2/", false}} {
+		hash, fetched := page(c.page)
+		if (hash == "stale") != c.stale || fetched == long {
+			t.Errorf("%s after its event: content hash %q, fetched %s; want extracted again: %v, fetched now", c.page, hash, fetched, !c.stale)
+		}
 	}
 
 	mark()
