@@ -380,15 +380,13 @@ func (c *Crawler) renderNow(ctx context.Context, u string, postID int64, post *w
 		}
 	}
 	sources := []string{"event"}
-	st, err := c.Store.FindURL(ctx, u)
-	if err == nil {
+	st, _ := c.Store.FindURL(ctx, u) // nil when there is no row
+	if st != nil {
 		for _, s := range st.Sources {
 			if !contains(sources, s) {
 				sources = append(sources, s)
 			}
 		}
-	} else {
-		st = nil
 	}
 	var public map[int64]*wp.Post
 	if post != nil {
