@@ -572,6 +572,10 @@ func (c *Crawler) enqueue(ctx context.Context, ps *passState, q *queue, items ..
 
 func (c *Crawler) isHome(u string) bool { return u == c.canon(c.Site.URL+"/") }
 
+// isListing reports a page read for its links: the home page or an
+// archive.
+func (c *Crawler) isListing(u string, body []byte) bool { return isArchive(body) || c.isHome(u) }
+
 // postURL is the address WordPress redirects to a post's permalink.
 func (c *Crawler) postURL(id int64, p *wp.Post) string {
 	if p != nil && p.Type == "page" {
@@ -700,7 +704,7 @@ func (c *Crawler) indexPage(ctx context.Context, page *Page, sources []string, p
 		}
 		return outcome{status: "private", removed: removed, postID: res.PostID}, rec
 	}
-	listing := isArchive(page.Body) || c.isHome(final)
+	listing := c.isListing(final, page.Body)
 	if res.PostID == 0 && !c.Opts.IndexArchives && isArchive(page.Body) {
 		rec.Status = "skipped"
 		return outcome{status: "skipped", url: final, listing: true, links: res.Links}, rec

@@ -57,7 +57,7 @@ func (c *Crawler) process(ctx context.Context, u string, t *store.URLState, page
 // confirms public, with the dates and type the document has.
 func (c *Crawler) sameBody(ctx context.Context, public map[int64]*wp.Post, t *store.URLState, page *Page, sum string) (outcome, store.URLResult, bool) {
 	if sum == "" || t.BodyHash != sum || (t.Status != "indexed" && t.Status != "unchanged") ||
-		page.URL != t.URL || c.isHome(t.URL) || isArchive(page.Body) {
+		page.URL != t.URL || c.isListing(t.URL, page.Body) {
 		return outcome{}, store.URLResult{}, false
 	}
 	var want *store.Document
