@@ -413,17 +413,7 @@ func TestBadInput_ForeignHostUnixSocket(t *testing.T) {
 // openQuiet opens a daemon over quietSite without serving it.
 func openQuiet(t *testing.T) *Daemon {
 	t.Helper()
-	cfg := config.Default()
-	cfg.SiteURL = quietSite(t).URL
-	cfg.StateDir = t.TempDir()
-	cfg.Listen = "127.0.0.1:0"
-	cfg.Schedule.Disabled = true
-	d, err := Open(context.Background(), cfg, slog.New(slog.NewJSONHandler(io.Discard, nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { d.Close() })
-	return d
+	return openOn(t, quietSite(t).URL, func(cfg *config.Config) { cfg.Listen = "127.0.0.1:0" })
 }
 
 // unsized hides a reader's length, so the client sends it chunked.

@@ -599,14 +599,26 @@ func TestCrawl_OnePassAcrossProcesses(t *testing.T) {
 // and no schedule.
 func pagesDaemon(t *testing.T, srv *httptest.Server, workers int) *Daemon {
 	t.Helper()
+	return openOn(t, srv.URL, func(cfg *config.Config) {
+		cfg.Crawl.RatePerSec = 1000
+		if workers > 0 {
+			cfg.Crawl.Concurrency = workers
+		}
+	})
+}
+
+// openOn opens a daemon, not served, for the site at siteURL in a state
+// dir of its own, with no schedule and its log discarded; set, when not
+// nil, adjusts the rest of its config. It closes when the test ends.
+func openOn(t *testing.T, siteURL string, set func(*config.Config)) *Daemon {
+	t.Helper()
 	cfg := config.Default()
-	cfg.SiteURL = srv.URL
+	cfg.SiteURL = siteURL
 	cfg.StateDir = t.TempDir()
-	cfg.Crawl.RatePerSec = 1000
-	if workers > 0 {
-		cfg.Crawl.Concurrency = workers
-	}
 	cfg.Schedule.Disabled = true
+	if set != nil {
+		set(&cfg)
+	}
 	d, err := Open(context.Background(), cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
