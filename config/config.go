@@ -199,6 +199,12 @@ type ScheduleConfig struct {
 	Incremental string `toml:"incremental"`
 	Nightly     string `toml:"nightly"`
 	Disabled    bool   `toml:"disabled"`
+	// CatchUp has serve re-render, as it starts, the posts the database
+	// says changed since the index last fetched a page, and take out those
+	// no longer public: what editors did while the daemon was down is
+	// searchable as soon as the site renders it, not when the shim's
+	// outbox next sends (up to 30 s later) or at the next pass.
+	CatchUp bool `toml:"catch_up"`
 }
 
 // ProviderConfig is the LLM used by /v1/chat.
@@ -242,6 +248,7 @@ func Default() Config {
 		Schedule: ScheduleConfig{
 			Incremental: "*/5 * * * *",
 			Nightly:     "17 3 * * *",
+			CatchUp:     true,
 		},
 		Search:   SearchConfig{MemoryIndex: true},
 		Insights: InsightsConfig{RetentionDays: 30},

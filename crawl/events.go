@@ -82,8 +82,10 @@ func (c *Crawler) removePost(ctx context.Context, postID int64, rawURL, why stri
 
 // StartEvents runs the event worker until ctx is done or the returned
 // stop is called (which waits for it). It first applies what a previous
-// run accepted and did not apply.
-func (c *Crawler) StartEvents(ctx context.Context) (stop func()) {
+// run accepted and did not apply. With catchUp, it also re-renders what
+// the database says changed since the index last fetched a page
+// (missedChanges), a group at a time between the events that come in.
+func (c *Crawler) StartEvents(ctx context.Context, catchUp bool) (stop func()) {
 	c.init()
 	c.loadConventions(ctx)
 	ctx, cancel := context.WithCancel(ctx)
@@ -91,12 +93,23 @@ func (c *Crawler) StartEvents(ctx context.Context) (stop func()) {
 	var recrawls atomic.Int32
 	go func() {
 		defer close(done)
+		var missed []missedChange
+		if catchUp {
+			var err error
+			if missed, err = c.missedChanges(ctx); err != nil && ctx.Err() == nil {
+				c.Log.Warn("Unable to catch up on changes made while the daemon was down; the next pass will", "error", err)
+			}
+		}
 		t := time.NewTicker(EventTick)
 		defer t.Stop()
 		lastPrune := time.Time{}
 		for {
 			if _, err := c.ApplyEvents(ctx); err != nil && ctx.Err() == nil {
 				c.Log.Error("Unable to apply events", "error", err)
+			}
+			if len(missed) > 0 && ctx.Err() == nil {
+				missed = c.catchUp(ctx, missed)
+				continue
 			}
 			c.startRecrawl(ctx, &recrawls)
 			if time.Since(lastPrune) > time.Hour {
@@ -122,13 +135,20 @@ func (c *Crawler) StartEvents(ctx context.Context) (stop func()) {
 	}
 }
 
-// postWork is the collapsed work for one post in a batch of events.
+// postWork is the collapsed work for one post in a batch of events, or
+// one post the catch-up found changed.
 type postWork struct {
 	id     int64
 	url    string
 	remove bool
 	why    string
 	events []int64
+	// post is the post as the database has it (nil: not there), read for
+	// a group of works at once (lookupPosts); lookErr is that read's error.
+	post    *wp.Post
+	lookErr error
+	// catchUp marks a post the database, not an event, said changed.
+	catchUp bool
 }
 
 // ApplyEvents applies every pending event once and returns how many it
@@ -186,14 +206,50 @@ func (c *Crawler) applyBatch(ctx context.Context, evs []*store.Event) (int, erro
 		return 0, err
 	}
 
+	works := make([]*postWork, len(b.order))
+	for i, id := range b.order {
+		works[i] = b.posts[id]
+	}
+	return applied + int(c.refreshAll(ctx, works)), nil
+}
+
+// refreshAll refreshes works, crawl.concurrency at a time, and returns how
+// many events that applied. Their posts are read from the database a group
+// at a time, each group just before its first page is fetched: one query
+// rather than one a post, and never read long before the fetch it steers.
+func (c *Crawler) refreshAll(ctx context.Context, works []*postWork) int64 {
 	var n atomic.Int64
-	p := pool.New().WithMaxGoroutines(max(1, c.Opts.Concurrency))
-	for _, id := range b.order {
-		w := b.posts[id]
-		p.Go(func() { n.Add(c.applyPost(ctx, w)) })
+	conc := max(1, c.Opts.Concurrency)
+	p := pool.New().WithMaxGoroutines(conc)
+	for len(works) > 0 && ctx.Err() == nil {
+		group := works[:min(len(works), 4*conc)]
+		works = works[len(group):]
+		c.lookupPosts(ctx, group)
+		for _, w := range group {
+			p.Go(func() { n.Add(c.applyPost(ctx, w)) })
+		}
 	}
 	p.Wait()
-	return applied + int(n.Load()), nil
+	return n.Load()
+}
+
+// lookupPosts reads the posts of works from the database in one query.
+func (c *Crawler) lookupPosts(ctx context.Context, works []*postWork) {
+	if c.WP == nil {
+		return
+	}
+	ids := make([]int64, len(works))
+	for i, w := range works {
+		ids[i] = w.id
+	}
+	posts, err := c.WP.Posts(ctx, wp.PostFilter{IDs: ids, Light: true})
+	byID := make(map[int64]*wp.Post, len(posts))
+	for _, p := range posts {
+		byID[p.ID] = p
+	}
+	for _, w := range works {
+		w.post, w.lookErr = byID[w.id], err
+	}
 }
 
 // batch is a batch of events collapsed: the work per post, in order, the
@@ -336,10 +392,10 @@ func (c *Crawler) termPosts(ctx context.Context, e *store.Event) ([]int64, error
 func (c *Crawler) refreshPost(ctx context.Context, w *postWork) error {
 	var post *wp.Post
 	if c.WP != nil {
-		p, err := c.lookupPost(ctx, w.id)
-		if err != nil {
-			return err
+		if w.lookErr != nil {
+			return w.lookErr
 		}
+		p := w.post
 		if p == nil || !p.Public() || !contains(c.knownTypes(ctx), p.Type) {
 			c.removePost(ctx, w.id, w.url, "not public in the database")
 			return nil
@@ -354,13 +410,13 @@ func (c *Crawler) refreshPost(ctx context.Context, w *postWork) error {
 	} else {
 		target = c.postURL(w.id, post)
 	}
-	out, err := c.renderNow(ctx, target, w.id, post)
+	out, err := c.renderNow(ctx, target, w, post)
 	if err != nil {
 		return err
 	}
 	if out.status == "gone" && !postIDURL(target) {
 		// The event's address is stale (a renamed slug): ask WordPress.
-		out, err = c.renderNow(ctx, c.postURL(w.id, post), w.id, post)
+		out, err = c.renderNow(ctx, c.postURL(w.id, post), w, post)
 		if err != nil {
 			return err
 		}
@@ -373,13 +429,16 @@ func (c *Crawler) refreshPost(ctx context.Context, w *postWork) error {
 
 // renderNow fetches and indexes one URL outside the crawl budget, paced by
 // the event limiter unless it is the page's first re-render in a while.
-func (c *Crawler) renderNow(ctx context.Context, u string, postID int64, post *wp.Post) (outcome, error) {
+func (c *Crawler) renderNow(ctx context.Context, u string, w *postWork, post *wp.Post) (outcome, error) {
 	if !c.fresh.take(u, time.Now()) {
 		if err := c.eventLimiter.Wait(ctx); err != nil {
 			return outcome{}, err
 		}
 	}
-	sources := []string{"event"}
+	postID, msg, sources := w.id, "Re-rendered on event", []string{"event"}
+	if w.catchUp {
+		msg, sources = "Re-rendered on catch-up", []string{SourceDB}
+	}
 	st, _ := c.Store.FindURL(ctx, u) // nil when there is no row
 	if st != nil {
 		for _, s := range st.Sources {
@@ -412,7 +471,7 @@ func (c *Crawler) renderNow(ctx context.Context, u string, postID int64, post *w
 		}
 	}
 	if out.status == "indexed" || out.status == "unchanged" {
-		c.Log.Info("Re-rendered on event", "url", out.url, "post_id", postID, "status", out.status)
+		c.Log.Info(msg, "url", out.url, "post_id", postID, "status", out.status)
 	}
 	return out, nil
 }

@@ -256,7 +256,7 @@ func TestCrawl_ResumeAfterKill(t *testing.T) {
 	}
 
 	// The event the killed process accepted is applied now.
-	stop := d.Crawler.StartEvents(ctx)
+	stop := d.Crawler.StartEvents(ctx, false)
 	defer stop()
 	waitApplied(t, d)
 	e, err := d.Store.FindEvent(ctx, "child-"+fmt.Sprint(postID))

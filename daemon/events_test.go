@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -105,7 +106,7 @@ func TestEvents_RealWordPress(t *testing.T) {
 	site.Lock(t)
 	ctx := context.Background()
 	d := openTestDaemon(t, site, nil)
-	stop := d.Crawler.StartEvents(ctx)
+	stop := d.Crawler.StartEvents(ctx, false)
 	defer stop()
 	srv := httptest.NewServer(api.New(d, api.Options{Token: "test-token-0123456789", Log: d.Log}).Handler())
 	defer srv.Close()
@@ -260,7 +261,7 @@ func TestEvents_SurviveRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer d2.Close()
-	stop := d2.Crawler.StartEvents(ctx)
+	stop := d2.Crawler.StartEvents(ctx, false)
 	defer stop()
 	waitSearch(t, d2, time.Now(), w, crawl.Canonical(p.URL), true, 5*time.Second)
 	// The page is searchable as soon as it is stored; the event is marked
@@ -278,4 +279,89 @@ func TestEvents_SurviveRestart(t *testing.T) {
 	if n, err := d2.Crawler.ApplyEvents(ctx); err != nil || n != 0 {
 		t.Fatalf("a second ApplyEvents applied %d (%v), want 0: events apply once", n, err)
 	}
+}
+
+// TestEvents_CatchUpOnStart: what editors did while the daemon was down
+// reaches search as it starts, from the database alone, with no event: a
+// post updated and one published are re-rendered, a trashed one is taken
+// out. Pages that did not change are left alone.
+func TestEvents_CatchUpOnStart(t *testing.T) {
+	site := wptest.Get(t)
+	site.Lock(t)
+	ctx := context.Background()
+	logs := &wptest.SyncBuffer{}
+	d := openTestDaemon(t, site, logs)
+
+	word := func() string { return wptest.Word("zq", "cup") }
+	before, after, trashed, fresh := word(), word(), word(), word()
+	newPost := func(title, text string) phpPost {
+		var p phpPost
+		out := site.PHP(t, `$id = wp_insert_post(array('post_title' => '`+title+`', 'post_content' => '<p>The `+text+` paragraph about canal locks and their keepers.</p>', 'post_status' => 'publish'), true);
+			if (is_wp_error($id)) { fwrite(STDERR, $id->get_error_message()); exit(1); }
+			echo json_encode(array('id' => $id, 'url' => get_permalink($id)));`)
+		if err := json.Unmarshal([]byte(out[strings.Index(out, "{"):]), &p); err != nil {
+			t.Fatalf("php: %v: %s", err, out)
+		}
+		t.Cleanup(func() { site.PHP(t, fmt.Sprintf(`wp_delete_post(%d, true);`, p.ID)) })
+		return p
+	}
+	kept, edited, gone := newPost("Kept", before), newPost("Edited", before), newPost("Trashed", trashed)
+	// Changed half a minute ago: the catch-up reads them (it looks back a
+	// minute before the newest fetch, for clock skew) and must see that
+	// their pages were fetched since.
+	site.PHP(t, fmt.Sprintf(`global $wpdb; foreach (array(%d, %d, %d) as $id) {
+		$wpdb->update($wpdb->posts, array('post_modified_gmt' => gmdate('Y-m-d H:i:s', time() - 30), 'post_modified' => date('Y-m-d H:i:s', current_time('timestamp') - 30)), array('ID' => $id));
+		clean_post_cache($id); }`, kept.ID, edited.ID, gone.ID))
+
+	// Up: the three are indexed on their events.
+	stop := d.Crawler.StartEvents(ctx, true)
+	for i, p := range []phpPost{kept, edited, gone} {
+		if _, err := d.ReceiveEvents(ctx, []*store.Event{{EventID: fmt.Sprintf("cup-%s-%d", before, i), Type: store.EventPostPublished,
+			PostID: p.ID, URL: p.URL, Payload: json.RawMessage(`{"public":true}`)}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitApplied(t, d)
+	waitSearch(t, d, time.Now(), trashed, crawl.Canonical(gone.URL), true, 5*time.Second)
+	stop()
+
+	// Down: the shim's events for these never arrive.
+	site.PHP(t, fmt.Sprintf(`wp_update_post(array('ID' => %d, 'post_content' => '<p>Now the %s paragraph about canal locks.</p>')); wp_trash_post(%d);`,
+		edited.ID, after, gone.ID))
+	added := newPost("Published", fresh)
+
+	// Up again, on the same state.
+	start := time.Now()
+	stop = d.Crawler.StartEvents(ctx, true)
+	defer stop()
+	waitSearch(t, d, start, trashed, "", false, 5*time.Second)
+	tookEdit := waitSearch(t, d, start, after, crawl.Canonical(edited.URL), true, 5*time.Second)
+	tookNew := waitSearch(t, d, start, fresh, "", true, 5*time.Second)
+	t.Logf("after the start: the edit is searchable in %v, the new post in %v", tookEdit, tookNew)
+	if searchHas(t, d, before, crawl.Canonical(edited.URL)) {
+		t.Errorf("the edited post's old text %s is still found", before)
+	}
+	if es, err := d.Store.EventStats(ctx, crawl.MaxEventAttempts); err != nil || es.Pending != 0 {
+		t.Errorf("events pending: %+v, %v", es, err)
+	}
+	waitFor(t, 5*time.Second, "the catch-up to finish", func() bool { return strings.Contains(logs.String(), `"msg":"Caught up"`) })
+	rendered := loggedPosts(logs.String(), "Re-rendered on catch-up")
+	if !slices.Contains(rendered, edited.ID) || !slices.Contains(rendered, added.ID) || slices.Contains(rendered, kept.ID) {
+		t.Errorf("re-rendered on catch-up: posts %v; want %d (edited) and %d (published), not %d (unchanged)", rendered, edited.ID, added.ID, kept.ID)
+	}
+}
+
+// loggedPosts returns the post_id of each JSON log line with message msg.
+func loggedPosts(logs, msg string) []int64 {
+	var ids []int64
+	for _, line := range strings.Split(logs, "\n") {
+		var l struct {
+			Msg    string `json:"msg"`
+			PostID int64  `json:"post_id"`
+		}
+		if json.Unmarshal([]byte(line), &l) == nil && l.Msg == msg {
+			ids = append(ids, l.PostID)
+		}
+	}
+	return ids
 }

@@ -410,7 +410,7 @@ func serveAPI(t *testing.T, d *Daemon) (c *apiClient, stop func()) {
 	t.Helper()
 	token := "fault-test-token-0123456789"
 	srv := httptest.NewServer(api.New(d, api.Options{Token: token, Log: d.Log}).Handler())
-	stopEvents := d.Crawler.StartEvents(context.Background())
+	stopEvents := d.Crawler.StartEvents(context.Background(), false)
 	var once sync.Once
 	stop = func() {
 		once.Do(func() {

@@ -283,7 +283,7 @@ func fallbackOption(srcs ...func(context.Context, string) (string, error)) func(
 func (d *Daemon) startSite(bg context.Context, s *netSite) {
 	ctx, cancel := context.WithCancel(bg)
 	s.cancel = cancel
-	s.stopEvents = s.Crawler.StartEvents(ctx)
+	s.stopEvents = s.Crawler.StartEvents(ctx, d.Config.Schedule.CatchUp)
 	go func() {
 		if err := s.Search.Load(ctx); err != nil && ctx.Err() == nil {
 			d.Log.Warn("Unable to load a site's search index; the next search retries", "site", s.ID, "error", err)

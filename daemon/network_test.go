@@ -308,7 +308,7 @@ func TestNetwork_RealWordPress(t *testing.T) {
 	t.Run("nothing private in the tools or the store's bytes", noPrivate)
 
 	// Serving: the sites' event workers, and the API the shim calls.
-	stopMain := d.Crawler.StartEvents(ctx)
+	stopMain := d.Crawler.StartEvents(ctx, false)
 	defer stopMain()
 	stopNet := d.serveNetwork(ctx)
 	defer func() { cancel(); stopNet() }()

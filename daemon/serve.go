@@ -102,7 +102,8 @@ func (d *Daemon) Serve(ctx context.Context) error {
 	go d.loadSearchIndex(bg)
 	go d.purgeQuestions(bg)
 	sched := d.schedule(bg)
-	stopEvents := d.Crawler.StartEvents(bg)
+	// A cluster's leader catches up by its own pass when it takes the lease.
+	stopEvents := d.Crawler.StartEvents(bg, d.Config.Schedule.CatchUp && d.cluster == nil)
 	stopNetwork := d.serveNetwork(bg)
 
 	if _, err := sddaemon.SdNotify(false, sddaemon.SdNotifyReady); err != nil {

@@ -424,21 +424,22 @@ type Stats struct {
 	Thin          int            `json:"thin"`
 	LastIndexedAt time.Time      `json:"last_indexed_at"`
 	OldestFetch   time.Time      `json:"oldest_fetch"`
+	NewestFetch   time.Time      `json:"newest_fetch"`
 	ByType        map[string]int `json:"by_type"`
 }
 
 // statsQuery reads the index documents_fetched alone (migration 010).
-const statsQuery = `SELECT count(*), coalesce(sum(thin), 0), max(indexed_at), min(fetched_at) FROM documents`
+const statsQuery = `SELECT count(*), coalesce(sum(thin), 0), max(indexed_at), min(fetched_at), max(fetched_at) FROM documents`
 
 // Stats counts the index.
 func (db *DB) Stats(ctx context.Context) (Stats, error) {
 	var s Stats
-	var last, oldest sql.NullString
-	err := db.read.QueryRowContext(ctx, statsQuery).Scan(&s.Documents, &s.Thin, &last, &oldest)
+	var last, oldest, newest sql.NullString
+	err := db.read.QueryRowContext(ctx, statsQuery).Scan(&s.Documents, &s.Thin, &last, &oldest, &newest)
 	if err != nil {
 		return s, fmt.Errorf("store: stats: %w", err)
 	}
-	s.LastIndexedAt, s.OldestFetch = parseTime(last.String), parseTime(oldest.String)
+	s.LastIndexedAt, s.OldestFetch, s.NewestFetch = parseTime(last.String), parseTime(oldest.String), parseTime(newest.String)
 	if err := db.read.QueryRowContext(ctx, `SELECT count(*) FROM chunks`).Scan(&s.Chunks); err != nil {
 		return s, fmt.Errorf("store: stats: %w", err)
 	}
