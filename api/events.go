@@ -10,6 +10,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"reflect"
 	"strconv"
 	"strings"
 	"time"
@@ -96,6 +97,9 @@ type eventJSON struct {
 	PostType string  `json:"post_type"`
 	Status   string  `json:"status"`
 	URL      string  `json:"url"`
+	// At is when the sender saw the change, in Unix seconds: a refresh of
+	// the post that began after it already shows it. Optional.
+	At *float64 `json:"at"`
 }
 
 // cleanText reports whether an event's string is UTF-8 with neither
@@ -111,6 +115,19 @@ func cleanText(s string) bool {
 		}
 	}
 	return true
+}
+
+// jsonKind names, as JSON does, what a Go kind decodes from.
+func jsonKind(k reflect.Kind) string {
+	switch k {
+	case reflect.String:
+		return "a string"
+	case reflect.Slice:
+		return "an array"
+	case reflect.Int, reflect.Int64, reflect.Float64:
+		return "a number"
+	}
+	return "an object"
 }
 
 func unauthorized(msg string) *tool.Error { return &tool.Error{Code: "unauthorized", Message: msg} }
@@ -167,6 +184,9 @@ func (s *Server) handleEvents(c echo.Context, r EventReceiver) error {
 	for i, raw := range er.Events {
 		var ej eventJSON
 		if err := json.Unmarshal(raw, &ej); err != nil {
+			if te := (*json.UnmarshalTypeError)(nil); errors.As(err, &te) && te.Field != "" {
+				return tool.Invalid("event " + strconv.Itoa(i) + ": " + te.Field + " has the wrong type (want " + jsonKind(te.Type.Kind()) + ")")
+			}
 			return tool.Invalid("event " + strconv.Itoa(i) + " is not a JSON object")
 		}
 		if ej.ID == "" || len(ej.ID) > 200 {
@@ -176,6 +196,9 @@ func (s *Server) handleEvents(c echo.Context, r EventReceiver) error {
 			if !cleanText(v) {
 				return tool.Invalid("event " + strconv.Itoa(i) + ": " + name + " is not valid text")
 			}
+		}
+		if ej.At != nil && *ej.At < 0 {
+			return tool.Invalid("event " + strconv.Itoa(i) + ": at must be a Unix time in seconds")
 		}
 		if !store.KnownEventType(ej.Type) {
 			return tool.Invalid("event " + strconv.Itoa(i) + ": unknown type " + strconv.Quote(ej.Type))

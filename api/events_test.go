@@ -162,14 +162,17 @@ func TestEvents_Webhook(t *testing.T) {
 		t.Fatalf("%d events stored after replays, want 2", n)
 	}
 
-	for name, bad := range map[string]string{
-		"not JSON":     `{"events":[`,
-		"unknown type": `{"events":[{"id":"x1","type":"post_exploded","post_id":1}]}`,
-		"no id":        `{"events":[{"type":"post_updated","post_id":1}]}`,
-		"no events":    `{"events":[]}`,
+	for name, bad := range map[string][2]string{
+		"not JSON":      {`{"events":[`, "not JSON"},
+		"unknown type":  {`{"events":[{"id":"x1","type":"post_exploded","post_id":1}]}`, "unknown type"},
+		"no id":         {`{"events":[{"type":"post_updated","post_id":1}]}`, "id is required"},
+		"no events":     {`{"events":[]}`, "no events"},
+		"at as text":    {`{"events":[{"id":"x2","type":"post_updated","post_id":1,"at":"now"}]}`, "event 0: at has the wrong type (want a number)"},
+		"negative at":   {`{"events":[{"id":"x3","type":"post_updated","post_id":1,"at":-5}]}`, "event 0: at must be a Unix time"},
+		"post_id texts": {`{"events":[{"id":"x4","type":"post_updated","post_id":"7"}]}`, "event 0: post_id has the wrong type (want a number)"},
 	} {
-		if code, _ := post(now2, Sign(b.secret, now2, []byte(bad)), bad); code != 400 {
-			t.Errorf("%s: %d, want 400", name, code)
+		if code, body := post(now2, Sign(b.secret, now2, []byte(bad[0])), bad[0]); code != 400 || !strings.Contains(body, bad[1]) {
+			t.Errorf("%s: %d %s, want 400 saying %q", name, code, body, bad[1])
 		}
 	}
 	big := `{"events":[{"id":"big","type":"post_updated","post_id":1,"pad":"` + strings.Repeat("x", 1<<20) + `"}]}`

@@ -139,6 +139,8 @@ type Crawler struct {
 	// fresh lets a page's first re-render in a while go out at once
 	// (freshRender).
 	fresh freshRenders
+	// refreshed is when each post's last refresh began (refreshLog).
+	refreshed refreshLog
 
 	// diskFull is the last write the store refused for lack of space,
 	// until a pass succeeds again.

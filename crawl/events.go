@@ -42,6 +42,23 @@ func (c *Crawler) ReceiveEvents(ctx context.Context, evs []*store.Event) (int, e
 	return len(evs), nil
 }
 
+// changedAt is when the sender saw the change an event reports: its "at",
+// or when it was received, which is never before the change.
+func changedAt(e *store.Event) time.Time {
+	var p struct {
+		At float64 `json:"at"`
+	}
+	_ = json.Unmarshal(e.Payload, &p)
+	if p.At <= 0 {
+		return e.ReceivedAt
+	}
+	at := time.Unix(0, int64(p.At*1e9))
+	if e.ReceivedAt.IsZero() || at.Before(e.ReceivedAt) {
+		return at
+	}
+	return e.ReceivedAt
+}
+
 // removes says whether an event reports a post leaving public view.
 // Trusting an event to remove is safe; it is never trusted to add.
 func removes(e *store.Event) bool {
@@ -149,6 +166,8 @@ type postWork struct {
 	lookErr error
 	// catchUp marks a post the database, not an event, said changed.
 	catchUp bool
+	// changed is the latest change its events report (changedAt).
+	changed time.Time
 }
 
 // ApplyEvents applies every pending event once and returns how many it
@@ -206,11 +225,25 @@ func (c *Crawler) applyBatch(ctx context.Context, evs []*store.Event) (int, erro
 		return 0, err
 	}
 
-	works := make([]*postWork, len(b.order))
-	for i, id := range b.order {
-		works[i] = b.posts[id]
+	var works, shown []*postWork
+	for _, id := range b.order {
+		if w := b.posts[id]; !w.remove && c.refreshed.covers(w.id, w.changed) {
+			shown = append(shown, w)
+		} else {
+			works = append(works, w)
+		}
 	}
-	return applied + int(c.refreshAll(ctx, works)), nil
+	// A refresh that began after the changes these events report already
+	// shows them: the backlog the shim kept while the daemon was down,
+	// after the catch-up re-rendered its posts.
+	var ids []int64
+	for _, w := range shown {
+		ids = append(ids, w.events...)
+	}
+	if err := c.Store.MarkEventsApplied(ctx, ids, ""); err != nil {
+		return applied, err
+	}
+	return applied + len(ids) + int(c.refreshAll(ctx, works)), nil
 }
 
 // refreshAll refreshes works, crawl.concurrency at a time, and returns how
@@ -290,6 +323,9 @@ func (c *Crawler) collapse(ctx context.Context, evs []*store.Event) *batch {
 				w.remove, w.why = true, e.Type
 			}
 			w.events = append(w.events, e.ID)
+			if at := changedAt(e); at.After(w.changed) {
+				w.changed = at
+			}
 		case store.EventTermChanged:
 			ids, err := c.termPosts(ctx, e)
 			if err != nil {
@@ -303,6 +339,9 @@ func (c *Crawler) collapse(ctx context.Context, evs []*store.Event) *batch {
 				w := b.work(id)
 				if i == 0 {
 					w.events = append(w.events, e.ID)
+				}
+				if e.ReceivedAt.After(w.changed) {
+					w.changed = e.ReceivedAt
 				}
 			}
 		case store.EventMenuChanged:
@@ -350,6 +389,7 @@ func (c *Crawler) applyPost(ctx context.Context, w *postWork) int64 {
 	if msg != "" {
 		return 0
 	}
+	c.refreshed.note(w.id, started)
 	n := int64(len(w.events))
 	// Later batches' events for this post that arrived before this
 	// refresh began are answered by it too.

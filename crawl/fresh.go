@@ -58,3 +58,39 @@ func (f *freshRenders) prune(now time.Time) {
 		f.last = map[string]time.Time{}
 	}
 }
+
+// refreshLog remembers when each post's last refresh on an event or the
+// catch-up began, for this process's life: an event whose change came
+// before it (changedAt) needs no refresh of its own.
+type refreshLog struct {
+	mu sync.Mutex
+	at map[int64]time.Time
+}
+
+// coverSlack allows for the sender's clock running behind this host's: a
+// refresh that began less than this after a change's "at" may have come
+// before it. The shim usually runs on the same host; NTP keeps others
+// within milliseconds.
+const coverSlack = 250 * time.Millisecond
+
+func (r *refreshLog) note(postID int64, began time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.at == nil || len(r.at) >= freshMax {
+		// A new map rather than an eviction: a post forgotten is merely
+		// refreshed again.
+		r.at = map[int64]time.Time{}
+	}
+	if began.After(r.at[postID]) {
+		r.at[postID] = began
+	}
+}
+
+// covers reports whether a refresh of postID began after a change at
+// changed.
+func (r *refreshLog) covers(postID int64, changed time.Time) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	began, ok := r.at[postID]
+	return ok && !changed.IsZero() && changed.Add(coverSlack).Before(began)
+}

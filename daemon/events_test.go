@@ -326,9 +326,14 @@ func TestEvents_CatchUpOnStart(t *testing.T) {
 	stop()
 
 	// Down: the shim's events for these never arrive.
+	down := time.Now()
 	site.PHP(t, fmt.Sprintf(`wp_update_post(array('ID' => %d, 'post_content' => '<p>Now the %s paragraph about canal locks.</p>')); wp_trash_post(%d);`,
 		edited.ID, after, gone.ID))
 	added := newPost("Published", fresh)
+	// Down a while: longer than a sender's clock may run behind this
+	// host's (a quarter second), so the changes' "at" below is clearly
+	// before the restart.
+	time.Sleep(500 * time.Millisecond)
 
 	// Up again, on the same state.
 	start := time.Now()
@@ -348,6 +353,27 @@ func TestEvents_CatchUpOnStart(t *testing.T) {
 	rendered := loggedPosts(logs.String(), "Re-rendered on catch-up")
 	if !slices.Contains(rendered, edited.ID) || !slices.Contains(rendered, added.ID) || slices.Contains(rendered, kept.ID) {
 		t.Errorf("re-rendered on catch-up: posts %v; want %d (edited) and %d (published), not %d (unchanged)", rendered, edited.ID, added.ID, kept.ID)
+	}
+
+	// Then the shim's outbox sends what it kept. The changes those events
+	// report ("at") came before the catch-up's re-renders began: they are
+	// answered without a fetch. One that came after is re-rendered.
+	changed := float64(down.UnixMilli()) / 1000
+	mark := len(logs.String())
+	for i, p := range []phpPost{edited, added} {
+		if _, err := d.ReceiveEvents(ctx, []*store.Event{{EventID: fmt.Sprintf("cup-late-%s-%d", before, i), Type: store.EventPostUpdated,
+			PostID: p.ID, URL: p.URL, Payload: json.RawMessage(fmt.Sprintf(`{"public":true,"at":%.3f}`, changed))}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := d.ReceiveEvents(ctx, []*store.Event{{EventID: "cup-later-" + before, Type: store.EventPostUpdated,
+		PostID: kept.ID, URL: kept.URL, Payload: json.RawMessage(fmt.Sprintf(`{"public":true,"at":%.3f}`, float64(time.Now().UnixMilli())/1000))}}); err != nil {
+		t.Fatal(err)
+	}
+	waitApplied(t, d)
+	onEvent := loggedPosts(logs.String()[mark:], "Re-rendered on event")
+	if !slices.Contains(onEvent, kept.ID) || slices.Contains(onEvent, edited.ID) || slices.Contains(onEvent, added.ID) {
+		t.Errorf("re-rendered on events: posts %v; want %d (changed after the catch-up), not %d or %d (shown by it)", onEvent, kept.ID, edited.ID, added.ID)
 	}
 }
 

@@ -247,9 +247,15 @@ final class Askwpd_Webhooks {
 
 	// --- events -----------------------------------------------------------------------
 
-	/** Turns the queue into wire events, each post described by its state now. */
+	/**
+	 * Turns the queue into wire events, each post described by its state now. Each says
+	 * when ("at", Unix seconds), which is after the change: the daemon answers it
+	 * without a fetch of its own when it re-rendered the post after that, as it does
+	 * for changes it read from the database while the event waited in the outbox.
+	 */
 	public static function build_events(): array {
 		$events = array();
+		$at     = round( microtime( true ), 3 );
 		foreach ( self::$queue as $item ) {
 			if ( 'post' === $item['kind'] ) {
 				$events[] = self::post_event( $item );
@@ -267,6 +273,7 @@ final class Askwpd_Webhooks {
 					'type' => $item['type'],
 				);
 			}
+			$events[ count( $events ) - 1 ]['at'] = $at;
 		}
 		return $events;
 	}

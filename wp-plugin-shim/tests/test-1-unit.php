@@ -95,6 +95,7 @@ test('queue: one event per post, its final state decides the type', function () 
     eq($ev[0]['url'], get_permalink($id), 'url');
     ok(preg_match('/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/', $ev[0]['modified']) === 1, 'modified is RFC 3339: ' . $ev[0]['modified']);
     ok(wp_is_uuid($ev[0]['id'], 4), 'id is a UUID');
+    ok(is_float($ev[0]['at']) && abs($ev[0]['at'] - microtime(true)) < 5, 'at is the time of the flush, in seconds: ' . json_encode($ev[0]['at']));
     Askwpd_Webhooks::clear();
 
     wp_update_post(array('ID' => $id, 'post_content' => 'Changed.'));
@@ -121,7 +122,7 @@ test('nothing private leaves: drafts, private and protected posts send only the 
         $ev = Askwpd_Webhooks::build_events();
         eq(count($ev), 1, 'one event for ' . json_encode($args));
         $e = $ev[0];
-        unset($e['id']);
+        unset($e['id'], $e['at']);
         eq($e, array('type' => 'post_unpublished', 'post_id' => $id, 'post_type' => 'post', 'status' => $args['post_status'], 'public' => false), 'only the ID for ' . json_encode($args));
         ok(strpos(json_encode($ev), $secret) === false, 'no marker');
     }
