@@ -53,6 +53,8 @@ func (c *Crawler) missedChanges(ctx context.Context) ([]missedChange, error) {
 				c.removePost(ctx, p.ID, u, "not public in the database")
 				removed++
 			}
+		case u != "" && known[u] != nil && known[u].Queued:
+			// An interrupted pass, resumed at the same time, fetches it.
 		case u == "" || known[u] == nil || !fetchedAfter(known[u].FetchedAt, p.Modified):
 			out = append(out, missedChange{w: &postWork{id: p.ID, url: u, catchUp: true}, modified: p.Modified})
 		}
