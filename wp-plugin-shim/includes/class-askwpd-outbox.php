@@ -115,6 +115,14 @@ final class Askwpd_Outbox {
 		global $wpdb;
 		$raw = $wpdb->get_var( $wpdb->prepare( "SELECT option_value FROM $wpdb->options WHERE option_name = %s", self::STATE_OPTION ) );
 		wp_cache_delete( self::STATE_OPTION, 'options' );
+		// A request that looked for the option before any existed keeps it in notoptions,
+		// and get_option would answer the defaults from there: its drain found nothing
+		// left to send and saved those, wiping the last drain's times and failures.
+		$not = wp_cache_get( 'notoptions', 'options' );
+		if ( is_array( $not ) && isset( $not[ self::STATE_OPTION ] ) ) {
+			unset( $not[ self::STATE_OPTION ] );
+			wp_cache_set( 'notoptions', $not, 'options' );
+		}
 		$all = wp_cache_get( 'alloptions', 'options' );
 		if ( is_array( $all ) ) {
 			$all[ self::STATE_OPTION ] = $raw;

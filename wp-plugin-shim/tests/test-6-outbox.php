@@ -47,6 +47,7 @@ function title_at(array $d, int $id): ?string {
 /** The outbox's state as the database has it now, whoever wrote it. */
 function outbox_state_now(): array {
     wp_cache_delete('alloptions', 'options');
+    wp_cache_delete('notoptions', 'options');
     wp_cache_delete(Askwpd_Outbox::STATE_OPTION, 'options');
     return Askwpd_Outbox::state();
 }
@@ -356,6 +357,21 @@ test('outbox: daemon down, 50 posts published, updated and trashed; all reflecte
 
 test('catch-up: daemon down, 50 posts changed; it reads them from the database as it starts', function () {
     outage(true);
+});
+
+test('outbox: a request that looked for the state before it existed does not wipe it', function () {
+    global $wpdb;
+    // This request asks before any state exists: WordPress remembers the miss.
+    eq(get_option(Askwpd_Outbox::STATE_OPTION), false, 'no state yet');
+    // Meanwhile another request drains the backlog and records it.
+    $other = array('depth' => 0, 'next' => 0, 'fails' => 0, 'error' => '', 'overflow' => 0,
+        'drained_at' => 1234.5, 'drain_ms' => 12.0, 'tried_at' => 1234.5);
+    $wpdb->insert($wpdb->options, array('option_name' => Askwpd_Outbox::STATE_OPTION, 'option_value' => serialize($other), 'autoload' => 'yes'));
+    // This request's own drain finds nothing left to send, and saves the state.
+    eq(Askwpd_Outbox::drain(), array(), 'nothing to send');
+    $raw = $wpdb->get_var($wpdb->prepare("SELECT option_value FROM $wpdb->options WHERE option_name = %s", Askwpd_Outbox::STATE_OPTION));
+    $got = maybe_unserialize($raw);
+    eq(array($got['tried_at'] ?? null, $got['drained_at'] ?? null), array(1234.5, 1234.5), 'the other drain\'s record survives');
 });
 
 test('outbox: WP-Cron retries when its time comes, and not before', function () {
