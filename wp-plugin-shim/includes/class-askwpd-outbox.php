@@ -169,9 +169,9 @@ final class Askwpd_Outbox {
 		}
 		self::maybe_install();
 		$t     = self::table();
-		$s     = self::fresh_state();
 		$depth = (int) $wpdb->get_var( "SELECT COUNT(*) FROM $t" ); // phpcs:ignore WordPress.DB.PreparedSQL.InterpolatedNotPrepared -- our table name.
 		$max   = self::max_rows();
+		$lost  = 0;
 		foreach ( $events as $ev ) {
 			$key = self::key_of( $ev );
 			if ( 'term_changed' === $ev['type'] ) {
@@ -186,7 +186,7 @@ final class Askwpd_Outbox {
 				// Only a replacement fits; a new row would pass the bound.
 				$n = $wpdb->query( $wpdb->prepare( "UPDATE $t SET event_id = %s, event = %s WHERE ekey = %s", $ev['id'], $json, $key ) ); // phpcs:ignore WordPress.DB.PreparedSQL.InterpolatedNotPrepared
 				if ( ! $n ) {
-					++$s['overflow'];
+					++$lost;
 				}
 				continue;
 			}
@@ -204,7 +204,11 @@ final class Askwpd_Outbox {
 				++$depth; // 1 is an insert; 2 a replacement.
 			}
 		}
-		$s['depth'] = $depth;
+		// Read just before the write, which changes only what this request knows: a drain
+		// may have recorded its attempt meanwhile.
+		$s              = self::fresh_state();
+		$s['depth']     = $depth;
+		$s['overflow'] += $lost;
 		self::save_state( $s );
 		self::schedule( (int) $s['next'] );
 	}
@@ -292,35 +296,37 @@ final class Askwpd_Outbox {
 				list( $res, $failed ) = self::send_rows( $rows, $background ? self::timeout_ms() : null );
 				$results              = array_merge( $results, $res );
 			}
+			// Recorded before the lock is let go: a drainer that takes it next reads this
+			// record, rather than the one before, and keeps its times.
+			$s          = self::fresh_state();
+			$s['depth'] = (int) $wpdb->get_var( "SELECT COUNT(*) FROM $t" ); // phpcs:ignore WordPress.DB.PreparedSQL.InterpolatedNotPrepared
+			if ( $results ) {
+				$s['tried_at'] = $started;
+			}
+			if ( null !== $failed ) {
+				++$s['fails'];
+				$s['next']  = time() + min( self::BACKOFF_MAX, 2 ** min( 10, $s['fails'] ) );
+				$s['error'] = substr( '' !== (string) $failed['error'] ? (string) $failed['error'] : 'HTTP ' . (int) $failed['status'], 0, 300 );
+			} else {
+				$s['fails'] = 0;
+				$s['next']  = 0;
+				$s['error'] = '';
+				if ( $results ) {
+					// When the last backlog went out, and how long sending it took.
+					$s['drained_at'] = $started;
+					$s['drain_ms']   = round( ( microtime( true ) - $started ) * 1000, 1 );
+				}
+				if ( 0 === $s['depth'] && $s['overflow'] > 0 ) {
+					// Events were lost at the bound: a full pass covers whatever they said.
+					if ( in_array( Askwpd_Admin::reindex(), array( 'started', 'running' ), true ) ) {
+						$s['overflow'] = 0;
+					}
+				}
+			}
+			self::save_state( $s );
 		} finally {
 			self::unlock();
 		}
-		$s          = self::fresh_state();
-		$s['depth'] = (int) $wpdb->get_var( "SELECT COUNT(*) FROM $t" ); // phpcs:ignore WordPress.DB.PreparedSQL.InterpolatedNotPrepared
-		if ( $results ) {
-			$s['tried_at'] = $started;
-		}
-		if ( null !== $failed ) {
-			++$s['fails'];
-			$s['next']  = time() + min( self::BACKOFF_MAX, 2 ** min( 10, $s['fails'] ) );
-			$s['error'] = substr( '' !== (string) $failed['error'] ? (string) $failed['error'] : 'HTTP ' . (int) $failed['status'], 0, 300 );
-		} else {
-			$s['fails'] = 0;
-			$s['next']  = 0;
-			$s['error'] = '';
-			if ( $results ) {
-				// When the last backlog went out, and how long sending it took.
-				$s['drained_at'] = $started;
-				$s['drain_ms']   = round( ( microtime( true ) - $started ) * 1000, 1 );
-			}
-			if ( 0 === $s['depth'] && $s['overflow'] > 0 ) {
-				// Events were lost at the bound: a full pass covers whatever they said.
-				if ( in_array( Askwpd_Admin::reindex(), array( 'started', 'running' ), true ) ) {
-					$s['overflow'] = 0;
-				}
-			}
-		}
-		self::save_state( $s );
 		if ( $results ) {
 			Askwpd_Webhooks::record( end( $results ) );
 		}
