@@ -96,6 +96,21 @@ type phpPost struct {
 	URL string `json:"url"`
 }
 
+// publishPost publishes a post through WordPress's PHP API, deleted when
+// the test ends. title and html go into PHP single quotes as they are.
+func publishPost(t *testing.T, site *wptest.Site, title, html string) phpPost {
+	t.Helper()
+	var p phpPost
+	out := site.PHP(t, `$id = wp_insert_post(array('post_title' => '`+title+`', 'post_content' => '`+html+`', 'post_status' => 'publish'), true);
+		if (is_wp_error($id)) { fwrite(STDERR, $id->get_error_message()); exit(1); }
+		echo json_encode(array('id' => $id, 'url' => get_permalink($id)));`)
+	if err := json.Unmarshal([]byte(out[strings.Index(out, "{"):]), &p); err != nil {
+		t.Fatalf("php: %v: %s", err, out)
+	}
+	t.Cleanup(func() { site.PHP(t, fmt.Sprintf(`wp_delete_post(%d, true);`, p.ID)) })
+	return p
+}
+
 // TestEvents_RealWordPress is the freshness acceptance: publishing,
 // editing, password-protecting, making private and trashing a post through
 // WordPress's own API, each followed by the shim's signed event, shows in
@@ -118,14 +133,7 @@ func TestEvents_RealWordPress(t *testing.T) {
 
 	word := func() string { return wptest.Word("zq", "vex") }
 	w0, w1, w2 := word(), word(), word()
-	var p phpPost
-	out := site.PHP(t, `$id = wp_insert_post(array('post_title' => 'Freshness `+w0+`', 'post_content' => '<p>The `+w1+` test paragraph about lighthouse keepers and their lamps.</p>', 'post_status' => 'publish'), true);
-		if (is_wp_error($id)) { fwrite(STDERR, $id->get_error_message()); exit(1); }
-		echo json_encode(array('id' => $id, 'url' => get_permalink($id)));`)
-	if err := json.Unmarshal([]byte(out[strings.Index(out, "{"):]), &p); err != nil {
-		t.Fatalf("php: %v: %s", err, out)
-	}
-	t.Cleanup(func() { site.PHP(t, fmt.Sprintf(`wp_delete_post(%d, true);`, p.ID)) })
+	p := publishPost(t, site, "Freshness "+w0, "<p>The "+w1+" test paragraph about lighthouse keepers and their lamps.</p>")
 	u := crawl.Canonical(p.URL)
 	setPost := func(php string) {
 		site.PHP(t, fmt.Sprintf(`$id = %d; `, p.ID)+php)
@@ -295,15 +303,7 @@ func TestEvents_CatchUpOnStart(t *testing.T) {
 	word := func() string { return wptest.Word("zq", "cup") }
 	before, after, trashed, fresh := word(), word(), word(), word()
 	newPost := func(title, text string) phpPost {
-		var p phpPost
-		out := site.PHP(t, `$id = wp_insert_post(array('post_title' => '`+title+`', 'post_content' => '<p>The `+text+` paragraph about canal locks and their keepers.</p>', 'post_status' => 'publish'), true);
-			if (is_wp_error($id)) { fwrite(STDERR, $id->get_error_message()); exit(1); }
-			echo json_encode(array('id' => $id, 'url' => get_permalink($id)));`)
-		if err := json.Unmarshal([]byte(out[strings.Index(out, "{"):]), &p); err != nil {
-			t.Fatalf("php: %v: %s", err, out)
-		}
-		t.Cleanup(func() { site.PHP(t, fmt.Sprintf(`wp_delete_post(%d, true);`, p.ID)) })
-		return p
+		return publishPost(t, site, title, "<p>The "+text+" paragraph about canal locks and their keepers.</p>")
 	}
 	kept, edited, gone := newPost("Kept", before), newPost("Edited", before), newPost("Trashed", trashed)
 	// Changed half a minute ago: the catch-up reads them (it looks back a

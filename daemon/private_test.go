@@ -383,14 +383,7 @@ func TestPrivate_NothingLeaks(t *testing.T) {
 	// A public post, indexed by the first pass and made private at the end.
 	word := func() string { return wptest.Word("zq", "priv") }
 	w0, w1 := word(), word()
-	var flip phpPost
-	out := site.PHP(t, `$id = wp_insert_post(array('post_title' => 'Harbour Ferry `+w0+`', 'post_content' => '<p>The `+w1+` paragraph about the harbour ferry timetable and its winter schedule, with the last crossing at nine.</p>', 'post_status' => 'publish'), true);
-		if (is_wp_error($id)) { fwrite(STDERR, $id->get_error_message()); exit(1); }
-		echo json_encode(array('id' => $id, 'url' => get_permalink($id)));`)
-	if err := json.Unmarshal([]byte(out[strings.Index(out, "{"):]), &flip); err != nil {
-		t.Fatalf("php: %v: %s", err, out)
-	}
-	t.Cleanup(func() { site.PHP(t, fmt.Sprintf(`wp_delete_post(%d, true);`, flip.ID)) })
+	flip := publishPost(t, site, "Harbour Ferry "+w0, "<p>The "+w1+" paragraph about the harbour ferry timetable and its winter schedule, with the last crossing at nine.</p>")
 	flipURL := crawl.Canonical(flip.URL)
 
 	// The daemon as systemd runs it: Serve, with its initial pass.
