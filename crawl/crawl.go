@@ -129,6 +129,9 @@ type Crawler struct {
 	// trailingSlash is the permalink convention: 1 with a trailing slash,
 	// -1 without, 0 unknown.
 	trailingSlash atomic.Int32
+	// structure is the permalink structure ("/%year%/%postname%/"), empty
+	// for plain /?p=ID links or when not read (permalink).
+	structure atomic.Value
 
 	once sync.Once
 	// wake nudges the event worker.

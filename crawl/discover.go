@@ -367,6 +367,7 @@ func (c *Crawler) loadConventions(ctx context.Context) {
 	if err != nil {
 		return
 	}
+	c.structure.Store(info.PermalinkStructure)
 	switch s := info.PermalinkStructure; {
 	case s == "":
 		c.trailingSlash.Store(0)

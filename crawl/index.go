@@ -383,7 +383,7 @@ func (c *Crawler) missingPosts(ctx context.Context, ps *passState) []*store.URLS
 	rows := make([]*store.URLState, len(ids))
 	for i, id := range ids {
 		p := ps.public[id]
-		items[i] = store.FrontierItem{URL: c.postURL(id, p), Sources: []string{SourceDB}, PostID: id, LastMod: p.Modified, Priority: prioPost}
+		items[i] = store.FrontierItem{URL: c.postAddress(id, p), Sources: []string{SourceDB}, PostID: id, LastMod: p.Modified, Priority: prioPost}
 		rows[i] = &store.URLState{URL: items[i].URL, Sources: items[i].Sources, PostID: id, Priority: prioPost,
 			RunID: ps.run.ID, Queued: true}
 	}
@@ -577,6 +577,58 @@ func (c *Crawler) isHome(u string) bool { return u == c.canon(c.Site.URL+"/") }
 func (c *Crawler) isListing(u string, body []byte) bool { return isArchive(body) || c.isHome(u) }
 
 // postURL is the address WordPress redirects to a post's permalink.
+// permalinkTag is a structure tag of WordPress's permalinks.
+var permalinkTag = regexp.MustCompile(`%[a-z_]+%`)
+
+// permalink spells a post's address as WordPress does for the common
+// structures (dates, %postname%, %post_id%), so a post the index has no
+// page for is fetched where it is, not as /?p=ID, which WordPress first
+// answers with a redirect: a quarter of a render. "" where it cannot
+// tell: another post type (its own base), a tag such as %category%, no
+// slug. A wrong guess is a 404, after which the caller asks /?p=ID.
+func (c *Crawler) permalink(p *wp.Post) string {
+	s, _ := c.structure.Load().(string)
+	if !strings.HasPrefix(s, "/") || p == nil || p.Type != "post" || p.Name == "" || p.Date.IsZero() {
+		return ""
+	}
+	d, known := p.Date, true
+	path := permalinkTag.ReplaceAllStringFunc(s, func(tag string) string {
+		switch tag {
+		case "%year%":
+			return fmt.Sprintf("%04d", d.Year())
+		case "%monthnum%":
+			return fmt.Sprintf("%02d", int(d.Month()))
+		case "%day%":
+			return fmt.Sprintf("%02d", d.Day())
+		case "%hour%":
+			return fmt.Sprintf("%02d", d.Hour())
+		case "%minute%":
+			return fmt.Sprintf("%02d", d.Minute())
+		case "%second%":
+			return fmt.Sprintf("%02d", d.Second())
+		case "%postname%":
+			return p.Name
+		case "%post_id%":
+			return strconv.FormatInt(p.ID, 10)
+		}
+		known = false
+		return tag
+	})
+	if !known {
+		return ""
+	}
+	return c.Site.URL + path
+}
+
+// postAddress is where to fetch a post whose page the index does not
+// know: its permalink when that can be spelled, else /?p=ID.
+func (c *Crawler) postAddress(id int64, p *wp.Post) string {
+	if u := c.permalink(p); u != "" {
+		return u
+	}
+	return c.postURL(id, p)
+}
+
 func (c *Crawler) postURL(id int64, p *wp.Post) string {
 	if p != nil && p.Type == "page" {
 		return c.Site.URL + "/?page_id=" + strconv.FormatInt(id, 10)

@@ -41,15 +41,18 @@ func (w *DB) fail(what string, err error) error {
 
 // Post is a WordPress post row as askwpd needs it.
 type Post struct {
-	ID         int64
-	Type       string
-	Status     string
-	Name       string // the slug
-	Title      string
-	Content    string
-	Excerpt    string
-	Parent     int64
-	Published  time.Time // post_date_gmt; zero for drafts
+	ID        int64
+	Type      string
+	Status    string
+	Name      string // the slug
+	Title     string
+	Content   string
+	Excerpt   string
+	Parent    int64
+	Published time.Time // post_date_gmt; zero for drafts
+	// Date is post_date, the site's local time, which permalinks spell
+	// (read as if it were UTC: only its fields count).
+	Date       time.Time
 	Modified   time.Time // post_modified_gmt
 	AuthorName string
 	// HasPassword is true for password-protected posts; Public is true only
@@ -152,7 +155,7 @@ type PostFilter struct {
 }
 
 const postCols = `p.ID, p.post_type, p.post_status, p.post_name, p.post_title, p.post_content, p.post_excerpt,
-	p.post_parent, p.post_date_gmt, p.post_modified_gmt, p.post_password != '', coalesce(u.display_name, '')`
+	p.post_parent, p.post_date_gmt, p.post_modified_gmt, p.post_password != '', coalesce(u.display_name, ''), p.post_date`
 
 // Posts returns posts matching f. Unless AnyStatus or IDs is set, only
 // published posts without a password are returned.
@@ -203,14 +206,14 @@ func (w *DB) Posts(ctx context.Context, f PostFilter) ([]*Post, error) {
 	byID := map[int64]*Post{}
 	for rows.Next() {
 		var (
-			p        Post
-			pub, mod sql.NullString
+			p             Post
+			pub, mod, loc sql.NullString
 		)
 		if err := rows.Scan(&p.ID, &p.Type, &p.Status, &p.Name, &p.Title, &p.Content, &p.Excerpt,
-			&p.Parent, &pub, &mod, &p.HasPassword, &p.AuthorName); err != nil {
+			&p.Parent, &pub, &mod, &p.HasPassword, &p.AuthorName, &loc); err != nil {
 			return nil, fmt.Errorf("wp: read posts: %w", err)
 		}
-		p.Published, p.Modified = parseWPTime(pub.String), parseWPTime(mod.String)
+		p.Published, p.Modified, p.Date = parseWPTime(pub.String), parseWPTime(mod.String), parseWPTime(loc.String)
 		posts = append(posts, &p)
 		byID[p.ID] = &p
 	}
