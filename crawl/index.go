@@ -576,7 +576,6 @@ func (c *Crawler) isHome(u string) bool { return u == c.canon(c.Site.URL+"/") }
 // archive.
 func (c *Crawler) isListing(u string, body []byte) bool { return isArchive(body) || c.isHome(u) }
 
-// postURL is the address WordPress redirects to a post's permalink.
 // permalinkTag is a structure tag of WordPress's permalinks.
 var permalinkTag = regexp.MustCompile(`%[a-z_]+%`)
 
@@ -629,6 +628,7 @@ func (c *Crawler) postAddress(id int64, p *wp.Post) string {
 	return c.postURL(id, p)
 }
 
+// postURL is the address WordPress redirects to a post's permalink.
 func (c *Crawler) postURL(id int64, p *wp.Post) string {
 	if p != nil && p.Type == "page" {
 		return c.Site.URL + "/?page_id=" + strconv.FormatInt(id, 10)
