@@ -71,7 +71,7 @@ func (c *Crawler) missedChanges(ctx context.Context) ([]missedChange, error) {
 // there first) is left out. A few at a time, so events that arrive in the
 // meantime wait for one group, not the whole backlog.
 func (c *Crawler) catchUp(ctx context.Context, missed []missedChange) []missedChange {
-	n := min(len(missed), 4*max(1, c.Opts.Concurrency))
+	n := min(len(missed), c.refreshGroup())
 	var works []*postWork
 	for _, m := range missed[:n] {
 		if !c.fetchedSince(ctx, m.w.id, m.modified) {

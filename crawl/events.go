@@ -252,10 +252,9 @@ func (c *Crawler) applyBatch(ctx context.Context, evs []*store.Event) (int, erro
 // rather than one a post, and never read long before the fetch it steers.
 func (c *Crawler) refreshAll(ctx context.Context, works []*postWork) int64 {
 	var n atomic.Int64
-	conc := max(1, c.Opts.Concurrency)
-	p := pool.New().WithMaxGoroutines(conc)
+	p := pool.New().WithMaxGoroutines(max(1, c.Opts.Concurrency))
 	for len(works) > 0 && ctx.Err() == nil {
-		group := works[:min(len(works), 4*conc)]
+		group := works[:min(len(works), c.refreshGroup())]
 		works = works[len(group):]
 		c.lookupPosts(ctx, group)
 		for _, w := range group {
@@ -265,6 +264,11 @@ func (c *Crawler) refreshAll(ctx context.Context, works []*postWork) int64 {
 	p.Wait()
 	return n.Load()
 }
+
+// refreshGroup is how many posts refreshAll reads and hands to its workers
+// at a time, and how many the catch-up takes between events: four rounds
+// of crawl.concurrency.
+func (c *Crawler) refreshGroup() int { return 4 * max(1, c.Opts.Concurrency) }
 
 // lookupPosts reads the posts of works from the database in one query.
 func (c *Crawler) lookupPosts(ctx context.Context, works []*postWork) {
