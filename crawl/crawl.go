@@ -126,11 +126,9 @@ type Crawler struct {
 	// its release failed (passlock.go).
 	unreleased atomic.Value
 
-	// trailingSlash is the permalink convention: 1 with a trailing slash,
-	// -1 without, 0 unknown.
-	trailingSlash atomic.Int32
 	// structure is the permalink structure ("/%year%/%postname%/"), empty
-	// for plain /?p=ID links or when not read (permalink).
+	// for plain /?p=ID links or when not read. It says whether the site's
+	// URLs end with a slash (canon) and spells permalinks (permalink).
 	structure atomic.Value
 
 	once sync.Once

@@ -358,7 +358,7 @@ func (c *Crawler) lastPassStart(ctx context.Context) time.Time {
 }
 
 // loadConventions reads the permalink structure, which says whether the
-// site's URLs end with a slash.
+// site's URLs end with a slash and how a post's address is spelled.
 func (c *Crawler) loadConventions(ctx context.Context) {
 	if c.WP == nil {
 		return
@@ -368,14 +368,6 @@ func (c *Crawler) loadConventions(ctx context.Context) {
 		return
 	}
 	c.structure.Store(info.PermalinkStructure)
-	switch s := info.PermalinkStructure; {
-	case s == "":
-		c.trailingSlash.Store(0)
-	case strings.HasSuffix(s, "/"):
-		c.trailingSlash.Store(1)
-	default:
-		c.trailingSlash.Store(-1)
-	}
 }
 
 func sortOldestFirst(rows []*store.URLState) {

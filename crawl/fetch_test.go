@@ -221,7 +221,7 @@ func TestCanon(t *testing.T) {
 	c := &Crawler{}
 	c.Site.URL = "http://example.org"
 	c.Site.Origin, _ = ParseOrigin(c.Site.URL)
-	c.trailingSlash.Store(1)
+	c.structure.Store("/%year%/%postname%/")
 	for in, want := range map[string]string{
 		"HTTP://Example.ORG:80/a/b?utm_source=x&fbclid=1#top": "http://example.org/a/b/",
 		"http://example.org/a/b/?gclid=2":                     "http://example.org/a/b/",
@@ -234,7 +234,7 @@ func TestCanon(t *testing.T) {
 			t.Errorf("canon(%q) = %q, want %q", in, got, want)
 		}
 	}
-	c.trailingSlash.Store(-1)
+	c.structure.Store("/%year%/%postname%")
 	if got := c.canon("http://example.org/a/b/"); got != "http://example.org/a/b" {
 		t.Errorf("no-slash convention: %q", got)
 	}

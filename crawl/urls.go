@@ -86,10 +86,11 @@ func (c *Crawler) canon(raw string) string {
 	if cu == "" {
 		return ""
 	}
-	slash := c.trailingSlash.Load()
-	if slash == 0 {
+	structure, _ := c.structure.Load().(string)
+	if structure == "" {
 		return cu
 	}
+	slash := strings.HasSuffix(structure, "/")
 	u, err := url.Parse(cu)
 	if err != nil || u.RawQuery != "" || u.Path == "/" || !c.Site.Origin.Same(u) {
 		return cu
@@ -99,9 +100,9 @@ func (c *Crawler) canon(raw string) string {
 		return cu
 	}
 	switch {
-	case slash > 0 && !strings.HasSuffix(u.Path, "/"):
+	case slash && !strings.HasSuffix(u.Path, "/"):
 		u.Path += "/"
-	case slash < 0 && strings.HasSuffix(u.Path, "/"):
+	case !slash && strings.HasSuffix(u.Path, "/"):
 		u.Path = strings.TrimSuffix(u.Path, "/")
 	default:
 		return cu
