@@ -39,25 +39,14 @@ func (ix *Index) fromPostings(r *reranker, cs []*candidate) []*rdoc {
 	}
 
 	// Each term read, with what it counts for: the place of a query term
-	// in r.order, the surface of one for the exact column, a variant
-	// prefix.
+	// in r.order, the surface of one for the exact column.
 	type read struct {
-		term   string
-		mt     *memTerm
-		idx    int // in r.order, or -1
-		exact  bool
-		prefix string
+		term  string
+		mt    *memTerm
+		idx   int // in r.order, or -1
+		exact bool
 	}
-	// Sized up front: the words under the variant prefixes are most of
-	// them, hundreds, and growing the slice was a tenth of a search's
-	// allocated bytes.
-	n := 2 * len(r.order)
-	runs := make(map[string][]string, len(r.variants.idf)) // each prefix's terms
-	for p := range r.variants.idf {
-		runs[p] = v.prefixTerms(p)
-		n += len(runs[p])
-	}
-	reads := make([]read, 0, n)
+	reads := make([]read, 0, 2*len(r.order))
 	seen := map[string]int{} // the query's terms and surfaces in reads
 	readOf := func(t string) *read {
 		i, ok := seen[t]
@@ -78,17 +67,6 @@ func (ix *Index) fromPostings(r *reranker, cs []*candidate) []*rdoc {
 			}
 		}
 	}
-	for p, terms := range runs {
-		for _, t := range terms {
-			// Hundreds of words may share a prefix: only the query's own
-			// terms are looked up.
-			if i, ok := seen[t]; ok {
-				reads[i].prefix = p
-			} else {
-				reads = append(reads, read{term: t, idx: -1, prefix: p})
-			}
-		}
-	}
 
 	// The chunks, by slot: postings are in slot order.
 	type at struct {
@@ -103,6 +81,20 @@ func (ix *Index) fromPostings(r *reranker, cs []*candidate) []*rdoc {
 		if mt := m.terms[reads[i].term]; mt != nil {
 			reads[i].mt = mt
 			total += len(mt.post)
+		}
+	}
+	// Each variant prefix's terms, summed into one list. With the slots
+	// renumbered since the vocabulary was built, no chunk is read here.
+	type prefixRead struct {
+		prefix string
+		vp     *variantPostings
+	}
+	var prefixes []prefixRead
+	if v != nil && v.renumbered == m.renumbered {
+		for p := range r.variants.idf {
+			vp := v.variantPostings(m, p)
+			prefixes = append(prefixes, prefixRead{p, vp})
+			total += vp.bytes
 		}
 	}
 	if total > maxRerankPostings {
@@ -184,18 +176,33 @@ func (ix *Index) fromPostings(r *reranker, cs []*candidate) []*rdoc {
 			if ro.exact && tf[3] != 0 {
 				d.exact[ro.term] = float64(tf[3])
 			}
-			if ro.prefix != "" && tf[0]|tf[1]|tf[2] != 0 {
+		}
+	}
+	for _, pr := range prefixes {
+		b, slot, j := pr.vp.post, uint32(0), 0
+		for k := 0; k < len(b) && j < len(slots); {
+			var x, title, kw, body uint64
+			x, k = uvarint(b, k)
+			title, k = uvarint(b, k)
+			kw, k = uvarint(b, k)
+			body, k = uvarint(b, k)
+			slot += uint32(x >> 1)
+			for j < len(slots) && slots[j].slot < slot {
+				j++
+			}
+			if j == len(slots) || slots[j].slot != slot {
+				continue
+			}
+			i := slots[j].i
+			if x&1 != 0 {
+				capped[i] = true
+			}
+			if title|kw|body != 0 {
+				d := docs[i]
 				if d.variant == nil {
 					d.variant = map[string]*[3]float64{}
 				}
-				n := d.variant[ro.prefix]
-				if n == nil {
-					n = new([3]float64)
-					d.variant[ro.prefix] = n
-				}
-				n[0] += float64(tf[0])
-				n[1] += float64(tf[1])
-				n[2] += float64(tf[2])
+				d.variant[pr.prefix] = &[3]float64{float64(title), float64(kw), float64(body)}
 			}
 		}
 	}

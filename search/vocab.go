@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -33,6 +34,11 @@ type vocabulary struct {
 	sorted     []string
 	slots      int
 	renumbered uint64
+	// variants caches, by prefix, the rerank's merged postings of the
+	// prefix's terms (variantpost.go).
+	variantMu    sync.Mutex
+	variants     map[string]*variantPostings
+	variantBytes int
 }
 
 // prefixTerms returns the terms that start with p, a prefix of
