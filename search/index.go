@@ -37,8 +37,11 @@ type Index struct {
 	vocab    *vocabulary
 	// vocabBuilding is set while a vocabulary is read in the background.
 	vocabBuilding bool
-	loading       *loadCall
-	closed        bool
+	// vocabFirst is closed when the first vocabulary is built: the
+	// searches that want one meanwhile wait for it.
+	vocabFirst chan struct{}
+	loading    *loadCall
+	closed     bool
 
 	// lastReload is when a search last started a reload (unix nanos).
 	lastReload atomic.Int64

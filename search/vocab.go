@@ -127,13 +127,23 @@ func (ix *Index) vocabulary() *vocabulary {
 		ix.mu.Unlock()
 		return v
 	}
+	if first := ix.vocabFirst; v == nil && first != nil {
+		// The first one is being read. The searches that came meanwhile
+		// each read their own: a daemon started under load spent a
+		// quarter of a second of both cores on copies of one list.
+		ix.mu.Unlock()
+		<-first
+		return ix.vocabulary()
+	}
 	ix.vocabBuilding = true
 	prefixLen := ix.ranking.VariantPrefix
-	ix.mu.Unlock()
 	if v != nil {
+		ix.mu.Unlock()
 		go ix.buildVocabulary(gen, prefixLen)
 		return v
 	}
+	ix.vocabFirst = make(chan struct{})
+	ix.mu.Unlock()
 	return ix.buildVocabulary(gen, prefixLen)
 }
 
@@ -161,6 +171,10 @@ func (ix *Index) buildVocabulary(gen int64, prefixLen int) *vocabulary {
 	ix.vocabBuilding = false
 	if !ix.closed {
 		ix.vocab = nv
+	}
+	if ix.vocabFirst != nil {
+		close(ix.vocabFirst)
+		ix.vocabFirst = nil
 	}
 	return nv
 }
