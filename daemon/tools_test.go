@@ -540,13 +540,20 @@ func TestTools_CallerMistakes(t *testing.T) {
 	call(t, d, "search_site", map[string]any{"query": "coffee refund for jane.roe@example.com order 73914622"}, &r)
 	var inDoc map[string]any
 	call(t, d, "search_in_document", map[string]any{"id_or_url": "/workshops/", "query": "call me on 0171 5550143"}, &inDoc)
+	// So is what a URL a caller passed carries in its query, encoded or not.
+	var live map[string]any
+	call(t, d, "fetch_live_url", map[string]any{"url": "https://elsewhere.test/?s=refund+jane.roe%40example.com"}, &live)
+	if _, err := d.Call(context.Background(), "get_document", json.RawMessage(`{"id_or_url": "https://example.org/nope?order=73914622"}`)); err == nil {
+		t.Error("get_document of a page not indexed: no error")
+	}
 	logs = indexedLogs.String()
 	for _, secret := range []string{"jane.roe", "example.com", "73914622", "5550143"} {
 		if strings.Contains(logs, secret) {
 			t.Errorf("the log holds %q", secret)
 		}
 	}
-	for _, want := range []string{`"query":"coffee refund for [email] order [number]"`, `"query":"call me on [phone]"`, `"redacted":true`} {
+	for _, want := range []string{`"query":"coffee refund for [email] order [number]"`, `"query":"call me on [phone]"`, `"redacted":true`,
+		`"url":"https://elsewhere.test/?s=refund [email]"`, `"url":"https://example.org/nope?order=[number]"`} {
 		if !strings.Contains(logs, want) {
 			t.Errorf("tool logs lack %s", want)
 		}

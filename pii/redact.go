@@ -3,6 +3,7 @@
 package pii
 
 import (
+	"net/url"
 	"regexp"
 	"strings"
 )
@@ -54,4 +55,24 @@ func digits(s string) int {
 		}
 	}
 	return n
+}
+
+// RedactURL is Redact for a URL a visitor's words may have reached: a
+// search or a form's fields in its query, often percent-encoded
+// ("jane%40example.com"). Each part of the query is decoded before it is
+// redacted, and kept decoded: the URL is for reading in a log, not for
+// fetching.
+func RedactURL(s string) string {
+	base, query, ok := strings.Cut(s, "?")
+	if !ok {
+		return Redact(s)
+	}
+	parts := strings.Split(query, "&")
+	for i, p := range parts {
+		if d, err := url.QueryUnescape(p); err == nil {
+			p = d
+		}
+		parts[i] = Redact(p)
+	}
+	return Redact(base) + "?" + strings.Join(parts, "&")
 }

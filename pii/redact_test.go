@@ -27,6 +27,23 @@ func TestRedact(t *testing.T) {
 	}
 }
 
+func TestRedactURL(t *testing.T) {
+	cases := []struct{ in, want string }{
+		{"https://shop.test/?s=refund+for+jane%40example.com&p=12", "https://shop.test/?s=refund for [email]&p=12"},
+		{"/contact/?phone=0171%205550143#form", "/contact/?phone=[phone]#form"},
+		{"https://shop.test/order/12345678/", "https://shop.test/order/[number]/"},
+		// What is not personal stays as it was.
+		{"https://shop.test/2025/01/coffee/", "https://shop.test/2025/01/coffee/"},
+		{"/?p=4711&preview=true", "/?p=4711&preview=true"},
+		{"/?q=100%", "/?q=100%"}, // not valid escaping: kept as written
+	}
+	for _, c := range cases {
+		if got := RedactURL(c.in); got != c.want {
+			t.Errorf("RedactURL(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
 // FuzzRedact checks a property: no run of 7 digits survives, whatever
 // separates them in a phone-like way, and no "@" between word characters.
 func FuzzRedact(f *testing.F) {

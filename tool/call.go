@@ -93,7 +93,8 @@ func (s *Service) Call(ctx context.Context, name string, args json.RawMessage) (
 		}
 	}
 	if c.url != "" {
-		attrs = append(attrs, "url", c.url)
+		// A URL a caller passed may carry a visitor's words in its query.
+		attrs = append(attrs, "url", pii.RedactURL(c.url))
 	}
 	if c.action != "" {
 		attrs = append(attrs, "action", c.action, "confidence", c.confidence)
