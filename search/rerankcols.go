@@ -179,30 +179,24 @@ func (ix *Index) fromPostings(r *reranker, cs []*candidate) []*rdoc {
 		}
 	}
 	for _, pr := range prefixes {
-		b, slot, j := pr.vp.post, uint32(0), 0
-		for k := 0; k < len(b) && j < len(slots); {
-			var x, title, kw, body uint64
-			x, k = uvarint(b, k)
-			title, k = uvarint(b, k)
-			kw, k = uvarint(b, k)
-			body, k = uvarint(b, k)
-			slot += uint32(x >> 1)
-			for j < len(slots) && slots[j].slot < slot {
+		j := 0
+		for it := pr.vp.iter(); j < len(slots) && it.next(); {
+			for j < len(slots) && slots[j].slot < it.slot {
 				j++
 			}
-			if j == len(slots) || slots[j].slot != slot {
+			if j == len(slots) || slots[j].slot != it.slot {
 				continue
 			}
 			i := slots[j].i
-			if x&1 != 0 {
+			if it.capped {
 				capped[i] = true
 			}
-			if title|kw|body != 0 {
+			if it.tf != [3]uint64{} {
 				d := docs[i]
 				if d.variant == nil {
 					d.variant = map[string]*[3]float64{}
 				}
-				d.variant[pr.prefix] = &[3]float64{float64(title), float64(kw), float64(body)}
+				d.variant[pr.prefix] = &[3]float64{float64(it.tf[0]), float64(it.tf[1]), float64(it.tf[2])}
 			}
 		}
 	}

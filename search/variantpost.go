@@ -25,6 +25,32 @@ type variantPostings struct {
 	bytes int
 }
 
+// variantIter reads a variantPostings' list, one chunk at a time.
+type variantIter struct {
+	b      []byte
+	off    int
+	slot   uint32
+	capped bool
+	tf     [3]uint64 // the title, keywords and body sums
+}
+
+func (vp *variantPostings) iter() variantIter { return variantIter{b: vp.post} }
+
+// next reads the next chunk's entry into slot, capped and tf.
+func (it *variantIter) next() bool {
+	if it.off >= len(it.b) {
+		return false
+	}
+	var x uint64
+	x, it.off = uvarint(it.b, it.off)
+	it.slot += uint32(x >> 1)
+	it.capped = x&1 != 0
+	for c := range it.tf {
+		it.tf[c], it.off = uvarint(it.b, it.off)
+	}
+	return true
+}
+
 // maxVariantCache bounds the bytes of merged postings a vocabulary keeps;
 // past it a prefix is merged at each search, as its terms were read
 // before. The vocabulary is rebuilt after the index changes, and the

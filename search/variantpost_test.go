@@ -89,17 +89,8 @@ func TestVariantPostings(t *testing.T) {
 	}
 	merged := func(vp *variantPostings) map[uint32]sums {
 		out := map[uint32]sums{}
-		b, slot := vp.post, uint32(0)
-		for k := 0; k < len(b); {
-			var x uint64
-			var s sums
-			x, k = uvarint(b, k)
-			for c := range 3 {
-				s.tf[c], k = uvarint(b, k)
-			}
-			slot += uint32(x >> 1)
-			s.capped = x&1 != 0
-			out[slot] = s
+		for it := vp.iter(); it.next(); {
+			out[it.slot] = sums{it.tf, it.capped}
 		}
 		return out
 	}
