@@ -100,9 +100,9 @@ func openStream(ctx context.Context, p *daemonProc, queries []string, rate float
 		go func(sched time.Time) {
 			defer wg.Done()
 			sem <- struct{}{}
-			kind := searchOnce(ctx, p, q)
+			in, kind := searchOnce(ctx, p, q)
 			<-sem
-			took := time.Since(sched)
+			took := in.Sub(sched)
 			mu.Lock()
 			if kind != "" {
 				res.errs[kind]++
@@ -143,9 +143,11 @@ func arrivals(ctx context.Context, r *rand.Rand, rate float64, d time.Duration, 
 	}
 }
 
-// searchOnce runs one search_site call and returns "" or the kind of
-// error.
-func searchOnce(ctx context.Context, p *daemonProc, query string) string {
+// searchOnce runs one search_site call. It returns when the whole answer
+// was in, the time a caller's latency ends (the core search's ends when its
+// body is read, unparsed, and the check of this one's is the load
+// generator's work, not the daemon's), and "" or the kind of error.
+func searchOnce(ctx context.Context, p *daemonProc, query string) (time.Time, string) {
 	body, _ := json.Marshal(map[string]any{"query": query, "limit": 10})
 	req, _ := http.NewRequestWithContext(ctx, "POST", p.base+"/v1/tools/search_site", bytes.NewReader(body))
 	req.Header.Set("Authorization", "Bearer "+p.token)
@@ -154,24 +156,25 @@ func searchOnce(ctx context.Context, p *daemonProc, query string) string {
 	if err != nil {
 		var ne net.Error
 		if errors.As(err, &ne) && ne.Timeout() {
-			return "timeout"
+			return time.Now(), "timeout"
 		}
-		return "transport"
+		return time.Now(), "transport"
 	}
 	b, rerr := io.ReadAll(resp.Body)
 	resp.Body.Close()
+	in := time.Now()
 	var sr struct {
 		Action string `json:"action"`
 	}
 	switch {
 	case rerr != nil:
-		return "read"
+		return in, "read"
 	case resp.StatusCode != 200:
-		return "status_" + strconv.Itoa(resp.StatusCode)
+		return in, "status_" + strconv.Itoa(resp.StatusCode)
 	case json.Unmarshal(b, &sr) != nil || sr.Action == "":
-		return "decode"
+		return in, "decode"
 	}
-	return ""
+	return in, ""
 }
 
 func (r *streamResult) print(label string) {
@@ -263,10 +266,11 @@ func compareCore(ctx context.Context, p *daemonProc, site string, queries []stri
 	var a0, b0 []time.Duration
 	for _, q := range queries[:n] {
 		t0 := time.Now()
-		if kind := searchOnce(ctx, p, q); kind != "" {
+		in, kind := searchOnce(ctx, p, q)
+		if kind != "" {
 			return 0, 0, fmt.Errorf("search_site %q: %s", q, kind)
 		}
-		a0 = append(a0, time.Since(t0))
+		a0 = append(a0, in.Sub(t0))
 		t0 = time.Now()
 		if err := coreSearch(q); err != nil {
 			return 0, 0, err
@@ -280,10 +284,11 @@ func compareCore(ctx context.Context, p *daemonProc, site string, queries []stri
 	var a, b []time.Duration
 	for _, q := range queries[:n] {
 		t0 := time.Now()
-		if kind := searchOnce(ctx, p, q); kind != "" {
+		in, kind := searchOnce(ctx, p, q)
+		if kind != "" {
 			return 0, 0, fmt.Errorf("search_site %q: %s", q, kind)
 		}
-		a = append(a, time.Since(t0))
+		a = append(a, in.Sub(t0))
 		t0 = time.Now()
 		if err := coreSearch(q); err != nil {
 			return 0, 0, err

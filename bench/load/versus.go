@@ -49,7 +49,7 @@ func versus(ctx context.Context, o options, bin, state, tmp string, e map[string
 	// A pass over the queries builds what a running daemon has cached.
 	for _, q := range queries {
 		for _, p := range ps {
-			if kind := searchOnce(ctx, p, q); kind != "" {
+			if _, kind := searchOnce(ctx, p, q); kind != "" {
 				return false, fmt.Errorf("warm-up search on %s: %s", p.base, kind)
 			}
 		}
@@ -72,8 +72,8 @@ func versus(ctx context.Context, o options, bin, state, tmp string, e map[string
 			for k := range ps {
 				i := (k + n) % len(ps)
 				t := time.Now()
-				kind := searchOnce(ctx, ps[i], q)
-				took := time.Since(t)
+				in, kind := searchOnce(ctx, ps[i], q)
+				took := in.Sub(t)
 				mu.Lock()
 				if kind != "" {
 					errs[i]++
