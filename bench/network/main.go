@@ -12,7 +12,9 @@
 //     words, after one search per site has loaded its index: without a
 //     site (the main site, which holds none of the bench posts), with a
 //     site (a bench site's blog id) and with site "all" (every site,
-//     merged).
+//     merged);
+//  5. /v1/status's answer and a /metrics scrape, 50 of each, p50 and p99:
+//     both report every site's index.
 //
 // It holds the network's test lock (.wp-network/test.lock) throughout and
 // removes the bench sites at the end unless -keep.
@@ -29,6 +31,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -206,6 +209,39 @@ func run(nsites, nposts, queries, conc int, keep, again, gets bool) error {
 		sort.Slice(lat, func(a, b int) bool { return lat[a] < lat[b] })
 		fmt.Printf("search_site site=%-4s %d queries: p50 %.2f ms, p95 %.2f ms, max %.2f ms, %d with results\n", mode, len(lat),
 			ms(lat[len(lat)/2]), ms(lat[len(lat)*95/100]), ms(lat[len(lat)-1]), hits)
+	}
+	return monitor(ctx, d, 50)
+}
+
+// monitor times what a monitor polls: /v1/status's answer (the network's
+// sites with theirs) and a /metrics scrape (each site's gauges), n of each,
+// one every 100 ms as a busy dashboard would. The index is idle: these are
+// the network's own cost, per site, with nothing else on the machine.
+func monitor(ctx context.Context, d *daemon.Daemon, n int) error {
+	var status, scrape []time.Duration
+	h := d.MetricsHandler()
+	for range n {
+		t := time.Now()
+		if _, err := d.Status(ctx); err != nil {
+			return fmt.Errorf("status: %w", err)
+		}
+		status = append(status, time.Since(t))
+		rec := httptest.NewRecorder()
+		t = time.Now()
+		h.ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+		scrape = append(scrape, time.Since(t))
+		if rec.Code != http.StatusOK {
+			return fmt.Errorf("/metrics: %d", rec.Code)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	for _, x := range []struct {
+		name string
+		lat  []time.Duration
+	}{{"/v1/status", status}, {"/metrics", scrape}} {
+		sort.Slice(x.lat, func(a, b int) bool { return x.lat[a] < x.lat[b] })
+		fmt.Printf("%-10s %d answers, one every 100 ms: p50 %.2f ms, p99 %.2f ms, max %.2f ms\n", x.name, n,
+			ms(x.lat[len(x.lat)/2]), ms(x.lat[len(x.lat)*99/100]), ms(x.lat[len(x.lat)-1]))
 	}
 	return nil
 }
