@@ -54,8 +54,8 @@ func (d *Daemon) registerNetMetrics() *netMetrics {
 	return m
 }
 
-// siteCollector reads each site's gauges from its store at scrape time;
-// sites beyond the label bound add up under "other".
+// siteCollector reads each site's gauges from the status view at scrape
+// time; sites beyond the label bound add up under "other".
 type siteCollector struct{ d *Daemon }
 
 func (c *siteCollector) Describe(ch chan<- *prometheus.Desc) {
@@ -70,11 +70,17 @@ func (c *siteCollector) Collect(ch chan<- prometheus.Metric) {
 	type sums struct{ docs, chunks, crawling float64 }
 	by := map[string]*sums{}
 	var order []string
+	v, err := c.d.view(ctx)
+	if err != nil {
+		c.d.Log.Warn("Metrics: unable to read the sites' index stats", "error", err)
+		return
+	}
 	for _, s := range c.d.allSites() {
-		st, err := s.Store.Stats(ctx)
+		sv, err := v.siteView(ctx, s)
 		if err != nil {
 			continue
 		}
+		st := sv.stats
 		l := c.d.netObs.labels.of(s.ID)
 		if by[l] == nil {
 			by[l] = &sums{}

@@ -245,6 +245,7 @@ func (d *Daemon) addSite(ctx context.Context, s *wp.NetSite) error {
 	n.share.Join(ns.Crawler)
 	ns.Tools = &tool.Service{Log: log, Store: st, Search: ns.Search, Crawler: ns.Crawler, Metrics: d.obs()}
 	st.Observe(ns.Tools) // for the store's life
+	st.Observe(staleOnCommit{&d.statusCache})
 	ns.Agent = &chat.Agent{Tools: siteCaller{d, s.BlogID}, Log: log, Provider: chat.ProviderConfig(d.Config.Provider),
 		Site:       chat.Site{URL: home, Name: site.Name, Tagline: site.Tagline},
 		SiteOption: fallbackOption(bw.Option, d.WP.Option, d.WP.NetworkOption),
@@ -295,7 +296,9 @@ func (d *Daemon) startSite(bg context.Context, s *netSite) {
 }
 
 func (d *Daemon) runSitePass(ctx context.Context, s *netSite, opt crawl.IndexOptions) {
-	if _, err := s.Crawler.Index(ctx, opt); err != nil && !errors.Is(err, crawl.ErrCrawlRunning) && ctx.Err() == nil {
+	_, err := s.Crawler.Index(ctx, opt)
+	d.invalidateView()
+	if err != nil && !errors.Is(err, crawl.ErrCrawlRunning) && ctx.Err() == nil {
 		d.Log.Error("Index pass failed", "site", s.ID, "kind", opt.Kind, "error", err)
 	}
 }
@@ -443,19 +446,17 @@ func (d *Daemon) siteOwning(raw string) *netSite {
 	return best
 }
 
-// networkStatus is each site's index and the network's total.
-func (d *Daemon) networkStatus(ctx context.Context) (*api.NetworkStatus, error) {
+// networkStatus is each site's index and the network's total, from the
+// status view v.
+func (d *Daemon) networkStatus(ctx context.Context, v *statusView) (*api.NetworkStatus, error) {
 	ns := &api.NetworkStatus{Sites: []api.SiteStatus{}, Total: store.Stats{ByType: map[string]int{}}}
 	for _, s := range d.allSites() {
-		stats, err := s.Store.Stats(ctx)
+		sv, err := v.siteView(ctx, s)
 		if err != nil {
 			return nil, fmt.Errorf("site %d: %w", s.ID, err)
 		}
-		ss := api.SiteStatus{ID: s.ID, URL: s.Home, Name: s.Name, Index: stats, Crawling: s.Crawler.Running()}
-		if runs, err := s.Store.Runs(ctx, 1); err == nil && len(runs) > 0 {
-			ss.LastRun = &runs[0]
-		}
-		ns.Sites = append(ns.Sites, ss)
+		stats := sv.stats
+		ns.Sites = append(ns.Sites, api.SiteStatus{ID: s.ID, URL: s.Home, Name: s.Name, Index: stats, Crawling: s.Crawler.Running(), LastRun: sv.last})
 		ns.Total.Documents += stats.Documents
 		ns.Total.Chunks += stats.Chunks
 		ns.Total.Thin += stats.Thin

@@ -615,6 +615,72 @@ func TestNetwork_RealWordPress(t *testing.T) {
 	if total != st.Network.Total.Documents {
 		t.Errorf("network total %d, sites sum to %d", st.Network.Total.Documents, total)
 	}
+
+	t.Run("status and metrics read the sites' counts from the status view", func(t *testing.T) {
+		// Not per request: each read counted every site's tables. A site's
+		// commit makes the view stale, as the main site's does.
+		for start := time.Now(); ; time.Sleep(20 * time.Millisecond) {
+			busy := false
+			for _, s := range d.allSites() {
+				busy = busy || s.Crawler.Running()
+			}
+			if !busy {
+				break
+			}
+			if time.Since(start) > 30*time.Second {
+				t.Fatal("the sites' passes did not end")
+			}
+		}
+		s := d.otherSites()[0]
+		d.invalidateView()
+		v, err := d.view(ctx) // read now, with no refresh under way to replace it
+		if err != nil {
+			t.Fatal(err)
+		}
+		before := v.sites[s.ID].stats.Documents
+		urls, err := s.Store.DocumentURLs(ctx)
+		if err != nil || len(urls) == 0 {
+			t.Fatalf("site %d's pages: %v, %v", s.ID, urls, err)
+		}
+		for u := range urls {
+			if ok, err := s.Store.DeleteDocument(ctx, u); err != nil || !ok {
+				t.Fatalf("removing %s: %v, %v", u, ok, err)
+			}
+			break
+		}
+		docsOf := func(st *api.Status) int {
+			for _, x := range st.Network.Sites {
+				if x.ID == s.ID {
+					return x.Index.Documents
+				}
+			}
+			t.Fatalf("site %d is not in the status", s.ID)
+			return 0
+		}
+		label := fmt.Sprintf(`askwpd_site_documents{site="%d"}`, s.ID)
+		st, err := d.Status(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Within statusViewGap of the reading, the commit does not make the
+		// next request read again.
+		got, scraped := docsOf(st), scrape(t, d)[label]
+		if (got != before || scraped != float64(before)) && time.Since(v.at) < statusViewGap {
+			t.Errorf("just after a page left site %d: status %d, metrics %v documents, want the view's %d", s.ID, got, scraped, before)
+		}
+		for start := time.Now(); ; time.Sleep(20 * time.Millisecond) {
+			st, err := d.Status(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if docsOf(st) == before-1 && scrape(t, d)[label] == float64(before-1) {
+				break
+			}
+			if time.Since(start) > statusViewAge+5*time.Second {
+				t.Fatalf("site %d's removal is not in the status or the metrics %v after it", s.ID, time.Since(start))
+			}
+		}
+	})
 }
 
 // The site label is bounded: past maxSiteLabels sites, every other one

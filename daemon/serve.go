@@ -48,7 +48,7 @@ func (d *Daemon) Status(ctx context.Context) (*api.Status, error) {
 		return nil, err
 	}
 	if d.net != nil {
-		if st.Network, err = d.networkStatus(ctx); err != nil {
+		if st.Network, err = d.networkStatus(ctx, v); err != nil {
 			return nil, err
 		}
 	}

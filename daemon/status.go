@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
@@ -26,6 +27,16 @@ type statusView struct {
 	counts  store.FrontierCounts
 	ages    []store.AgeBucket
 	history []store.StatsSample
+	// sites holds, on a network, each site's counts and last pass, which
+	// /v1/status lists and /metrics reports per site: read per request,
+	// they were a full count of every site's tables each time.
+	sites map[int64]siteView
+}
+
+// siteView is a network site's part of the status view.
+type siteView struct {
+	stats store.Stats
+	last  *store.Run
 }
 
 // statusViewAge is how old a reading may be before a request starts the
@@ -156,7 +167,43 @@ func (d *Daemon) readView(ctx context.Context) (*statusView, error) {
 	if v.history, err = d.Store.StatsSamples(ctx, 96); err != nil {
 		return nil, err
 	}
+	if d.net != nil {
+		v.sites = map[int64]siteView{}
+		for _, s := range d.allSites() {
+			sv := siteView{stats: v.stats}
+			if s.Store != d.Store {
+				if sv, err = readSiteView(ctx, s); err != nil {
+					return nil, fmt.Errorf("site %d: %w", s.ID, err)
+				}
+			} else if len(v.runs) > 0 {
+				sv.last = &v.runs[0]
+			}
+			v.sites[s.ID] = sv
+		}
+	}
 	return v, nil
+}
+
+// readSiteView reads a network site's counts and last pass.
+func readSiteView(ctx context.Context, s *netSite) (siteView, error) {
+	var sv siteView
+	var err error
+	if sv.stats, err = s.Store.Stats(ctx); err != nil {
+		return sv, err
+	}
+	if runs, err := s.Store.Runs(ctx, 1); err == nil && len(runs) > 0 {
+		sv.last = &runs[0]
+	}
+	return sv, nil
+}
+
+// siteView returns s's part of v, read now for a site that joined the
+// network after v was.
+func (v *statusView) siteView(ctx context.Context, s *netSite) (siteView, error) {
+	if sv, ok := v.sites[s.ID]; ok {
+		return sv, nil
+	}
+	return readSiteView(ctx, s)
 }
 
 // dbWait is how long a status request or a scrape waits for the
