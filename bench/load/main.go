@@ -64,8 +64,9 @@
 // over the shim's 750 ms, /v1/status and /metrics p99 <= 50 ms, peak RSS
 // <= -max-rss, and every accepted event was applied.
 //
-// With -corpus, -state serves a state dir kept from an earlier run
-// (-keep-state) against the corpus loaded anew, under new post IDs: its
+// With -corpus, -state serves a copy of a state dir kept from an earlier
+// run (-keep-state), without the pass that run interrupted, against the
+// corpus loaded anew, under new post IDs: its
 // crawl re-indexes the pages it reaches instead of finding them
 // unchanged, as a re-crawl after a theme or permalink change does. A
 // fresh run's crawl commits almost nothing.

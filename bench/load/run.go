@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"os"
 	"os/exec"
@@ -147,8 +148,8 @@ func run(ctx context.Context, o options) (bool, error) {
 		// A copy: the run's events and crawl write to the state, and the
 		// kept one serves the next run as it was.
 		state = filepath.Join(tmp, "state")
-		if out, err := exec.Command("cp", "-a", o.reuse, state).CombinedOutput(); err != nil {
-			return false, fmt.Errorf("copying the state dir: %w: %s", err, out)
+		if err := copyState(o.reuse, state); err != nil {
+			return false, err
 		}
 	}
 	p, err := startDaemon(ctx, bin, state, e, o.soak > 0, o.timerSlack)
@@ -176,6 +177,30 @@ func run(ctx context.Context, o options) (bool, error) {
 		return openLoad(ctx, o, p, hot, e["SITE_URL"])
 	}
 	return load(ctx, o, p, hot)
+}
+
+// copyState copies a kept state dir to dst for a daemon to serve, without
+// the pass the run that kept it interrupted: the daemon would resume it as
+// it starts, and a state kept by an open-loop run holds its crawl, cut off
+// with thousands of pages queued. Resumed, it rendered and indexed them
+// through the core-search comparison and the sweep that came first.
+func copyState(src, dst string) error {
+	if out, err := exec.Command("cp", "-a", src, dst).CombinedOutput(); err != nil {
+		return fmt.Errorf("copying the state dir: %w: %s", err, out)
+	}
+	db, err := sql.Open("sqlite", "file:"+filepath.Join(dst, "askwpd.db"))
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	res, err := db.Exec(`UPDATE urls SET queued = 0 WHERE queued = 1`)
+	if err != nil {
+		return fmt.Errorf("dropping the kept state's interrupted pass: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n > 0 {
+		fmt.Printf("the kept state held an interrupted pass (%d pages queued): the copy served drops it\n", n)
+	}
+	return db.Close()
 }
 
 func numCPU() int {

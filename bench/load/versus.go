@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"sync"
@@ -34,8 +33,8 @@ func versus(ctx context.Context, o options, bin, state, tmp string, e map[string
 	}()
 	for i, b := range []string{bin, o.versus} {
 		dir := filepath.Join(tmp, fmt.Sprintf("versus-%d", i))
-		if out, err := exec.Command("cp", "-a", state, dir).CombinedOutput(); err != nil {
-			return false, fmt.Errorf("copying the state dir: %w: %s", err, out)
+		if err := copyState(state, dir); err != nil {
+			return false, err
 		}
 		p, err := startDaemon(ctx, b, dir, e, false, o.timerSlack)
 		if err != nil {
