@@ -2,7 +2,6 @@ package daemon
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"time"
 
@@ -172,8 +171,11 @@ func (d *Daemon) readView(ctx context.Context) (*statusView, error) {
 		for _, s := range d.allSites() {
 			sv := siteView{stats: v.stats}
 			if s.Store != d.Store {
+				// A site that fails here (its store closed as it leaves
+				// the network) is left to the request, as one that joined
+				// after the reading is: the rest of the view stands.
 				if sv, err = readSiteView(ctx, s); err != nil {
-					return nil, fmt.Errorf("site %d: %w", s.ID, err)
+					continue
 				}
 			} else if len(v.runs) > 0 {
 				sv.last = &v.runs[0]
@@ -198,7 +200,7 @@ func readSiteView(ctx context.Context, s *netSite) (siteView, error) {
 }
 
 // siteView returns s's part of v, read now for a site that joined the
-// network after v was.
+// network after v was, or whose read failed.
 func (v *statusView) siteView(ctx context.Context, s *netSite) (siteView, error) {
 	if sv, ok := v.sites[s.ID]; ok {
 		return sv, nil
