@@ -619,18 +619,14 @@ func TestNetwork_RealWordPress(t *testing.T) {
 	t.Run("status and metrics read the sites' counts from the status view", func(t *testing.T) {
 		// Not per request: each read counted every site's tables. A site's
 		// commit makes the view stale, as the main site's does.
-		for start := time.Now(); ; time.Sleep(20 * time.Millisecond) {
-			busy := false
+		waitFor(t, 30*time.Second, "the sites' passes to end", func() bool {
 			for _, s := range d.allSites() {
-				busy = busy || s.Crawler.Running()
+				if s.Crawler.Running() {
+					return false
+				}
 			}
-			if !busy {
-				break
-			}
-			if time.Since(start) > 30*time.Second {
-				t.Fatal("the sites' passes did not end")
-			}
-		}
+			return true
+		})
 		s := d.otherSites()[0]
 		d.invalidateView()
 		v, err := d.view(ctx) // read now, with no refresh under way to replace it
@@ -668,18 +664,13 @@ func TestNetwork_RealWordPress(t *testing.T) {
 		if (got != before || scraped != float64(before)) && time.Since(v.at) < statusViewGap {
 			t.Errorf("just after a page left site %d: status %d, metrics %v documents, want the view's %d", s.ID, got, scraped, before)
 		}
-		for start := time.Now(); ; time.Sleep(20 * time.Millisecond) {
+		waitFor(t, statusViewAge+5*time.Second, fmt.Sprintf("site %d's removal in the status and the metrics", s.ID), func() bool {
 			st, err := d.Status(ctx)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if docsOf(st) == before-1 && scrape(t, d)[label] == float64(before-1) {
-				break
-			}
-			if time.Since(start) > statusViewAge+5*time.Second {
-				t.Fatalf("site %d's removal is not in the status or the metrics %v after it", s.ID, time.Since(start))
-			}
-		}
+			return docsOf(st) == before-1 && scrape(t, d)[label] == float64(before-1)
+		})
 	})
 }
 
