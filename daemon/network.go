@@ -63,7 +63,19 @@ type network struct {
 	bg context.Context
 	// syncMu keeps two reads of the blogs table from adding a site twice.
 	syncMu sync.Mutex
+	// warm is what the sites' search caches may still take when they are
+	// warmed (networkWarmBytes at first), one site at a time.
+	warm struct {
+		sync.Mutex
+		left int
+	}
 }
+
+// networkWarmBytes bounds what warming takes for all the network's sites
+// but the main one, which has its own caches' bound: each site's caches
+// would take as much, and a network has dozens. Sites that get visitors
+// fill their caches as they ask.
+const networkWarmBytes = 16 << 20
 
 // siteCaller is the tool contract as one site's chat sees it: calls
 // without a site argument answer from that site.
@@ -93,6 +105,7 @@ func (d *Daemon) openNetwork(ctx context.Context) error {
 	}
 	n := &network{conf: *d.wpNet, main: d.wpNet.MainBlogID, sites: map[int64]*netSite{},
 		share: crawl.NewShare(d.Config.Crawl.Concurrency, d.Config.Crawl.RatePerSec)}
+	n.warm.left = networkWarmBytes
 	n.share.Join(d.Crawler)
 	n.sites[n.main] = &netSite{ID: n.main, Home: d.Crawler.Site.URL, Name: d.Crawler.Site.Name, Store: d.Store,
 		Search: d.Search, Crawler: d.Crawler, Tools: d.Tools, Agent: d.Agent}
@@ -286,8 +299,17 @@ func (d *Daemon) startSite(bg context.Context, s *netSite) {
 	s.cancel = cancel
 	s.stopEvents = s.Crawler.StartEvents(ctx, d.Config.Schedule.CatchUp)
 	go func() {
-		if err := s.Search.Load(ctx); err != nil && ctx.Err() == nil {
-			d.Log.Warn("Unable to load a site's search index; the next search retries", "site", s.ID, "error", err)
+		if err := s.Search.Load(ctx); err != nil {
+			if ctx.Err() == nil {
+				d.Log.Warn("Unable to load a site's search index; the next search retries", "site", s.ID, "error", err)
+			}
+			return
+		}
+		w := &d.net.warm
+		w.Lock()
+		defer w.Unlock()
+		if w.left > 0 {
+			w.left -= d.warmSearch(ctx, s.Search, w.left, d.Log.With("site", s.ID))
 		}
 	}()
 	if stats, err := s.Store.Stats(ctx); err == nil && stats.Documents == 0 {

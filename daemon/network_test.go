@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
@@ -319,6 +320,46 @@ func TestNetwork_RealWordPress(t *testing.T) {
 		t.Fatal(err)
 	}
 	ec := &eventClient{t: t, url: srv.URL, secret: secret}
+
+	t.Run("each site's search caches are warmed as it starts, within the network's bound", func(t *testing.T) {
+		// The sites besides the main one; the main site's index is
+		// warmed by Serve, which this test does not run.
+		others := map[string]bool{}
+		for _, s := range indexed {
+			if s.BlogID != d.net.main {
+				others[strconv.FormatInt(s.BlogID, 10)] = true
+			}
+		}
+		warmed := func() (sites map[string]float64) {
+			sites = map[string]float64{}
+			for _, line := range strings.Split(logs.String(), "\n") {
+				var l struct {
+					Msg   string
+					Site  json.Number
+					Texts int
+					MB    float64
+				}
+				if json.Unmarshal([]byte(line), &l) == nil && l.Msg == "Search caches warmed" && l.Texts > 0 {
+					sites[l.Site.String()] += l.MB
+				}
+			}
+			return sites
+		}
+		waitFor(t, 30*time.Second, "every site's caches warmed", func() bool { return len(warmed()) >= len(others) })
+		sum := 0.0
+		for site, mb := range warmed() {
+			if !others[site] {
+				t.Errorf("site %q warmed apart from the network's sites %v", site, others)
+			}
+			sum += mb
+		}
+		d.net.warm.Lock()
+		left := d.net.warm.left
+		d.net.warm.Unlock()
+		if used := networkWarmBytes - left; used <= 0 || math.Abs(float64(used)/1e6-sum) > 0.1*float64(len(others)) {
+			t.Errorf("the network's bound went down by %d bytes, the sites logged %.1f MB warmed", used, sum)
+		}
+	})
 
 	t.Run("the shim's blog id picks the site", func(t *testing.T) {
 		s := indexed[2]

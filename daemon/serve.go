@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"os"
@@ -16,6 +18,7 @@ import (
 	"github.com/askwp/askwpd/api"
 	"github.com/askwp/askwpd/config"
 	"github.com/askwp/askwpd/crawl"
+	"github.com/askwp/askwpd/search"
 )
 
 // Version is askwpd's version, set at build time.
@@ -215,9 +218,27 @@ func (d *Daemon) loadSearchIndex(ctx context.Context) {
 			d.Log.Info("Search index snapshot written", "took_ms", time.Since(start).Milliseconds())
 		}
 	}
+	d.warmSearch(ctx, d.Search, 0, d.Log)
 	t := time.NewTicker(snapshotQuiet)
 	defer t.Stop()
 	keepSnapshot(ctx, d.Search, t.C, d.Log)
+}
+
+// warmSearch reads into ix's caches, up to maxBytes (0: as far as they
+// go), what the first visitors' searches would each read, and returns
+// the bytes it took.
+func (d *Daemon) warmSearch(ctx context.Context, ix *search.Index, maxBytes int, log *slog.Logger) int {
+	start := time.Now()
+	w, err := ix.Warm(ctx, maxBytes)
+	if err != nil {
+		if ctx.Err() == nil {
+			log.Warn("Unable to warm the search caches; searches fill them as they come", "error", err)
+		}
+		return w.Bytes
+	}
+	log.Info("Search caches warmed", "texts", w.Texts, "term_lists", w.Lists, "mb", math.Round(float64(w.Bytes)/1e5)/10,
+		"full", w.Full, "took_ms", time.Since(start).Milliseconds())
+	return w.Bytes
 }
 
 func (d *Daemon) runPass(ctx context.Context, opt crawl.IndexOptions) {

@@ -115,14 +115,9 @@ func (tc *textCache) add(epoch uint64, chunks map[int64]*store.Chunk) {
 		return
 	}
 	for id, ch := range chunks {
-		if tc.byID[id] != nil {
-			continue
+		if tc.byID[id] == nil {
+			tc.put(id, entryOf(ch))
 		}
-		e := &cachedText{docID: ch.DocID, start: ch.Start, end: ch.End, text: ch.Text, contentHash: ch.ContentHash,
-			headingPath: ch.HeadingPath}
-		tc.byID[id] = e
-		tc.byDoc[e.docID] = append(tc.byDoc[e.docID], id)
-		tc.size += e.cost()
 	}
 	// Map order is random enough for an eviction: the pages asked for
 	// again and again are read back soon after.
@@ -132,6 +127,38 @@ func (tc *textCache) add(epoch uint64, chunks map[int64]*store.Chunk) {
 		}
 		tc.drop(id)
 	}
+}
+
+// addWithin keeps a chunk read from the store if its text fits the cache
+// whole, evicting none, and returns its entry: nil when a commit dropped
+// entries since epoch, or when it does not fit (full).
+func (tc *textCache) addWithin(epoch uint64, ch *store.Chunk) (e *cachedText, full bool) {
+	tc.mu.Lock()
+	defer tc.mu.Unlock()
+	if epoch != tc.epoch {
+		return nil, false
+	}
+	if e := tc.byID[ch.ID]; e != nil {
+		return e, false
+	}
+	e = entryOf(ch)
+	if tc.size+e.cost() > tc.max {
+		return nil, true
+	}
+	tc.put(ch.ID, e)
+	return e, false
+}
+
+func entryOf(ch *store.Chunk) *cachedText {
+	return &cachedText{docID: ch.DocID, start: ch.Start, end: ch.End, text: ch.Text, contentHash: ch.ContentHash,
+		headingPath: ch.HeadingPath}
+}
+
+// put keeps e as chunk id's entry. The caller holds mu.
+func (tc *textCache) put(id int64, e *cachedText) {
+	tc.byID[id] = e
+	tc.byDoc[e.docID] = append(tc.byDoc[e.docID], id)
+	tc.size += e.cost()
 }
 
 func (e *cachedText) cost() int {
@@ -191,10 +218,19 @@ func (tc *textCache) forward(an *analysis.Analyzer, c *candidate) []termAt16 {
 	if l := e.terms.Load(); l != nil {
 		return *l
 	}
-	if e.hits.Load() < listAfterHits || !tc.listRoom(0) {
+	if e.hits.Load() < listAfterHits {
 		return nil
 	}
-	list, ok := an.AppendTermsAt(nil, e.text, c.doc.Lang)
+	return tc.list(an, c.chunkID, e, c.doc.Lang)
+}
+
+// list makes the list of e's text terms, unless the lists are full or e
+// left the cache: nil then.
+func (tc *textCache) list(an *analysis.Analyzer, chunkID int64, e *cachedText, lang string) []termAt16 {
+	if !tc.listRoom(0) {
+		return nil
+	}
+	list, ok := an.AppendTermsAt(nil, e.text, lang)
 	if len(e.text) > math.MaxUint16 || len(list) > 0 && list[len(list)-1].Pos > math.MaxUint16 {
 		ok = false
 	}
@@ -203,7 +239,7 @@ func (tc *textCache) forward(an *analysis.Analyzer, c *candidate) []termAt16 {
 	if l := e.terms.Load(); l != nil { // another search made it meanwhile
 		return *l
 	}
-	if tc.byID[c.chunkID] != e || tc.listSize+8*len(list) > tc.listMax {
+	if tc.byID[chunkID] != e || tc.listSize+8*len(list) > tc.listMax {
 		return nil // evicted meanwhile, or no room
 	}
 	var terms []termAt16
@@ -229,6 +265,13 @@ func (tc *textCache) forward(an *analysis.Analyzer, c *candidate) []termAt16 {
 	e.terms.Store(&terms)
 	tc.listSize += 8 * cap(terms)
 	return terms
+}
+
+// epochNow is the epoch to hand to addWithin for texts read after it.
+func (tc *textCache) epochNow() uint64 {
+	tc.mu.Lock()
+	defer tc.mu.Unlock()
+	return tc.epoch
 }
 
 // listRoom reports whether the lists have room for n more bytes.

@@ -41,6 +41,7 @@ func runTool(ctx context.Context, args []string) error {
 	gap := fs.Duration("gap", 0, "idle time between timed calls, as a daemon has between visitors (the CPU counted is the calls')")
 	outPath := fs.String("out", "", "write each answer's JSON, one a line, to compare two builds' answers")
 	warmPath := fs.String("warm", "", "BEIR queries.jsonl asked once, untimed, before the first pass: the daemon has then cached the pages other visitors' questions found, and the first pass times new questions alone (-cpuprofile is then of the first pass)")
+	noWarm := fs.Bool("cold", false, "leave the search caches empty at the start, where the daemon warms them as it starts (search.Index.Warm)")
 	fs.Parse(args)
 	if (*corpus == "") == (*stateDir == "") || *queries == "" || (*stateDir != "") != (*siteURL != "") {
 		return fmt.Errorf("tool: -queries and one of -corpus or -state (with -site) are required")
@@ -109,6 +110,15 @@ func runTool(ctx context.Context, args []string) error {
 	fmt.Printf("store: %d documents, %d chunks; in-memory index %.1f MB of heap (%.0f bytes per chunk)\n",
 		docs, chunks, float64(m1.HeapAlloc-m0.HeapAlloc)/1e6, float64(m1.HeapAlloc-m0.HeapAlloc)/float64(chunks))
 
+	if !*noWarm && !*overHTTP { // over HTTP, the daemon serving warms its own
+		start, c0 := time.Now(), cpuTime()
+		w, err := d.Search.Warm(ctx, 0)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("warmed as the daemon does at its start: %d texts, %d term lists, %.1f MB, %v, cpu %.0f ms\n",
+			w.Texts, w.Lists, float64(w.Bytes)/1e6, time.Since(start).Round(time.Millisecond), float64(cpuTime()-c0)/1e6)
+	}
 	bodies := make([]json.RawMessage, len(qs))
 	for i, q := range qs {
 		bodies[i], _ = json.Marshal(tool.SearchArgs{Query: q.Text, Limit: *limit})

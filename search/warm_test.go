@@ -1,0 +1,118 @@
+package search
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/askwp/askwpd/store"
+)
+
+// warmSite stores six pages of two chunks each, page i modified on day
+// i of January 2026: page 5 is the newest.
+func warmSite(t *testing.T) *store.DB {
+	t.Helper()
+	db := openTB(t)
+	ctx := context.Background()
+	for i := range 6 {
+		a := fmt.Sprintf("Page %d tells how the kettle number %d whistles when its water boils.", i, i)
+		b := fmt.Sprintf("Its second part says the teapot number %d keeps the tea warm for an hour.", i)
+		body := a + "\n\n" + b
+		day := time.Date(2026, 1, 1+i, 0, 0, 0, 0, time.UTC)
+		d := &store.Document{URL: fmt.Sprintf("http://x.test/p%d/", i), Title: fmt.Sprintf("Page %d", i), PostType: "post",
+			Body: body, Text: body, Lang: "en", Published: day, Modified: day, ContentHash: fmt.Sprintf("h%d", i),
+			Chunks: []store.Chunk{
+				{Ord: 0, Start: 0, End: len(a), Text: a, Type: "prose", ContentHash: fmt.Sprintf("a%d", i)},
+				{Ord: 1, Start: len(a) + 2, End: len(body), Text: b, Type: "prose", ContentHash: fmt.Sprintf("b%d", i)}}}
+		if _, err := db.PutDocument(ctx, d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return db
+}
+
+// Warm leaves every chunk's text and term list in memory, and a search
+// answers from them as a cold index answers from the store.
+func TestWarm(t *testing.T) {
+	db := warmSite(t)
+	ctx := context.Background()
+	ix := newIndex(t, db)
+	w, err := ix.Warm(ctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.Texts != 12 || w.Lists != 12 || w.Full || w.Bytes <= 0 {
+		t.Fatalf("warmed %+v, want all 12 chunks' texts and lists", w)
+	}
+	if ix.vocab == nil {
+		t.Fatal("the vocabulary was not read")
+	}
+	for id, e := range ix.texts.byID {
+		if l := e.terms.Load(); l == nil || len(*l) == 0 {
+			t.Fatalf("chunk %d has no term list", id)
+		}
+	}
+	if ix.texts.size+ix.texts.listSize < w.Bytes {
+		t.Fatalf("the caches hold %d + %d bytes, the warm counted %d", ix.texts.size, ix.texts.listSize, w.Bytes)
+	}
+
+	cold := newIndex(t, db)
+	for _, q := range []string{"kettle whistles", "teapot number 3 warm", "water boils page 5"} {
+		a, err := ix.Search(ctx, Query{Text: q, Limit: 5})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := cold.Search(ctx, Query{Text: q, Limit: 5})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ja, _ := json.Marshal(a)
+		jb, _ := json.Marshal(b)
+		if len(a.Hits) == 0 || string(ja) != string(jb) {
+			t.Fatalf("%q: warmed index answered\n%s\ncold one\n%s", q, ja, jb)
+		}
+	}
+	if len(ix.texts.byID) != 12 {
+		t.Fatalf("the searches changed the warmed cache: %d entries", len(ix.texts.byID))
+	}
+}
+
+// Past maxBytes, Warm stops: the newest pages are the ones warmed.
+func TestWarm_NewestFirst(t *testing.T) {
+	db := warmSite(t)
+	ctx := context.Background()
+	probe := newIndex(t, db)
+	all, err := probe.Warm(ctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix := newIndex(t, db)
+	// A third of what all took: two pages' worth, about.
+	w, err := ix.Warm(ctx, all.Bytes/3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !w.Full || w.Texts == 0 || w.Texts >= 12 {
+		t.Fatalf("warmed %+v with a third of %d bytes", w, all.Bytes)
+	}
+	// Each chunk's text names its page's number.
+	chunks := map[int]int{} // page → its chunks warmed
+	for _, e := range ix.texts.byID {
+		var n int
+		if _, err := fmt.Sscanf(e.text[strings.Index(e.text, "number"):], "number %d", &n); err != nil {
+			t.Fatalf("%q: %v", e.text, err)
+		}
+		chunks[n]++
+	}
+	// Pages 5, 4, ... whole, then at most a part of the next one.
+	for p, left := 5, w.Texts; left > 0; p-- {
+		want := min(2, left)
+		if chunks[p] != want {
+			t.Fatalf("warmed %d texts, by page %v: want the newest pages first", w.Texts, chunks)
+		}
+		left -= want
+	}
+}
