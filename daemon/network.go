@@ -71,10 +71,10 @@ type network struct {
 	}
 }
 
-// networkWarmBytes bounds what warming takes for all the network's sites
-// but the main one, which has its own caches' bound: each site's caches
-// would take as much, and a network has dozens. Sites that get visitors
-// fill their caches as they ask.
+// networkWarmBytes bounds what warming takes, over the daemon's life,
+// for all the network's sites but the main one, which has its own
+// caches' bound: each site's caches would take as much, and a network
+// has dozens. Sites that get visitors fill their caches as they ask.
 const networkWarmBytes = 16 << 20
 
 // siteCaller is the tool contract as one site's chat sees it: calls
@@ -305,12 +305,7 @@ func (d *Daemon) startSite(bg context.Context, s *netSite) {
 			}
 			return
 		}
-		w := &d.net.warm
-		w.Lock()
-		defer w.Unlock()
-		if w.left > 0 {
-			w.left -= d.warmSearch(ctx, s.Search, w.left, d.Log.With("site", s.ID))
-		}
+		d.warmSite(ctx, s)
 	}()
 	if stats, err := s.Store.Stats(ctx); err == nil && stats.Documents == 0 {
 		go d.runSitePass(ctx, s, crawl.IndexOptions{Kind: "initial"})
@@ -322,6 +317,21 @@ func (d *Daemon) runSitePass(ctx context.Context, s *netSite, opt crawl.IndexOpt
 	d.invalidateView()
 	if err != nil && !errors.Is(err, crawl.ErrCrawlRunning) && ctx.Err() == nil {
 		d.Log.Error("Index pass failed", "site", s.ID, "kind", opt.Kind, "error", err)
+	}
+	if err == nil {
+		// As the main site's (runPass).
+		d.warmSite(ctx, s)
+	}
+}
+
+// warmSite warms a network site's search caches with what is left of
+// the network's bound.
+func (d *Daemon) warmSite(ctx context.Context, s *netSite) {
+	w := &d.net.warm
+	w.Lock()
+	defer w.Unlock()
+	if w.left > 0 {
+		w.left -= d.warmSearch(ctx, s.Search, w.left, d.Log.With("site", s.ID))
 	}
 }
 

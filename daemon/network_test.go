@@ -321,6 +321,22 @@ func TestNetwork_RealWordPress(t *testing.T) {
 	}
 	ec := &eventClient{t: t, url: srv.URL, secret: secret}
 
+	// warmed reads the MB each site's caches were warmed with from the log.
+	warmed := func() (sites map[string]float64) {
+		sites = map[string]float64{}
+		for _, line := range strings.Split(logs.String(), "\n") {
+			var l struct {
+				Msg   string
+				Site  json.Number
+				Texts int
+				MB    float64
+			}
+			if json.Unmarshal([]byte(line), &l) == nil && l.Msg == "Search caches warmed" && l.Texts > 0 {
+				sites[l.Site.String()] += l.MB
+			}
+		}
+		return sites
+	}
 	t.Run("each site's search caches are warmed as it starts, within the network's bound", func(t *testing.T) {
 		// The sites besides the main one; the main site's index is
 		// warmed by Serve, which this test does not run.
@@ -329,21 +345,6 @@ func TestNetwork_RealWordPress(t *testing.T) {
 			if s.BlogID != d.net.main {
 				others[strconv.FormatInt(s.BlogID, 10)] = true
 			}
-		}
-		warmed := func() (sites map[string]float64) {
-			sites = map[string]float64{}
-			for _, line := range strings.Split(logs.String(), "\n") {
-				var l struct {
-					Msg   string
-					Site  json.Number
-					Texts int
-					MB    float64
-				}
-				if json.Unmarshal([]byte(line), &l) == nil && l.Msg == "Search caches warmed" && l.Texts > 0 {
-					sites[l.Site.String()] += l.MB
-				}
-			}
-			return sites
 		}
 		waitFor(t, 30*time.Second, "every site's caches warmed", func() bool { return len(warmed()) >= len(others) })
 		sum := 0.0
@@ -530,6 +531,7 @@ func TestNetwork_RealWordPress(t *testing.T) {
 			time.Sleep(20 * time.Millisecond)
 		}
 		t.Logf("new site %s indexed %v after its creation", id, time.Since(start))
+
 		if holds(siteSearch(t, d, "", nil, word), word) {
 			t.Error("the main site finds the new site's post")
 		}

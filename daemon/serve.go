@@ -224,9 +224,9 @@ func (d *Daemon) loadSearchIndex(ctx context.Context) {
 	keepSnapshot(ctx, d.Search, t.C, d.Log)
 }
 
-// warmSearch reads into ix's caches, up to maxBytes (0: as far as they
-// go), what the first visitors' searches would each read, and returns
-// the bytes it took.
+// warmSearch reads into ix's caches what they lack, up to maxBytes (0:
+// as far as they go), and returns the bytes it took: what the next
+// visitors' searches would each read.
 func (d *Daemon) warmSearch(ctx context.Context, ix *search.Index, maxBytes int, log *slog.Logger) int {
 	start := time.Now()
 	w, err := ix.Warm(ctx, maxBytes)
@@ -236,8 +236,10 @@ func (d *Daemon) warmSearch(ctx context.Context, ix *search.Index, maxBytes int,
 		}
 		return w.Bytes
 	}
-	log.Info("Search caches warmed", "texts", w.Texts, "term_lists", w.Lists, "mb", math.Round(float64(w.Bytes)/1e5)/10,
-		"full", w.Full, "took_ms", time.Since(start).Milliseconds())
+	if w != (search.Warmed{}) {
+		log.Info("Search caches warmed", "texts", w.Texts, "term_lists", w.Lists, "mb", math.Round(float64(w.Bytes)/1e5)/10,
+			"full", w.Full, "took_ms", time.Since(start).Milliseconds())
+	}
 	return w.Bytes
 }
 
@@ -262,7 +264,11 @@ func (d *Daemon) runPass(ctx context.Context, opt crawl.IndexOptions) {
 	_, err := d.Crawler.Index(ctx, opt)
 	d.invalidateView()
 	switch {
-	case err == nil, ctx.Err() != nil:
+	case err == nil:
+		// A first pass fills an index that was empty when it was warmed,
+		// and any pass drops the changed pages' texts from the caches.
+		d.warmSearch(ctx, d.Search, 0, d.Log)
+	case ctx.Err() != nil:
 	case errors.Is(err, crawl.ErrCrawlRunning):
 		// Another process's pass (askwpd index) covers this one.
 		d.Log.Info("Index pass skipped", "kind", opt.Kind, "reason", err.Error())

@@ -138,7 +138,7 @@ func (tc *textCache) addWithin(epoch uint64, ch *store.Chunk) (e *cachedText, fu
 	if epoch != tc.epoch {
 		return nil, false
 	}
-	if e := tc.byID[ch.ID]; e != nil {
+	if e := tc.byID[ch.ID]; e != nil { // a search added it meanwhile
 		return e, false
 	}
 	e = entryOf(ch)
@@ -267,11 +267,20 @@ func (tc *textCache) list(an *analysis.Analyzer, chunkID int64, e *cachedText, l
 	return terms
 }
 
-// epochNow is the epoch to hand to addWithin for texts read after it.
-func (tc *textCache) epochNow() uint64 {
+// lookup returns the entries of ids the cache holds, the ids it lacks,
+// and the epoch to add those under (addWithin).
+func (tc *textCache) lookup(ids []int64) (held map[int64]*cachedText, missing []int64, epoch uint64) {
 	tc.mu.Lock()
 	defer tc.mu.Unlock()
-	return tc.epoch
+	held = make(map[int64]*cachedText, len(ids))
+	for _, id := range ids {
+		if e := tc.byID[id]; e != nil {
+			held[id] = e
+		} else {
+			missing = append(missing, id)
+		}
+	}
+	return held, missing, tc.epoch
 }
 
 // listRoom reports whether the lists have room for n more bytes.

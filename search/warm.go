@@ -4,14 +4,16 @@ import (
 	"context"
 	"fmt"
 	"slices"
+
+	"github.com/askwp/askwpd/store"
 )
 
 // Warmed is what Warm read into memory.
 type Warmed struct {
-	// Texts counts the chunk texts the cache holds after Warm read them,
-	// and Lists the lists of their terms made.
+	// Texts counts the chunk texts Warm read into the cache, and Lists
+	// the lists of their terms it made: none for what the cache held.
 	Texts, Lists int
-	// Bytes is what the warmed texts and lists cost, as the cache counts.
+	// Bytes is what those texts and lists cost, as the cache counts.
 	Bytes int
 	// Full says Warm stopped at the cache's bound or at maxBytes, before
 	// the last chunk.
@@ -50,29 +52,36 @@ func (ix *Index) Warm(ctx context.Context, maxBytes int) (Warmed, error) {
 		for _, c := range part {
 			ids = append(ids, c.id)
 		}
-		epoch := ix.texts.epochNow()
-		chunks, err := ix.db.ChunksByID(ctx, ids)
-		if err != nil {
-			return w, fmt.Errorf("search: warm: %w", err)
+		held, missing, epoch := ix.texts.lookup(ids)
+		var chunks map[int64]*store.Chunk
+		if len(missing) > 0 {
+			var err error
+			if chunks, err = ix.db.ChunksByID(ctx, missing); err != nil {
+				return w, fmt.Errorf("search: warm: %w", err)
+			}
 		}
 		for _, c := range part {
-			ch := chunks[c.id]
-			if ch == nil { // deleted since
-				continue
-			}
-			e, full := ix.texts.addWithin(epoch, ch)
-			if full {
-				w.Full = true
-				return w, nil
-			}
-			if e == nil { // a commit came meanwhile: the chunk may have changed
-				continue
+			e := held[c.id]
+			if e == nil {
+				ch := chunks[c.id]
+				if ch == nil { // deleted since
+					continue
+				}
+				var full bool
+				if e, full = ix.texts.addWithin(epoch, ch); full {
+					w.Full = true
+					return w, nil
+				}
+				if e == nil { // a commit came meanwhile: the chunk may have changed
+					continue
+				}
+				w.Texts++
+				w.Bytes += e.cost()
 			}
 			if e.terms.Load() == nil && ix.texts.list(ix.an, c.id, e, c.lang) != nil {
 				w.Lists++
+				w.Bytes += e.listCost()
 			}
-			w.Texts++
-			w.Bytes += e.cost() + e.listCost()
 			if maxBytes > 0 && w.Bytes >= maxBytes {
 				w.Full = true
 				return w, nil

@@ -78,6 +78,24 @@ func TestWarm(t *testing.T) {
 	if len(ix.texts.byID) != 12 {
 		t.Fatalf("the searches changed the warmed cache: %d entries", len(ix.texts.byID))
 	}
+
+	// Warmed again, after a pass: only what the cache lacks is read, a
+	// changed page's chunks.
+	if again, err := ix.Warm(ctx, 0); err != nil || again != (Warmed{}) {
+		t.Fatalf("warmed again with nothing changed: %+v, %v", again, err)
+	}
+	const text = "Page 2 now says the kettle is gone."
+	if _, err := db.PutDocument(ctx, &store.Document{URL: "http://x.test/p2/", Title: "Page 2", PostType: "post", Body: text,
+		Text: text, Lang: "en", ContentHash: "h2b", Modified: time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC),
+		Chunks: []store.Chunk{{Ord: 0, Start: 0, End: len(text), Text: text, Type: "prose", ContentHash: "a2b"}}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ix.Search(ctx, Query{Text: "teapot hour"}); err != nil { // the index follows the commit; page 2 holds neither word
+		t.Fatal(err)
+	}
+	if again, err := ix.Warm(ctx, 0); err != nil || again.Texts != 1 || again.Lists != 1 {
+		t.Fatalf("warmed after a page changed: %+v, %v; want its one chunk", again, err)
+	}
 }
 
 // Past maxBytes, Warm stops: the newest pages are the ones warmed.
