@@ -400,7 +400,7 @@ func (n *Node) lead(parent context.Context) (stop func()) {
 			// The store was filled from the changelog: its pages count as
 			// fetched, so only what no leader published is fetched.
 			opt := crawl.IndexOptions{Kind: "incremental", Incremental: true, SkipCurrent: true}
-			if st, err := n.Store.Stats(ctx); err == nil && st.Documents == 0 {
+			if empty, err := n.Store.Empty(ctx); err == nil && empty {
 				opt = crawl.IndexOptions{Kind: "initial"}
 			}
 			n.Pass(ctx, opt)

@@ -30,11 +30,11 @@ func (c *Crawler) missedChanges(ctx context.Context) ([]missedChange, error) {
 	if c.WP == nil {
 		return nil, nil
 	}
-	st, err := c.Store.Stats(ctx)
-	if err != nil || st.NewestFetch.IsZero() {
+	newest, err := c.Store.NewestFetch(ctx)
+	if err != nil || newest.IsZero() {
 		return nil, err
 	}
-	since := st.NewestFetch.Add(-catchUpSlack)
+	since := newest.Add(-catchUpSlack)
 	posts, err := c.WP.Posts(ctx, wp.PostFilter{Types: c.knownTypes(ctx), ModifiedSince: since, AnyStatus: true, Light: true})
 	if err != nil || len(posts) == 0 {
 		return nil, err

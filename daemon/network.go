@@ -307,7 +307,7 @@ func (d *Daemon) startSite(bg context.Context, s *netSite) {
 		}
 		d.warmSite(ctx, s)
 	}()
-	if stats, err := s.Store.Stats(ctx); err == nil && stats.Documents == 0 {
+	if empty, err := s.Store.Empty(ctx); err == nil && empty {
 		go d.runSitePass(ctx, s, crawl.IndexOptions{Kind: "initial"})
 	}
 }

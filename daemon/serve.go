@@ -117,7 +117,7 @@ func (d *Daemon) Serve(ctx context.Context) error {
 	// A fresh store is filled at once rather than at the next tick; in a
 	// cluster, from the changelog, and by whichever node leads.
 	waitCluster := d.serveCluster(bg)
-	if stats, err := d.Store.Stats(ctx); err == nil && stats.Documents == 0 && d.cluster == nil {
+	if empty, err := d.Store.Empty(ctx); err == nil && empty && d.cluster == nil {
 		go d.runPass(bg, crawl.IndexOptions{Kind: "initial"})
 	}
 

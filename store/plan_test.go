@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestByPost_UsesIndex: every query that finds a post's documents must
@@ -86,4 +87,39 @@ func queryPlan(t *testing.T, db *DB, q string, args ...any) string {
 		plan = append(plan, detail)
 	}
 	return strings.Join(plan, "; ")
+}
+
+// TestNewestFetch_Empty: what a start asks of the index, read without a
+// count of it, agrees with Stats; the newest fetch from the index
+// documents_fetched.
+func TestNewestFetch_Empty(t *testing.T) {
+	db := openTest(t)
+	ctx := context.Background()
+	check := func(wantEmpty bool) {
+		t.Helper()
+		st, err := db.Stats(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		newest, err := db.NewestFetch(ctx)
+		if err != nil || !newest.Equal(st.NewestFetch) || newest.IsZero() != wantEmpty {
+			t.Fatalf("NewestFetch = %v, %v; Stats says %v", newest, err, st.NewestFetch)
+		}
+		empty, err := db.Empty(ctx)
+		if err != nil || empty != wantEmpty || empty != (st.Documents == 0) {
+			t.Fatalf("Empty = %v, %v with %d documents", empty, err, st.Documents)
+		}
+	}
+	check(true)
+	for i := range 3 {
+		d := testDoc(fmt.Sprintf("http://x.test/%d/", i), "Page", fmt.Sprintf("Body %d.", i))
+		d.FetchedAt = time.Date(2026, 3, 1+i, 0, 0, 0, 0, time.UTC)
+		if _, err := db.PutDocument(ctx, d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check(false)
+	if p := queryPlan(t, db, newestFetchQuery); !strings.Contains(p, "COVERING INDEX documents_fetched") {
+		t.Errorf("plan: %s\nwant the covering index documents_fetched", p)
+	}
 }
