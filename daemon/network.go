@@ -314,6 +314,7 @@ func (d *Daemon) startSite(bg context.Context, s *netSite) {
 
 func (d *Daemon) runSitePass(ctx context.Context, s *netSite, opt crawl.IndexOptions) {
 	_, err := s.Crawler.Index(ctx, opt)
+	d.statusCache.forgetSite(s.ID)
 	d.invalidateView()
 	if err != nil && !errors.Is(err, crawl.ErrCrawlRunning) && ctx.Err() == nil {
 		d.Log.Error("Index pass failed", "site", s.ID, "kind", opt.Kind, "error", err)

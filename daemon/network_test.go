@@ -27,6 +27,7 @@ import (
 	"github.com/askwp/askwpd/config"
 	"github.com/askwp/askwpd/internal/llmtest"
 	"github.com/askwp/askwpd/internal/wptest"
+	"github.com/askwp/askwpd/store"
 	"github.com/askwp/askwpd/tool"
 )
 
@@ -714,6 +715,40 @@ func TestNetwork_RealWordPress(t *testing.T) {
 			}
 			return docsOf(st) == before-1 && scrape(t, d)[label] == float64(before-1)
 		})
+	})
+
+	t.Run("a site's reading is kept while its store has no index write", func(t *testing.T) {
+		s := d.otherSites()[0]
+		read := func() store.Stats {
+			t.Helper()
+			d.invalidateView()
+			v, err := d.view(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return v.sites[s.ID].stats
+		}
+		d.statusCache.forgetSite(s.ID)
+		first := read()
+		urls, err := s.Store.DocumentURLs(ctx)
+		if err != nil || len(urls) == 0 {
+			t.Fatalf("site %d's pages: %v, %v", s.ID, urls, err)
+		}
+		// A page fetched again, unchanged: no index write.
+		later := first.NewestFetch.Add(time.Hour).Truncate(time.Second).UTC()
+		for u := range urls {
+			if ok, err := s.Store.TouchDocument(ctx, u, later, nil); err != nil || !ok {
+				t.Fatalf("touching %s: %v, %v", u, ok, err)
+			}
+			break
+		}
+		if got := read().NewestFetch; !got.Equal(first.NewestFetch) {
+			t.Errorf("with no index write, the view read site %d again: newest fetch %v, the reading's %v", s.ID, got, first.NewestFetch)
+		}
+		d.statusCache.forgetSite(s.ID) // as the site's pass ends
+		if got := read().NewestFetch; !got.Equal(later) {
+			t.Errorf("after the site's reading was dropped: newest fetch %v, want %v", got, later)
+		}
 	})
 }
 

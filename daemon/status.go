@@ -58,6 +58,33 @@ type statusCache struct {
 	// statusViewGap old, so a page made private leaves the counts within
 	// that and a refresh, not statusViewAge.
 	gen uint64
+	// sites keeps each network site's last reading for the next view
+	// (readSite), across invalidations.
+	sites map[int64]siteReading
+}
+
+// siteReading is a network site's part of a view, with its store's count
+// of index writes when it was read.
+type siteReading struct {
+	sv     siteView
+	writes int64
+	at     time.Time
+}
+
+// siteReadingAge is how long a network site's reading serves the views
+// while its store has no index write. A view read every site's tables
+// every statusViewAge while anyone polled: on a 5,190-page site, 1.2 ms
+// for its counts and last run, where its count of index writes takes
+// 0.013 ms. The fetch times, which a page fetched again unchanged moves
+// without an index write, are then at most this much older.
+const siteReadingAge = 30 * time.Second
+
+// forgetSite drops a site's reading: its pass ended, and its record is
+// not an index write.
+func (c *statusCache) forgetSite(id int64) {
+	c.mu.Lock()
+	delete(c.sites, id)
+	c.mu.Unlock()
 }
 
 // staleOnCommit counts the store's index commits into the status cache.
@@ -174,7 +201,7 @@ func (d *Daemon) readView(ctx context.Context) (*statusView, error) {
 				// A site that fails here (its store closed as it leaves
 				// the network) is left to the request, as one that joined
 				// after the reading is: the rest of the view stands.
-				if sv, err = readSiteView(ctx, s); err != nil {
+				if sv, err = d.readSite(ctx, s); err != nil {
 					continue
 				}
 			} else if len(v.runs) > 0 {
@@ -182,8 +209,45 @@ func (d *Daemon) readView(ctx context.Context) (*statusView, error) {
 			}
 			v.sites[s.ID] = sv
 		}
+		c := &d.statusCache
+		c.mu.Lock()
+		for id := range c.sites {
+			if _, ok := v.sites[id]; !ok { // it left, or its read failed
+				delete(c.sites, id)
+			}
+		}
+		c.mu.Unlock()
 	}
 	return v, nil
+}
+
+// readSite is a network site's part of a view: its last reading while
+// its store had no index write since and the reading is younger than
+// siteReadingAge, else read now.
+func (d *Daemon) readSite(ctx context.Context, s *netSite) (siteView, error) {
+	writes, err := s.Store.IndexWrites(ctx)
+	if err != nil {
+		return siteView{}, err
+	}
+	c := &d.statusCache
+	c.mu.Lock()
+	r, ok := c.sites[s.ID]
+	c.mu.Unlock()
+	if ok && r.writes == writes && time.Since(r.at) < siteReadingAge {
+		return r.sv, nil
+	}
+	at := time.Now()
+	sv, err := readSiteView(ctx, s)
+	if err != nil {
+		return sv, err
+	}
+	c.mu.Lock()
+	if c.sites == nil {
+		c.sites = map[int64]siteReading{}
+	}
+	c.sites[s.ID] = siteReading{sv: sv, writes: writes, at: at}
+	c.mu.Unlock()
+	return sv, nil
 }
 
 // readSiteView reads a network site's counts and last pass.
