@@ -325,14 +325,8 @@ func TestNetwork_RealWordPress(t *testing.T) {
 	// warmed reads the MB each site's caches were warmed with from the log.
 	warmed := func() (sites map[string]float64) {
 		sites = map[string]float64{}
-		for _, line := range strings.Split(logs.String(), "\n") {
-			var l struct {
-				Msg   string
-				Site  json.Number
-				Texts int
-				MB    float64
-			}
-			if json.Unmarshal([]byte(line), &l) == nil && l.Msg == "Search caches warmed" && l.Texts > 0 {
+		for _, l := range warmLogs(logs.String()) {
+			if l.Texts > 0 {
 				sites[l.Site.String()] += l.MB
 			}
 		}

@@ -451,14 +451,8 @@ func TestPrivate_NothingLeaks(t *testing.T) {
 	// pass warms it again for the first visitors, every chunk's text.
 	chunks := c.status().Index.Chunks
 	warmed := func() (texts int) {
-		for _, line := range strings.Split(logs.String(), "\n") {
-			var l struct {
-				Msg   string
-				Texts int
-			}
-			if json.Unmarshal([]byte(line), &l) == nil && l.Msg == "Search caches warmed" {
-				texts += l.Texts
-			}
+		for _, l := range warmLogs(logs.String()) {
+			texts += l.Texts
 		}
 		return texts
 	}
