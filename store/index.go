@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 )
 
@@ -240,18 +239,7 @@ func (db *DB) ChunksByID(ctx context.Context, ids []int64) (map[int64]*Chunk, er
 	if len(ids) == 0 {
 		return out, nil
 	}
-	// One statement whatever the number of ids: the ids go in as a JSON
-	// array.
-	var b strings.Builder
-	b.WriteByte('[')
-	for i, id := range ids {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString(strconv.FormatInt(id, 10))
-	}
-	b.WriteByte(']')
-	rows, err := db.chunksByID.QueryContext(ctx, b.String())
+	rows, err := db.chunksByID.QueryContext(ctx, idArray(ids))
 	if err != nil {
 		return nil, fmt.Errorf("store: chunks by id: %w", err)
 	}
@@ -270,6 +258,20 @@ func (db *DB) ChunksByID(ctx context.Context, ids []int64) (map[int64]*Chunk, er
 		return nil, fmt.Errorf("store: chunks by id: %w", err)
 	}
 	return out, nil
+}
+
+// idArray writes ids as a JSON array, for a statement that reads them with
+// json_each: one statement, prepared once, whatever the number of ids.
+func idArray(ids []int64) string {
+	b := make([]byte, 0, 2+8*len(ids))
+	b = append(b, '[')
+	for i, id := range ids {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendInt(b, id, 10)
+	}
+	return string(append(b, ']'))
 }
 
 // chunksByIDQuery reads chunks by id from a JSON array of ids; each is a

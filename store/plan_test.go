@@ -45,6 +45,17 @@ func TestChunksByID_Plan(t *testing.T) {
 	}
 }
 
+// TestUnindexedLinks_Plan: UnindexedLinks reads each document's links by
+// the links table's key and looks each target up in the documents' URL
+// index, scanning neither table.
+func TestUnindexedLinks_Plan(t *testing.T) {
+	db := openTest(t)
+	p := queryPlan(t, db, unindexedLinksQuery, "[1,2]")
+	if !strings.Contains(p, "SEARCH l USING INDEX") || !strings.Contains(p, "SEARCH d USING COVERING INDEX") || strings.Contains(p, "SCAN l") || strings.Contains(p, "SCAN d") {
+		t.Errorf("plan: %s\nwant a search of links by document and of documents by URL", p)
+	}
+}
+
 // TestLastApplied_Plan: /v1/status reads the last event applied at every
 // request, from the index, neither scanning nor sorting the day's events.
 func TestLastApplied_Plan(t *testing.T) {

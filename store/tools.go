@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strings"
 	"time"
 )
 
@@ -74,24 +73,25 @@ type LinkCandidate struct {
 	Text      string
 }
 
+// unindexedLinksQuery reads the links of a JSON array of documents
+// (TestUnindexedLinks_Plan).
+const unindexedLinksQuery = `
+	SELECT l.doc_id, l.url, l.text FROM links l
+	WHERE l.doc_id IN (SELECT value FROM json_each(?))
+		AND NOT EXISTS (SELECT 1 FROM documents d WHERE d.url = l.url)
+	ORDER BY l.rowid`
+
 // UnindexedLinks returns the links of the given documents whose target
 // is not a stored document, in the order of docIDs, each document's in
-// the order they were stored. One query for all of them: a search whose
-// top pages link to nothing new runs this and nothing else of selective
-// expansion, and a query per page was most of its cost.
+// the order they were stored. One query for all of them, of fixed text so
+// that it is prepared once: a search whose top pages link to nothing new
+// runs this and nothing else of selective expansion, and a query per page,
+// then compiling the query at every call, was most of its cost.
 func (db *DB) UnindexedLinks(ctx context.Context, docIDs []int64) ([]LinkCandidate, error) {
 	if len(docIDs) == 0 {
 		return nil, nil
 	}
-	args := make([]any, len(docIDs))
-	for i, id := range docIDs {
-		args[i] = id
-	}
-	rows, err := db.read.QueryContext(ctx, `
-		SELECT l.doc_id, l.url, l.text FROM links l
-		WHERE l.doc_id IN (?`+strings.Repeat(",?", len(docIDs)-1)+`)
-			AND NOT EXISTS (SELECT 1 FROM documents d WHERE d.url = l.url)
-		ORDER BY l.rowid`, args...)
+	rows, err := db.readRows(ctx, unindexedLinksQuery, idArray(docIDs))
 	if err != nil {
 		return nil, fmt.Errorf("store: unindexed links: %w", err)
 	}
