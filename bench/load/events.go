@@ -44,7 +44,6 @@ type eventSender struct {
 	dup  float64
 	st   *eventStats
 	seq  atomic.Int64
-	tag  string
 	rmu  sync.Mutex
 	rand *rand.Rand
 }
@@ -68,7 +67,7 @@ func (s *eventSender) one(ctx context.Context, sched time.Time) {
 	s.st.mu.Unlock()
 	s.rmu.Unlock()
 	if id == "" {
-		id = fmt.Sprintf("load-%s-%d", s.tag, s.seq.Add(1))
+		id = fmt.Sprintf("load-%s-%d", runTag, s.seq.Add(1))
 	}
 	typ := "post_updated"
 	if published {
@@ -167,7 +166,7 @@ func startSideLoad(lctx context.Context, wg *sync.WaitGroup, p *daemonProc, o op
 			return
 		case <-time.After(min(3*time.Second, o.duration/10)):
 		}
-		s := &eventSender{p: p, hot: hot, dup: o.dup, st: es, tag: strconv.FormatInt(time.Now().UnixNano(), 36), rand: rand.New(rand.NewPCG(42, 43))}
+		s := &eventSender{p: p, hot: hot, dup: o.dup, st: es, rand: rand.New(rand.NewPCG(42, 43))}
 		sl.burstTook = send(s)
 	}()
 	return sl
@@ -271,6 +270,11 @@ func drain(ctx context.Context, p *daemonProc, limit time.Duration) (time.Durati
 	}
 }
 
+// runTag is in the id of every event this run sends. A kept state served
+// again (-state) holds the events of the run that left it, which are not
+// this run's to count.
+var runTag = strconv.FormatInt(time.Now().UnixNano(), 36)
+
 // verifyEvents opens the stopped daemon's database and checks that every
 // accepted event id is stored once and applied without error.
 func verifyEvents(state string, accepted []string) (stored, applied int, missing, unapplied []string, err error) {
@@ -279,7 +283,7 @@ func verifyEvents(state string, accepted []string) (stored, applied int, missing
 		return 0, 0, nil, nil, err
 	}
 	defer db.Close()
-	rows, err := db.Query(`SELECT event_id, applied_at, error FROM events WHERE event_id LIKE 'load-%'`)
+	rows, err := db.Query(`SELECT event_id, applied_at, error FROM events WHERE event_id LIKE ?`, "load-"+runTag+"-%")
 	if err != nil {
 		return 0, 0, nil, nil, err
 	}

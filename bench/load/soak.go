@@ -6,7 +6,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"sort"
-	"strconv"
 	"sync"
 	"time"
 )
@@ -22,7 +21,7 @@ func soak(ctx context.Context, o options, p *daemonProc, hot []hotPost) (bool, e
 	es := newEventStats()
 	var wg sync.WaitGroup
 	startSearchClients(sctx, &wg, p, o.clients, o.think, ss)
-	sender := &eventSender{p: p, hot: hot, dup: o.dup, st: es, tag: strconv.FormatInt(time.Now().UnixNano(), 36), rand: rand.New(rand.NewPCG(42, 43))}
+	sender := &eventSender{p: p, hot: hot, dup: o.dup, st: es, rand: rand.New(rand.NewPCG(42, 43))}
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
