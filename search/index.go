@@ -122,6 +122,7 @@ func (ix *Index) startLoad() (*loadCall, error) {
 	}
 	m := ix.mem
 	m.mu.Lock()
+	reload := m.ready
 	m.enabled, m.building, m.buffered = true, true, nil
 	m.mu.Unlock()
 	ix.anchors.beginLoad()
@@ -131,12 +132,21 @@ func (ix *Index) startLoad() (*loadCall, error) {
 	// that gives up waiting leaves it running for the next; Close stops it.
 	go func() {
 		// A load follows another process's writes, which the cached texts
-		// did not see, before and during the load.
+		// did not see, before and during the load. A reload reads the
+		// chunks the cache held again, as they are now: until the daemon's
+		// next pass warmed it, each search read its own from the store.
+		var held map[int64]bool
+		if reload {
+			held = ix.texts.held()
+		}
 		ix.texts.clear()
 		if err := m.build(ix.ctx, ix.db, ix.anchors); err != nil {
 			c.err = fmt.Errorf("search: load: %w", err)
 		}
 		ix.texts.clear()
+		if c.err == nil && len(held) > 0 {
+			ix.warm(ix.ctx, held, 0) //nolint:errcheck // closed, or the store failed: searches read what they need
+		}
 		ix.mu.Lock()
 		ix.loading = nil
 		ix.mu.Unlock()

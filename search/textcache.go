@@ -34,7 +34,7 @@ const textEntryOverhead = 160
 // read the store while a commit dropped entries does not add what it read
 // (epoch), since it may have read the text the commit replaced. Another
 // process's writes reach the index only by a reload, which empties the
-// cache.
+// cache and reads the chunks it held again.
 type textCache struct {
 	mu    sync.Mutex
 	max   int
@@ -345,6 +345,17 @@ func (tc *textCache) IndexCommitted(c store.IndexCommit) {
 		delete(tc.byDoc, op.Delete)
 	}
 	tc.epoch++
+}
+
+// held returns the ids of the chunks the cache holds.
+func (tc *textCache) held() map[int64]bool {
+	tc.mu.Lock()
+	defer tc.mu.Unlock()
+	out := make(map[int64]bool, len(tc.byID))
+	for id := range tc.byID {
+		out[id] = true
+	}
+	return out
 }
 
 // clear empties the cache, for a reload of the index. The term numbers

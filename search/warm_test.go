@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -132,5 +134,63 @@ func TestWarm_NewestFirst(t *testing.T) {
 			t.Fatalf("warmed %d texts, by page %v: want the newest pages first", w.Texts, chunks)
 		}
 		left -= want
+	}
+}
+
+// TestWarm_Reload: a reload, after another process wrote the store, reads
+// the chunks the cache held again, as the store now has them, and no
+// others.
+func TestWarm_Reload(t *testing.T) {
+	db := warmSite(t)
+	ctx := context.Background()
+	probe := newIndex(t, db)
+	all, err := probe.Warm(ctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix := newIndex(t, db)
+	if w, err := ix.Warm(ctx, all.Bytes/3); err != nil || !w.Full {
+		t.Fatalf("warmed %+v, %v; want a part of the chunks", w, err)
+	}
+	before := ix.texts.held()
+
+	other, err := store.Open(ctx, db.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	const text = "Page 5 now says the kettle was sold."
+	if _, err := other.PutDocument(ctx, &store.Document{URL: "http://x.test/p5/", Title: "Page 5", PostType: "post", Body: text,
+		Text: text, Lang: "en", ContentHash: "h5b", Modified: time.Date(2026, 1, 6, 0, 0, 0, 0, time.UTC),
+		Chunks: []store.Chunk{{Ord: 0, Start: 0, End: len(text), Text: text, Type: "prose", ContentHash: "a5b"}}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := ix.Load(ctx); err != nil { // a second load is a reload
+		t.Fatal(err)
+	}
+
+	live, err := db.ChunksByID(ctx, slices.Collect(maps.Keys(before)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(live) == 0 || len(live) == len(before) {
+		t.Fatalf("%d of the %d chunks held are still stored; want the write to have removed some", len(live), len(before))
+	}
+	after := ix.texts.held()
+	if len(after) != len(live) {
+		t.Fatalf("the cache holds %d chunks after the reload; want the %d of the %d it held before that are still stored",
+			len(after), len(live), len(before))
+	}
+	for id, ch := range live {
+		e := ix.texts.byID[id]
+		if e == nil {
+			t.Fatalf("chunk %d, held before the reload, was not read again", id)
+		}
+		if e.text != ch.Text {
+			t.Fatalf("chunk %d holds %q; the store has %q", id, e.text, ch.Text)
+		}
+		if l := e.terms.Load(); l == nil || len(*l) == 0 {
+			t.Fatalf("chunk %d has no term list after the reload", id)
+		}
 	}
 }
