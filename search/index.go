@@ -133,8 +133,9 @@ func (ix *Index) startLoad() (*loadCall, error) {
 	go func() {
 		// A load follows another process's writes, which the cached texts
 		// did not see, before and during the load. A reload reads the
-		// chunks the cache held again, as they are now: until the daemon's
-		// next pass warmed it, each search read its own from the store.
+		// chunks the cache held again, as they are now: otherwise each
+		// search would read its own texts from the store until the
+		// daemon's next pass warmed the cache.
 		var held map[int64]bool
 		if reload {
 			held = ix.texts.held()
