@@ -100,24 +100,28 @@ func TestWarm(t *testing.T) {
 	}
 }
 
-// Past maxBytes, Warm stops: the newest pages are the ones warmed.
-func TestWarm_NewestFirst(t *testing.T) {
-	db := warmSite(t)
-	ctx := context.Background()
-	probe := newIndex(t, db)
-	all, err := probe.Warm(ctx, 0)
+// warmThird warms an index of db with a third of the bytes a whole warm
+// takes: two pages' worth, about.
+func warmThird(t *testing.T, db *store.DB) (*Index, Warmed) {
+	t.Helper()
+	all, err := newIndex(t, db).Warm(context.Background(), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ix := newIndex(t, db)
-	// A third of what all took: two pages' worth, about.
-	w, err := ix.Warm(ctx, all.Bytes/3)
+	w, err := ix.Warm(context.Background(), all.Bytes/3)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !w.Full || w.Texts == 0 || w.Texts >= 12 {
 		t.Fatalf("warmed %+v with a third of %d bytes", w, all.Bytes)
 	}
+	return ix, w
+}
+
+// Past maxBytes, Warm stops: the newest pages are the ones warmed.
+func TestWarm_NewestFirst(t *testing.T) {
+	ix, w := warmThird(t, warmSite(t))
 	// Each chunk's text names its page's number.
 	chunks := map[int]int{} // page → its chunks warmed
 	for _, e := range ix.texts.byID {
@@ -143,15 +147,7 @@ func TestWarm_NewestFirst(t *testing.T) {
 func TestWarm_Reload(t *testing.T) {
 	db := warmSite(t)
 	ctx := context.Background()
-	probe := newIndex(t, db)
-	all, err := probe.Warm(ctx, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ix := newIndex(t, db)
-	if w, err := ix.Warm(ctx, all.Bytes/3); err != nil || !w.Full {
-		t.Fatalf("warmed %+v, %v; want a part of the chunks", w, err)
-	}
+	ix, _ := warmThird(t, db)
 	before := ix.texts.held()
 
 	other, err := store.Open(ctx, db.Path)
