@@ -335,12 +335,13 @@ var (
 	descDBUp     = prometheus.NewDesc("askwpd_wp_database_up", "1 when the WordPress database answers a ping.", nil, nil)
 	descMemReady = prometheus.NewDesc("askwpd_search_index_ready", "1 while searches can run on the in-memory index.", nil, nil)
 	descMemLoads = prometheus.NewDesc("askwpd_search_index_loads_total", "Builds of the in-memory search index (start-up, and after writes it could not follow).", nil, nil)
+	descReread   = prometheus.NewDesc("askwpd_search_reread_texts_total", "Chunk texts the search index's reloads read again into its cache.", nil, nil)
 	descSearches = prometheus.NewDesc("askwpd_searches_total", "Searches by the index they ran on (memory: the only one).", []string{"index"}, nil)
 )
 
 func (c *indexCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descDocs, descChunks, descThin, descBytes, descLag, descLastIdx, descCrawling,
-		descQueue, descErrors, descLastRun, descLastEnd, descFree, descFull, descDBUp, descMemReady, descMemLoads, descSearches} {
+		descQueue, descErrors, descLastRun, descLastEnd, descFree, descFull, descDBUp, descMemReady, descMemLoads, descReread, descSearches} {
 		ch <- d
 	}
 }
@@ -378,6 +379,7 @@ func (c *indexCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(desc, prometheus.CounterValue, v, labels...)
 	}
 	counter(descMemLoads, float64(si.Loads))
+	counter(descReread, float64(si.Reread))
 	counter(descSearches, float64(si.Memory), "memory")
 	var fs syscall.Statfs_t
 	if err := syscall.Statfs(d.Config.StateDir, &fs); err == nil {

@@ -49,6 +49,7 @@ type Index struct {
 	// writes (unix nanos), looking for another process's.
 	lastLook atomic.Int64
 	searches atomic.Int64
+	reread   atomic.Int64
 	// stats is the state Stats last read (memStats).
 	stats atomic.Pointer[memStats]
 }
@@ -77,6 +78,9 @@ type Stats struct {
 	Loads int64 `json:"loads"`
 	// Memory counts searches.
 	Memory int64 `json:"memory_searches"`
+	// Reread counts the chunk texts reloads read again into the cache:
+	// what following another process's writes cost beyond the load.
+	Reread int64 `json:"reread_texts"`
 }
 
 // ErrClosed is returned by a search on a closed Index.
@@ -146,7 +150,8 @@ func (ix *Index) startLoad() (*loadCall, error) {
 		}
 		ix.texts.clear()
 		if c.err == nil && len(held) > 0 {
-			ix.warm(ix.ctx, held, 0) //nolint:errcheck // closed, or the store failed: searches read what they need
+			w, _ := ix.warm(ix.ctx, held, 0) // closed, or the store failed: searches read what they need
+			ix.reread.Add(int64(w.Texts))
 		}
 		ix.mu.Lock()
 		ix.loading = nil
@@ -255,7 +260,8 @@ func (ix *Index) Stats() Stats {
 }
 
 func (s *memStats) public(ix *Index) Stats {
-	return Stats{Enabled: s.enabled, Ready: s.ready, Chunks: s.live, Loads: s.loads, Memory: ix.searches.Load()}
+	return Stats{Enabled: s.enabled, Ready: s.ready, Chunks: s.live, Loads: s.loads, Memory: ix.searches.Load(),
+		Reread: ix.reread.Load()}
 }
 
 // Gen is the store's count of index writes the index reflects: it moves

@@ -189,4 +189,7 @@ func TestWarm_Reload(t *testing.T) {
 			t.Fatalf("chunk %d has no term list after the reload", id)
 		}
 	}
+	if got := ix.Stats().Reread; got != int64(len(live)) {
+		t.Fatalf("Stats().Reread = %d; want the %d texts read again", got, len(live))
+	}
 }
