@@ -39,6 +39,7 @@ func runTool(ctx context.Context, args []string) error {
 	memProf := fs.String("memprofile", "", "allocation profile of the timed calls")
 	overHTTP := fs.Bool("http", false, "call over the daemon's HTTP API on loopback, as the PHP plugin does (the CPU is then the server's and the client's)")
 	gap := fs.Duration("gap", 0, "idle time between timed calls, as a daemon has between visitors (the CPU counted is the calls')")
+	evictMB := fs.Int("evict", 0, "between timed calls, write this many MB of other memory, as the site's PHP and MariaDB do between a daemon's visitors (the CPU counted is the calls')")
 	outPath := fs.String("out", "", "write each answer's JSON, one a line, to compare two builds' answers")
 	warmPath := fs.String("warm", "", "BEIR queries.jsonl asked once, untimed, before the first pass: the daemon has then cached the pages other visitors' questions found, and the first pass times new questions alone (-cpuprofile is then of the first pass)")
 	noWarm := fs.Bool("cold", false, "leave the search caches empty at the start, where the daemon warms them as it starts (search.Index.Warm)")
@@ -210,10 +211,20 @@ func runTool(ctx context.Context, args []string) error {
 	runtime.ReadMemStats(&m0)
 	cpu0 := cpuTime()
 	lat := make([]time.Duration, 0, len(bodies)**rounds)
+	var other []byte
+	if *evictMB > 0 {
+		other = make([]byte, *evictMB<<20)
+	}
+	var evictCPU time.Duration
 	for range *rounds {
 		for i := range bodies {
 			if *gap > 0 {
 				time.Sleep(*gap)
+			}
+			if other != nil {
+				e := cpuTime()
+				evict(other)
+				evictCPU += cpuTime() - e
 			}
 			t := time.Now()
 			if err := call(i); err != nil {
@@ -222,7 +233,7 @@ func runTool(ctx context.Context, args []string) error {
 			lat = append(lat, time.Since(t))
 		}
 	}
-	cpu := cpuTime() - cpu0
+	cpu := cpuTime() - cpu0 - evictCPU
 	runtime.ReadMemStats(&m1)
 	n := float64(len(lat))
 	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
@@ -245,6 +256,14 @@ func runTool(ctx context.Context, args []string) error {
 		}
 	}
 	return nil
+}
+
+// evict writes a line of each 64 bytes of b: the caches then hold b, not
+// what the calls before used.
+func evict(b []byte) {
+	for i := 0; i < len(b); i += 64 {
+		b[i]++
+	}
 }
 
 // cpuTime is the process's user and system time so far.
