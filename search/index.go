@@ -231,8 +231,16 @@ func (ix *Index) catchUp(ctx context.Context) {
 	if !behind() {
 		return
 	}
-	if ix.db.Delivering() && m.waitGen(ctx, cur, memWaitMax) && !behind() {
-		return
+	if ix.db.Delivering() {
+		// The count may be ahead by this process's commit alone, which
+		// will land: on a busy machine its delivery can take longer than
+		// memWaitMax, and a reload then read the whole store again and
+		// emptied the caches keyed by slot, for a commit already on its
+		// way. Another process's write among them is not lost: the
+		// delivery after it skips its count and sets missed.
+		if !m.waitGen(ctx, cur, memWaitMax) || !behind() {
+			return
+		}
 	}
 	now, last := time.Now().UnixNano(), ix.lastReload.Load()
 	if now-last >= int64(reloadEvery) && ix.lastReload.CompareAndSwap(last, now) {

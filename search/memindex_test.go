@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -371,6 +372,92 @@ func TestMemIndex_OtherWriter(t *testing.T) {
 	}
 	if res, err := ix.Search(ctx, Query{Text: "croissants sundays"}); err != nil || len(res.Hits) == 0 {
 		t.Fatalf("own write not found: %+v, %v", res, err)
+	}
+}
+
+// heldDelivery is an observer that holds one delivery of the store's
+// commits, as a busy machine does when the observers wait for a core.
+type heldDelivery struct {
+	armed   atomic.Bool
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (h *heldDelivery) IndexCommitted(store.IndexCommit) {
+	if h.armed.CompareAndSwap(true, false) {
+		close(h.entered)
+		<-h.release
+	}
+}
+
+// TestMemIndex_SlowOwnCommit: a commit of this process that is slow to
+// reach the index does not make a search reload the whole store: it is
+// on its way. Another process's write committed meanwhile still is
+// reloaded.
+func TestMemIndex_SlowOwnCommit(t *testing.T) {
+	ctx := context.Background()
+	db := openTB(t)
+	for _, d := range siteDocs() {
+		if _, err := db.PutDocument(ctx, d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Registered before the index, so the index's delivery waits behind it.
+	h := &heldDelivery{entered: make(chan struct{}), release: make(chan struct{})}
+	defer db.Observe(h)()
+	ix := newIndex(t, db)
+	if err := ix.Load(ctx); err != nil {
+		t.Fatal(err)
+	}
+	doc := func(slug, title, body string) *store.Document {
+		return &store.Document{URL: "http://x.test/" + slug + "/", Title: title, Body: body, Text: body,
+			Lang: "en", ContentHash: slug, Chunks: []store.Chunk{{Text: body, End: len(body), Type: "prose"}}}
+	}
+	h.armed.Store(true)
+	put := make(chan error, 1)
+	go func() {
+		_, err := db.PutDocument(ctx, doc("bakery", "Bakery hours", "Our bakery opens at dawn with fresh sourdough."))
+		put <- err
+	}()
+	<-h.entered
+	// Committed, counted, and held on its way to the index.
+	other, err := store.Open(ctx, db.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if _, err := other.PutDocument(ctx, doc("croissants", "Croissants", "Croissants on Sundays only.")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ix.Search(ctx, Query{Text: "sourdough bakery"}); err != nil {
+		t.Fatal(err)
+	}
+	if ix.lastReload.Load() != 0 {
+		t.Fatal("a search reloaded the store while this process's commit was on its way")
+	}
+	close(h.release)
+	if err := <-put; err != nil {
+		t.Fatal(err)
+	}
+	found := func(q, slug string) bool {
+		res, err := ix.Search(ctx, Query{Text: q})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(res.Hits) > 0 && strings.HasSuffix(res.Hits[0].URL, "/"+slug+"/")
+	}
+	if !found("sourdough bakery", "bakery") {
+		t.Fatal("this process's commit is not searchable once delivered")
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for !found("croissants sundays", "croissants") {
+		if time.Now().After(deadline) {
+			t.Fatal("the other process's write, committed while this process's was held, was never reloaded")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if st := ix.Stats(); st.Loads != 2 {
+		t.Errorf("stats %+v, want 2 loads", st)
 	}
 }
 
