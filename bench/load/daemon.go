@@ -259,6 +259,12 @@ type statusView struct {
 		Documents int `json:"documents"`
 		Chunks    int `json:"chunks"`
 	} `json:"index"`
+	// SearchIndex.Loads counts the in-memory index's builds: one at
+	// start, and one for each reload, which under load costs a whole
+	// read of the store and the caches' contents.
+	SearchIndex struct {
+		Loads int64 `json:"loads"`
+	} `json:"search_index"`
 	Freshness struct {
 		PendingEvents   int   `json:"pending_events"`
 		FailedEvents    int   `json:"failed_events"`

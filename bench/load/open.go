@@ -439,6 +439,7 @@ func openLoad(ctx context.Context, o options, p *daemonProc, hot []hotPost, site
 	es.mu.Unlock()
 	if stEnd != nil {
 		fmt.Printf("crawl (%s): crawling at the end: %v, frontier pending %d\n", side.crawlFlash, stEnd.Crawling, stEnd.Freshness.FrontierPending)
+		fmt.Printf("search index loads: %d before, %d after\n", st0.SearchIndex.Loads, stEnd.SearchIndex.Loads)
 	}
 	rssMu.Lock()
 	peak := peakRSS
