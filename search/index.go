@@ -236,8 +236,9 @@ func (ix *Index) catchUp(ctx context.Context) {
 		// will land: on a busy machine its delivery can take longer than
 		// memWaitMax, and a reload then read the whole store again and
 		// emptied the caches keyed by slot, for a commit already on its
-		// way. Another process's write among them is not lost: the
-		// delivery after it skips its count and sets missed.
+		// way. Another process's write among them is not lost: a later
+		// delivery skips its count and sets missed, or, with nothing on
+		// its way, a later look finds the count still ahead.
 		if !m.waitGen(ctx, cur, memWaitMax) || !behind() {
 			return
 		}

@@ -413,6 +413,9 @@ func TestMemIndex_SlowOwnCommit(t *testing.T) {
 		return &store.Document{URL: "http://x.test/" + slug + "/", Title: title, Body: body, Text: body,
 			Lang: "en", ContentHash: slug, Chunks: []store.Chunk{{Text: body, End: len(body), Type: "prose"}}}
 	}
+	var once sync.Once
+	release := func() { once.Do(func() { close(h.release) }) }
+	defer release() // a failure below must not leave the writer held
 	h.armed.Store(true)
 	put := make(chan error, 1)
 	go func() {
@@ -435,7 +438,7 @@ func TestMemIndex_SlowOwnCommit(t *testing.T) {
 	if ix.lastReload.Load() != 0 {
 		t.Fatal("a search reloaded the store while this process's commit was on its way")
 	}
-	close(h.release)
+	release()
 	if err := <-put; err != nil {
 		t.Fatal(err)
 	}
