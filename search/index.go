@@ -223,12 +223,12 @@ func (ix *Index) catchUp(ctx context.Context) {
 	if err != nil {
 		return // the index as it is beats no answer
 	}
-	behind := func() bool {
+	behind := func() (missed, behind bool) {
 		m.mu.RLock()
 		defer m.mu.RUnlock()
-		return m.missed || m.gen < cur
+		return m.missed, m.missed || m.gen < cur
 	}
-	if !behind() {
+	if _, b := behind(); !b {
 		return
 	}
 	if ix.db.Delivering() {
@@ -237,9 +237,13 @@ func (ix *Index) catchUp(ctx context.Context) {
 		// memWaitMax, and a reload then read the whole store again and
 		// emptied the caches keyed by slot, for a commit already on its
 		// way. Another process's write among them is not lost: a later
-		// delivery skips its count and sets missed, or, with nothing on
-		// its way, a later look finds the count still ahead.
-		if !m.waitGen(ctx, cur, memWaitMax) || !behind() {
+		// delivery skips its count and sets missed, which reloads even
+		// while this process's commits are on their way (a process that
+		// always has one would otherwise never reload), or, with nothing
+		// on its way, a later look finds the count still ahead.
+		landed := m.waitGen(ctx, cur, memWaitMax)
+		missed, b := behind()
+		if !b || !landed && !missed {
 			return
 		}
 	}

@@ -464,6 +464,66 @@ func TestMemIndex_SlowOwnCommit(t *testing.T) {
 	}
 }
 
+// TestMemIndex_MissedWhileDelivering: once a delivery has shown that
+// another process wrote (its count skipped), a search reloads even while
+// this process's commits are on their way: a process that always has one
+// on its way must still reload.
+func TestMemIndex_MissedWhileDelivering(t *testing.T) {
+	ctx := context.Background()
+	db := openTB(t)
+	for _, d := range siteDocs() {
+		if _, err := db.PutDocument(ctx, d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ix := newIndex(t, db)
+	if err := ix.Load(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// Registered after the index: the index has the commit, and the
+	// delivery is held after it.
+	h := &heldDelivery{entered: make(chan struct{}), release: make(chan struct{})}
+	defer db.Observe(h)()
+	var once sync.Once
+	release := func() { once.Do(func() { close(h.release) }) }
+	defer release()
+	other, err := store.Open(ctx, db.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	doc := func(slug, body string) *store.Document {
+		return &store.Document{URL: "http://x.test/" + slug + "/", Title: slug, Body: body, Text: body,
+			Lang: "en", ContentHash: slug, Chunks: []store.Chunk{{Text: body, End: len(body), Type: "prose"}}}
+	}
+	if _, err := other.PutDocument(ctx, doc("bagels", "Bagels boiled before baking.")); err != nil {
+		t.Fatal(err)
+	}
+	h.armed.Store(true)
+	put := make(chan error, 1)
+	go func() {
+		_, err := db.PutDocument(ctx, doc("bakery", "Our bakery opens at dawn with fresh sourdough."))
+		put <- err
+	}()
+	<-h.entered
+	// The index has seen the count skip; the other process writes again,
+	// so the count is ahead of the index while this process's delivery is
+	// still on its way.
+	if _, err := other.PutDocument(ctx, doc("croissants", "Croissants on Sundays only.")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ix.Search(ctx, Query{Text: "sourdough bakery"}); err != nil {
+		t.Fatal(err)
+	}
+	if ix.lastReload.Load() == 0 {
+		t.Error("no reload, though a delivery showed another process's write")
+	}
+	release()
+	if err := <-put; err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestMemIndex_GapMeansMissed: a commit whose count skips numbers came
 // after another process's: it is applied, and the index asks for a
 // reload.
