@@ -376,18 +376,76 @@ func TestMemIndex_OtherWriter(t *testing.T) {
 }
 
 // heldDelivery is an observer that holds one delivery of the store's
-// commits, as a busy machine does when the observers wait for a core.
+// commits, once armed, as a busy machine does when the observers wait
+// for a core.
 type heldDelivery struct {
-	armed   atomic.Bool
-	entered chan struct{}
-	release chan struct{}
+	armed    atomic.Bool
+	entered  chan struct{}
+	released chan struct{}
+	once     sync.Once
+}
+
+func newHeldDelivery() *heldDelivery {
+	return &heldDelivery{entered: make(chan struct{}), released: make(chan struct{})}
 }
 
 func (h *heldDelivery) IndexCommitted(store.IndexCommit) {
 	if h.armed.CompareAndSwap(true, false) {
 		close(h.entered)
-		<-h.release
+		<-h.released
 	}
+}
+
+func (h *heldDelivery) release() { h.once.Do(func() { close(h.released) }) }
+
+// heldThenOther writes a page with db, its delivery held by h, then one
+// with other, and searches once: the store's count is then ahead of the
+// index while this process's commit is on its way. The returned channel
+// has the first write's outcome after h.release; a failing test releases
+// it too.
+func heldThenOther(t *testing.T, ix *Index, db, other *store.DB, h *heldDelivery) <-chan error {
+	t.Helper()
+	ctx := context.Background()
+	t.Cleanup(h.release)
+	h.armed.Store(true)
+	put := make(chan error, 1)
+	go func() {
+		_, err := db.PutDocument(ctx, onePage("bakery", "Our bakery opens at dawn with fresh sourdough."))
+		put <- err
+	}()
+	<-h.entered
+	if _, err := other.PutDocument(ctx, onePage("croissants", "Croissants on Sundays only.")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ix.Search(ctx, Query{Text: "sourdough bakery"}); err != nil {
+		t.Fatal(err)
+	}
+	return put
+}
+
+// siteStores is a store holding siteDocs, and a second handle on its
+// file, which writes as another process does.
+func siteStores(t *testing.T) (db, other *store.DB) {
+	t.Helper()
+	ctx := context.Background()
+	db = openTB(t)
+	for _, d := range siteDocs() {
+		if _, err := db.PutDocument(ctx, d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	other, err := store.Open(ctx, db.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { other.Close() })
+	return db, other
+}
+
+// onePage is a page of one chunk at http://x.test/slug/.
+func onePage(slug, body string) *store.Document {
+	return &store.Document{URL: "http://x.test/" + slug + "/", Title: slug, Body: body, Text: body,
+		Lang: "en", ContentHash: slug, Chunks: []store.Chunk{{Text: body, End: len(body), Type: "prose"}}}
 }
 
 // TestMemIndex_SlowOwnCommit: a commit of this process that is slow to
@@ -396,49 +454,19 @@ func (h *heldDelivery) IndexCommitted(store.IndexCommit) {
 // reloaded.
 func TestMemIndex_SlowOwnCommit(t *testing.T) {
 	ctx := context.Background()
-	db := openTB(t)
-	for _, d := range siteDocs() {
-		if _, err := db.PutDocument(ctx, d); err != nil {
-			t.Fatal(err)
-		}
-	}
+	db, other := siteStores(t)
 	// Registered before the index, so the index's delivery waits behind it.
-	h := &heldDelivery{entered: make(chan struct{}), release: make(chan struct{})}
+	h := newHeldDelivery()
 	defer db.Observe(h)()
 	ix := newIndex(t, db)
 	if err := ix.Load(ctx); err != nil {
 		t.Fatal(err)
 	}
-	doc := func(slug, title, body string) *store.Document {
-		return &store.Document{URL: "http://x.test/" + slug + "/", Title: title, Body: body, Text: body,
-			Lang: "en", ContentHash: slug, Chunks: []store.Chunk{{Text: body, End: len(body), Type: "prose"}}}
-	}
-	var once sync.Once
-	release := func() { once.Do(func() { close(h.release) }) }
-	defer release() // a failure below must not leave the writer held
-	h.armed.Store(true)
-	put := make(chan error, 1)
-	go func() {
-		_, err := db.PutDocument(ctx, doc("bakery", "Bakery hours", "Our bakery opens at dawn with fresh sourdough."))
-		put <- err
-	}()
-	<-h.entered
-	// Committed, counted, and held on its way to the index.
-	other, err := store.Open(ctx, db.Path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close()
-	if _, err := other.PutDocument(ctx, doc("croissants", "Croissants", "Croissants on Sundays only.")); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := ix.Search(ctx, Query{Text: "sourdough bakery"}); err != nil {
-		t.Fatal(err)
-	}
+	put := heldThenOther(t, ix, db, other, h)
 	if ix.lastReload.Load() != 0 {
 		t.Fatal("a search reloaded the store while this process's commit was on its way")
 	}
-	release()
+	h.release()
 	if err := <-put; err != nil {
 		t.Fatal(err)
 	}
@@ -470,55 +498,24 @@ func TestMemIndex_SlowOwnCommit(t *testing.T) {
 // on its way must still reload.
 func TestMemIndex_MissedWhileDelivering(t *testing.T) {
 	ctx := context.Background()
-	db := openTB(t)
-	for _, d := range siteDocs() {
-		if _, err := db.PutDocument(ctx, d); err != nil {
-			t.Fatal(err)
-		}
-	}
+	db, other := siteStores(t)
 	ix := newIndex(t, db)
 	if err := ix.Load(ctx); err != nil {
 		t.Fatal(err)
 	}
 	// Registered after the index: the index has the commit, and the
 	// delivery is held after it.
-	h := &heldDelivery{entered: make(chan struct{}), release: make(chan struct{})}
+	h := newHeldDelivery()
 	defer db.Observe(h)()
-	var once sync.Once
-	release := func() { once.Do(func() { close(h.release) }) }
-	defer release()
-	other, err := store.Open(ctx, db.Path)
-	if err != nil {
+	if _, err := other.PutDocument(ctx, onePage("bagels", "Bagels boiled before baking.")); err != nil {
 		t.Fatal(err)
 	}
-	defer other.Close()
-	doc := func(slug, body string) *store.Document {
-		return &store.Document{URL: "http://x.test/" + slug + "/", Title: slug, Body: body, Text: body,
-			Lang: "en", ContentHash: slug, Chunks: []store.Chunk{{Text: body, End: len(body), Type: "prose"}}}
-	}
-	if _, err := other.PutDocument(ctx, doc("bagels", "Bagels boiled before baking.")); err != nil {
-		t.Fatal(err)
-	}
-	h.armed.Store(true)
-	put := make(chan error, 1)
-	go func() {
-		_, err := db.PutDocument(ctx, doc("bakery", "Our bakery opens at dawn with fresh sourdough."))
-		put <- err
-	}()
-	<-h.entered
-	// The index has seen the count skip; the other process writes again,
-	// so the count is ahead of the index while this process's delivery is
-	// still on its way.
-	if _, err := other.PutDocument(ctx, doc("croissants", "Croissants on Sundays only.")); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := ix.Search(ctx, Query{Text: "sourdough bakery"}); err != nil {
-		t.Fatal(err)
-	}
+	// The index sees the held commit's count skip the bagels page's.
+	put := heldThenOther(t, ix, db, other, h)
 	if ix.lastReload.Load() == 0 {
 		t.Error("no reload, though a delivery showed another process's write")
 	}
-	release()
+	h.release()
 	if err := <-put; err != nil {
 		t.Fatal(err)
 	}
