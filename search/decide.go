@@ -2,6 +2,7 @@ package search
 
 import (
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/askwp/askwpd/analysis"
@@ -125,10 +126,27 @@ func (j judge) assess(d *docHit) assessment {
 			a.guard = true
 		}
 	}
-	if len(pq.Seq) > 1 && containsSeq(j.an.AnalyzeFor(c.text, doc.Lang, analysis.InitialsOf(pq.Seq)), pq.Seq) {
+	// The query's words in order in the passage are the last way to the
+	// guard and the dearest: the passage is analyzed again. A page that
+	// has the guard already, or lacks a word of the query, is spared it.
+	if !a.guard && len(pq.Seq) > 1 && mayHoldSeq(pq, has) &&
+		containsSeq(j.an.AnalyzeFor(c.text, doc.Lang, analysis.InitialsOf(pq.Seq)), pq.Seq) {
 		a.guard = true
 	}
 	return a
+}
+
+// mayHoldSeq reports whether a passage whose matched query terms are has
+// may hold the query's words in order: not when it lacks one of them that
+// was looked for (a word of Seq past maxQueryTerms never was, nor one
+// weighed 0, which a hit's evidence leaves out).
+func mayHoldSeq(pq *parsedQuery, has map[string]bool) bool {
+	for _, t := range pq.Terms {
+		if t.Weight > 0 && !has[t.Term] && slices.Contains(pq.Seq, t.Term) {
+			return false
+		}
+	}
+	return true
 }
 
 func hitFor(hits []Hit, chunkID int64) *Hit {
