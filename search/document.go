@@ -73,7 +73,7 @@ func (ix *Index) SearchDocument(ctx context.Context, docID int64, text, lang str
 		if p.HeadingPath == nil {
 			p.HeadingPath = []string{}
 		}
-		p.MatchedTerms, p.Snippet = evidence(ix.an, terms, strings.Join(p.HeadingPath, " "), p.Text, lang, 240, nil)
+		p.MatchedTerms, p.Snippet = evidence(ix.an, terms, nil, strings.Join(p.HeadingPath, " "), p.Text, lang, 240, nil)
 		out = append(out, p)
 	}
 	return out, terms, nil

@@ -108,6 +108,9 @@ type memDoc struct {
 	names atomic.Pointer[docNames]
 	// title is its title analyzed (analyzedTitle).
 	title atomic.Pointer[[]string]
+	// meta are the words of its title, categories and tags a hit's
+	// evidence matches (metaWords).
+	meta atomic.Pointer[[]string]
 }
 
 // memSlot is a chunk in the index. Every chunk has one, so it is kept

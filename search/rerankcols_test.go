@@ -168,7 +168,7 @@ func TestRerank_FromPostings(t *testing.T) {
 			for _, ts := range [][]string{terms, r.order} {
 				for _, n := range []int{0, 40, 240} {
 					mw, sw := evidenceReference(ix.an, ts, c.doc.Title, c.text, c.doc.Lang, n)
-					mg, sg := evidence(ix.an, ts, c.doc.Title, c.text, c.doc.Lang, n, c.matches)
+					mg, sg := evidence(ix.an, ts, nil, c.doc.Title, c.text, c.doc.Lang, n, c.matches)
 					if !reflect.DeepEqual(mw, mg) || sw != sg {
 						t.Errorf("%q chunk %d, %d bytes: evidence %q %q from %+v, %q %q in full", text, c.chunkID, n, mg, sg,
 							c.matches, mw, sw)

@@ -415,7 +415,7 @@ func TestEvidence(t *testing.T) {
 	text := "Blocks are the units of content in the editor, and each one has a type. To register a type, call " +
 		"register_block_type() from PHP with the path to the folder of its block.json file; registering twice logs a notice."
 	terms := analysis.Analyze("register json", "en")
-	matched, snippet := evidence(an, terms, "How to register blocks", text, "en", 240, nil)
+	matched, snippet := evidence(an, terms, nil, "How to register blocks", text, "en", 240, nil)
 	if want := []string{"regist", "json"}; !slices.Equal(matched, want) {
 		t.Errorf("matched = %q, want %q", matched, want)
 	}
@@ -423,5 +423,42 @@ func TestEvidence(t *testing.T) {
 		"to the folder of its **block.json** file; **registering** twice logs a notice."
 	if snippet != want {
 		t.Errorf("snippet = %q\nwant      %q", snippet, want)
+	}
+}
+
+// A hit's matched terms include the query's words its page holds only in
+// its title (an identifier's parts too), categories, tags or the
+// passage's headings, none of them in the passage itself.
+func TestSearch_EvidenceFromMeta(t *testing.T) {
+	db := openTB(t)
+	ctx := context.Background()
+	body := "Open the settings screen and pick one of the options it lists."
+	d := &store.Document{
+		URL: "http://x.test/guide/", Title: "The registerBlockType guide", PostType: "post", Body: body, Text: body,
+		Lang: "en", ContentHash: "h", Categories: []string{"Tutorials"}, Tags: []string{"gutenberg"},
+		Chunks: []store.Chunk{{Ord: 0, Start: 0, End: len(body), Text: body, Type: "prose", HeadingPath: []string{"Sidebar panels"}}},
+	}
+	if _, err := db.PutDocument(ctx, d); err != nil {
+		t.Fatal(err)
+	}
+	ix := newIndex(t, db)
+	res, err := ix.Search(ctx, Query{Text: "block tutorials gutenberg sidebar settings"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Hits) == 0 {
+		t.Fatal("no hits")
+	}
+	// Searched twice: the second hit reads the page's words kept by the first.
+	for range 2 {
+		got := res.Hits[0].MatchedTerms
+		for _, w := range []string{"block", "tutori", "gutenberg", "sidebar", "set"} {
+			if !slices.Contains(got, w) {
+				t.Errorf("matched terms %q lack %q", got, w)
+			}
+		}
+		if res, err = ix.Search(ctx, Query{Text: "block tutorials gutenberg sidebar settings"}); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
