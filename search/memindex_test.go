@@ -250,6 +250,10 @@ func TestMemIndex_MatchesOracle(t *testing.T) {
 	if slots >= 2*len(o.chunks) {
 		t.Errorf("no compaction: %d slots for %d chunks", slots, len(o.chunks))
 	}
+	// The dead are compacted away once they are a share of the live.
+	if dead > m.compactMin && dead*compactShare > live {
+		t.Errorf("%d dead slots kept beside %d live", dead, live)
+	}
 
 	words := []string{"themee0", "pluginee", "blocks", "widgeee1", "cacheeee", "querees", "routee3", "menueeee2", "themes",
 		"zzz", "function", "return", "news"}
