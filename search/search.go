@@ -672,14 +672,7 @@ func (d *memDoc) metaWords(an *analysis.Analyzer) []string {
 	// The fields are joined by spaces, which no token spans, as a hit's
 	// meta joined them.
 	an.EachAt(d.Title+"\n"+strings.Join(d.Categories, " ")+" "+strings.Join(d.Tags, " "), d.Lang, nil, func(t analysis.Token, _ int) {
-		if t.Term == "" {
-			return
-		}
-		for _, x := range t.Parts {
-			add(x)
-		}
-		add(t.Term)
-		add(t.Surface)
+		tokenWords(t, add)
 	})
 	w = slices.Clip(w)
 	d.meta.Store(&w)
@@ -827,6 +820,21 @@ func matched(an *analysis.Analyzer, terms []string, text, lang string) []string 
 	return m
 }
 
+// tokenWords calls f with each word by which t matches a query term: its
+// parts, its term and its surface (none for a token without a term). A
+// hit's evidence and the page words it keeps (memDoc.metaWords) both
+// match by these.
+func tokenWords(t analysis.Token, f func(string)) {
+	if t.Term == "" {
+		return
+	}
+	for _, x := range t.Parts {
+		f(x)
+	}
+	f(t.Term)
+	f(t.Surface)
+}
+
 // evidence returns the terms found in metaWords (analyzed already, as
 // memDoc.metaWords), meta or text, in query order, and a
 // snippet of about n bytes of text around the first match, matched words
@@ -863,22 +871,13 @@ func evidence(an *analysis.Analyzer, terms, metaWords []string, meta, text, lang
 		}
 	}
 	wanted := func(t analysis.Token) bool {
-		if t.Term == "" {
-			return false
-		}
 		hit := false
-		for _, x := range t.Parts {
+		tokenWords(t, func(x string) {
 			if want[x] {
 				found(x)
 				hit = true
 			}
-		}
-		for _, x := range [2]string{t.Term, t.Surface} {
-			if want[x] {
-				found(x)
-				hit = true
-			}
-		}
+		})
 		return hit
 	}
 	for _, x := range metaWords {
