@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Brings up a big WordPress for scale runs (issue #22), apart from every test site: Debian's
-# WordPress in a tree of its own (/srv/www/askwpd-big), its own database and user
-# (askwpd_big), served by nginx and php-fpm (PHP as www-data, opcache on) on its own port,
+# Brings up a big WordPress for scale runs, apart from every test site: WordPress 7.1
+# (ASKWPD_WP_VERSION=6.1: Debian's) in a tree of its own, its own database and user,
+# served by nginx and php-fpm (PHP as www-data, opcache on) on a free port of its own,
 # and N published posts made through WordPress's own API (scripts/wp/bigsite-gen.php), their
 # text drawn from the shared BEIR corpora when present. Idempotent: a re-run adds only the
 # posts missing up to N. Runs as root for setup only.
@@ -10,16 +10,14 @@
 #   N       posts to have (1000, 10000, 100000 for the cost curve)
 #   --down  stop its nginx and php-fpm (the database and tree stay)
 # State: .wp-big/ at the repo root; env in .wp-big/env (the keys of .wp-test/env).
-# Port: ASKWPD_BIG_PORT (default 8097).
+# Port: the first free one from ASKWPD_BIG_PORT (default 8097).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)"
 
 export ASKWPD_WP_SERVER=nginx
 export ASKWPD_WP_STATE="$root/.wp-big"
-export ASKWPD_DB_NAME=askwpd_big ASKWPD_DB_USER=askwpd_big
+export ASKWPD_SITE_NAME=big
 export ASKWPD_WP_CONFIG_HOST=127.0.0.1
-export ASKWPD_WP_ROOT=/srv/www/askwpd-big
-export ASKWPD_WP_CONTENT_DIR=/var/lib/askwpd-big/wp-content
 export ASKWPD_WP_PORT="${ASKWPD_BIG_PORT:-8097}"
 # shellcheck source=scripts/lib.sh
 . "$root/scripts/lib.sh"
@@ -27,34 +25,21 @@ export ASKWPD_WP_PORT="${ASKWPD_BIG_PORT:-8097}"
 usage() { sed -n '2,14s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; }
 N="${1:-}"
 if [[ "$N" == --down ]]; then
-  stop_host_server "$WP_PREFERRED_PORT"
+  [[ -s "$STATE_DIR/server.port" ]] && stop_host_server "$(cat "$STATE_DIR/server.port")"
   exit 0
 fi
 [[ "$N" =~ ^[0-9]+$ ]] || { usage >&2; die "N, the number of posts, is required"; }
 [[ "$(id -u)" == 0 ]] || die "run as root (it installs packages and starts nginx)"
-PORT="$WP_PREFERRED_PORT"
-SITE_URL="http://$WP_CONFIG_HOST:$PORT"
 T0=$SECONDS
 take_lock
 mkdir -p "$STATE_DIR"
 chmod 0700 "$STATE_DIR"
 
-ensure_packages wordpress wordpress-theme-twentytwentythree php-cli php-mysql php-xml \
-  php-mbstring php-curl php-intl curl mariadb-client nginx php-fpm
-
-# The tree: hard links to Debian's package, with a wp-config.php of its own.
-if ! cmp -s /usr/share/wordpress/wp-includes/version.php "$WP_ROOT/wp-includes/version.php" 2>/dev/null; then
-  rm -rf "$WP_ROOT"
-  install -d -m 0755 "$(dirname "$WP_ROOT")"
-  cp -al /usr/share/wordpress "$WP_ROOT"
-  rm -f "$WP_ROOT/wp-config.php" "$WP_ROOT/.htaccess"
-  log "linked $WP_ROOT to Debian's WordPress"
-fi
-install -d -o www-data -g www-data -m 0755 "$WP_CONTENT_DIR" "$WP_CONTENT_DIR/uploads"
-if [[ ! -e "$WP_CONTENT_DIR/themes/$WP_THEME" ]]; then
-  install -d "$WP_CONTENT_DIR/themes"
-  ln -s "$WP_ROOT/wp-content/themes/$WP_THEME" "$WP_CONTENT_DIR/themes/$WP_THEME"
-fi
+ensure_packages php-cli php-mysql php-xml php-mbstring php-curl php-intl curl mariadb-client nginx php-fpm
+ensure_wp_tree
+nginx_is_ours() { host_server_up "$1"; }
+PORT="$(choose_port nginx_is_ours)"
+SITE_URL="http://$WP_CONFIG_HOST:$PORT"
 
 DB_PASSWORD="$(config_db_password)"
 if [[ -z "$DB_PASSWORD" && -s "$STATE_DIR/db-password" ]]; then DB_PASSWORD="$(cat "$STATE_DIR/db-password")"; fi
@@ -88,6 +73,7 @@ run_php bigsite-gen.php --url="$SITE_URL" --count="$N" \
 
 ensure_host_server "$PORT"
 SERVER_PID="$(cat "$(host_run_dir "$PORT")/nginx.pid")"
+echo "$PORT" >"$STATE_DIR/server.port"
 
 env_text="WP_ROOT=$WP_ROOT
 WP_CONTENT_DIR=$WP_CONTENT_DIR

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Tests the Debian package for real, as root, on the production-shaped test host
-# (nginx + php-fpm as www-data serving Debian's WordPress, and an `askwpd` user the
-# host setup owns):
+# (nginx + php-fpm as www-data serving WordPress 7.1 from a tree of its own, and an
+# `askwpd` user the host setup owns):
 #   1. builds the .deb, installs it with dpkg -i, checks files, owners and modes;
 #   2. runs the installed binary the way the unit does (systemd is not PID 1 in CI,
 #      so ExecStart is started by hand as the unit's user and group), lets it index,
@@ -378,23 +378,34 @@ pass "the host's user askwpd is still there: $(id askwpd 2>/dev/null || echo non
 
 step "a Debian-packaged WordPress: /usr/share/wordpress with /etc/wordpress/config-*.php"
 # With the host's own trees hidden in a private mount namespace, what is left is
-# Debian's wordpress package, whose config-*.php are root's here: the group then
-# comes from the php-fpm pool. The host's user exists, so purge keeps it.
-empty="$tmp/empty"
-mkdir -p "$empty"
-if [ ! -f /usr/share/wordpress/wp-config.php ] || ! compgen -G '/etc/wordpress/config-*.php' >/dev/null; then
-  echo "  skip  no Debian wordpress package with a site config here (scripts/wp-up.sh makes one)"
-else
+# Debian's wordpress package (6.1), given a site config of the shape Debian's
+# README.Debian describes, root's as there: the group then comes from the php-fpm
+# pool. The host's user exists, so purge keeps it. /etc/wordpress is the namespace's
+# own: the machine's is left as it is.
+empty="$tmp/empty" etcwp="$tmp/etc-wordpress"
+mkdir -p "$empty" "$etcwp"
+if [ ! -f /usr/share/wordpress/wp-config.php ]; then
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends wordpress >/dev/null \
+    || fail "could not install Debian's wordpress package"
+fi
+cp -a /etc/wordpress/. "$etcwp/" 2>/dev/null || true
+cat >"$etcwp/config-debtest.example.php" <<'PHP'
+<?php
+define('DB_NAME', 'wordpress');
+define('DB_USER', 'wordpress');
+define('DB_PASSWORD', 'unused');
+define('DB_HOST', '127.0.0.1');
+PHP
 # shellcheck disable=SC2016 # the script expands its own arguments
 unshare --mount --propagation private bash -euo pipefail -c '
   for d in /var/www /srv/www; do [ ! -d "$d" ] || mount --bind "$1" "$d"; done
+  mkdir -p /etc/wordpress && mount --bind "$3" /etc/wordpress
   bad() { echo "deb-test: FAIL: $*" >&2; exit 1; }
   dpkg -i "$2" | grep "^askwpd: "
   grep -qx "wp_root = \"/usr/share/wordpress\"" /etc/askwpd/askwpd.toml || bad "wp_root is not /usr/share/wordpress"
   echo "  ok    wp_root = \"/usr/share/wordpress\""
   dpkg -P askwpd | grep "^askwpd: "
-' debian "$empty" "$deb" || fail "the Debian-packaged WordPress path"
-fi
+' debian "$empty" "$deb" "$etcwp" || fail "the Debian-packaged WordPress path"
 
 step "result"
 echo "seconds from dpkg -i to the first searchable page: $seconds"

@@ -26,7 +26,7 @@ if [ "${1:-}" = "stop" ]; then
   exit 0
 fi
 
-echo "==> WordPress (Debian's package, MariaDB, php -S), seeded"
+echo "==> WordPress 7.1 (MariaDB, php -S), seeded"
 bash scripts/wp-up.sh --quiet
 . "$root/.wp-test/env"
 

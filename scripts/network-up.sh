@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Brings up the test WordPress network beside the single sites: Debian's WordPress in a
-# tree of its own, served by nginx and php-fpm (PHP as www-data) on its own port, its own
-# database and user, converted to a subdirectory network with these sites:
+# Brings up the test WordPress network beside the single sites: WordPress 7.1
+# (ASKWPD_WP_VERSION=6.1: Debian's) in a tree of its own, served by nginx and php-fpm
+# (PHP as www-data) on a free port of its own, its own database and user, converted to
+# a subdirectory network with these sites:
 #   1 /            the main site
 #   2 /site2/      subdirectory
 #   3 /site3/      subdirectory
@@ -18,11 +19,9 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)"
 
 export ASKWPD_WP_SERVER=nginx
-export ASKWPD_WP_STATE="$root/.wp-network"
-export ASKWPD_DB_NAME=askwpd_net ASKWPD_DB_USER=askwpd_net
+export ASKWPD_WP_STATE="${ASKWPD_NETWORK_STATE:-$root/.wp-network}"
+export ASKWPD_SITE_NAME=net
 export ASKWPD_WP_CONFIG_HOST=127.0.0.1
-export ASKWPD_WP_ROOT=/srv/www/askwpd-net
-export ASKWPD_WP_CONTENT_DIR=/var/lib/askwpd-net/wp-content
 export ASKWPD_WP_PORT="${ASKWPD_NETWORK_PORT:-8093}"
 # shellcheck source=scripts/lib.sh
 . "$root/scripts/lib.sh"
@@ -30,33 +29,21 @@ export ASKWPD_WP_PORT="${ASKWPD_NETWORK_PORT:-8093}"
 QUIET=0
 [[ "${1:-}" == --quiet || "${1:-}" == -q ]] && QUIET=1
 [[ "$(id -u)" == 0 ]] || die "run as root (it installs packages and starts nginx)"
-PORT="$WP_PREFERRED_PORT"
 MAPPED_HOST=askwpd-mapped.test
-SITE_URL="http://$WP_CONFIG_HOST:$PORT"
 T0=$SECONDS
 take_lock
 mkdir -p "$STATE_DIR"
 chmod 0700 "$STATE_DIR"
 
-ensure_packages wordpress wordpress-theme-twentytwentythree php-cli php-mysql php-xml \
-  php-mbstring php-curl php-intl curl mariadb-client nginx php-fpm
+ensure_packages php-cli php-mysql php-xml php-mbstring php-curl php-intl curl mariadb-client nginx php-fpm
+ensure_wp_tree
 
 # The mapped domain's name: loopback, as a host's DNS would point it at this server.
 grep -qE "^127\.0\.0\.1[[:space:]]+$MAPPED_HOST\$" /etc/hosts || printf '127.0.0.1 %s\n' "$MAPPED_HOST" >>/etc/hosts
 
-# The tree: hard links to Debian's package, with a wp-config.php of its own.
-if ! cmp -s /usr/share/wordpress/wp-includes/version.php "$WP_ROOT/wp-includes/version.php" 2>/dev/null; then
-  rm -rf "$WP_ROOT"
-  install -d -m 0755 "$(dirname "$WP_ROOT")"
-  cp -al /usr/share/wordpress "$WP_ROOT"
-  rm -f "$WP_ROOT/wp-config.php" "$WP_ROOT/.htaccess"
-  log "linked $WP_ROOT to Debian's WordPress"
-fi
-install -d -o www-data -g www-data -m 0755 "$WP_CONTENT_DIR" "$WP_CONTENT_DIR/uploads"
-if [[ ! -e "$WP_CONTENT_DIR/themes/$WP_THEME" ]]; then
-  install -d "$WP_CONTENT_DIR/themes"
-  ln -s "$WP_ROOT/wp-content/themes/$WP_THEME" "$WP_CONTENT_DIR/themes/$WP_THEME"
-fi
+nginx_is_ours() { host_server_up "$1"; }
+PORT="$(choose_port nginx_is_ours)"
+SITE_URL="http://$WP_CONFIG_HOST:$PORT"
 
 DB_PASSWORD="$(config_db_password)"
 if [[ -z "$DB_PASSWORD" && -s "$STATE_DIR/db-password" ]]; then DB_PASSWORD="$(cat "$STATE_DIR/db-password")"; fi
@@ -65,6 +52,13 @@ if [[ -z "$DB_PASSWORD" && -s "$STATE_DIR/db-password" ]]; then DB_PASSWORD="$(c
 if ! db_user_probe "$DB_PASSWORD" >/dev/null; then
   ensure_mariadb
   create_db_and_user "$DB_PASSWORD"
+fi
+# The network's domains carry its port: when the port it had was taken by something
+# else meanwhile, the network is built again on the new one.
+if [[ -s "$STATE_DIR/server.port" && "$(cat "$STATE_DIR/server.port")" != "$PORT" ]]; then
+  log "port $(cat "$STATE_DIR/server.port") is taken: building the network again on $PORT"
+  detect_db_root || ensure_mariadb
+  db_root -e "DROP DATABASE IF EXISTS \`$WP_DB_NAME\`; CREATE DATABASE \`$WP_DB_NAME\` CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci;"
 fi
 if [[ -s "$STATE_DIR/admin-password" ]]; then
   ADMIN_PASSWORD="$(cat "$STATE_DIR/admin-password")"
@@ -132,6 +126,8 @@ run_php --url="$SITE_URL" --mapped="$MAPPED_HOST:$PORT" --manifest="$STATE_DIR/s
 
 ensure_host_server "$PORT"
 SERVER_PID="$(cat "$(host_run_dir "$PORT")/nginx.pid")"
+echo "$SERVER_PID" >"$STATE_DIR/server.pid"
+echo "$PORT" >"$STATE_DIR/server.port"
 
 env_text="WP_ROOT=$WP_ROOT
 WP_CONTENT_DIR=$WP_CONTENT_DIR

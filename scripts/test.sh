@@ -1,84 +1,156 @@
 #!/usr/bin/env bash
-# The test command: everything CI checks, on a real WordPress.
-#   1. brings up the test WordPress (installs PHP, WordPress, MariaDB as needed),
-#   2. gofmt, go vet, staticcheck, deadcode, php -l, systemd-analyze verify on the unit,
-#   3. the shim's suite on it, then on the nginx host (scripts/host-up.sh) as a site runs it,
-#      then a WordPress network (scripts/network-up.sh) and its acceptance test,
-#   4. the Debian package's test (scripts/deb-test.sh),
-#   5. the cluster test alone, then go test -race over every package, integration tests included.
-# Usage: scripts/test.sh [extra go test flags, e.g. -run TestIndex]
+# The test command: everything CI checks, on a real WordPress. Runs as root on Debian 12
+# and installs what it needs (PHP, MariaDB when none answers, nginx, php-fpm, Chromium).
+#
+# Usage: scripts/test.sh [STEP...]    every step in order, or only the ones named
+#        scripts/test.sh --list       the steps, one a line
+# ASKWPD_GO_TEST_FLAGS adds flags to the go test runs (e.g. "-run TestIndex").
+#
+# WordPress 7.1 (../shared/wordpress) is the primary test version: every step but wp61
+# runs on it. wp61 runs the shim's suite and the spine on Debian's WordPress 6.1, the
+# oldest version supported.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
-step() { printf '\n==> %s\n' "$*"; }
-
 export PATH="$PATH:/usr/local/go/bin"
 command -v go >/dev/null || { echo "test.sh: Go is not installed (want go 1.26)" >&2; exit 1; }
+read -r -a go_flags <<<"${ASKWPD_GO_TEST_FLAGS:-}"
 
-step "test WordPress"
-bash scripts/wp-up.sh --quiet
-export ASKWPD_TEST_WP_ENV="$root/.wp-test/env"
-
-step "gofmt"
-unformatted=$(find . -name '*.go' -not -path './.wp-test/*' -not -path './.state/*' -print0 | xargs -0 gofmt -l)
-if [ -n "$unformatted" ]; then
-  echo "gofmt would change:"; echo "$unformatted"; exit 1
+steps=(lint shim host network deb cluster go bench wp61)
+declare -A about=(
+  [lint]="gofmt, go vet, staticcheck, deadcode, php -l, systemd-analyze verify on the unit"
+  [shim]="the shim's suite inside WordPress 7.1 (php -S)"
+  [host]="nginx + php-fpm as www-data, askwpd as its own user: the shim's suite, and the same pages as php -S"
+  [network]="a WordPress network (subdirectory sites, a mapped domain, the shim network-activated)"
+  [deb]="the Debian package: build, install, run as askwpd:www-data, remove, purge"
+  [cluster]="three serve processes: a post searchable on every node within 1 s"
+  [go]="go test -race over every package, end-to-end tests included"
+  [bench]="every testing.B benchmark, once (-benchtime=1x), so none can rot"
+  [wp61]="Debian's WordPress 6.1: the shim's suite and the spine"
+)
+if [[ "${1:-}" == --list ]]; then
+  for s in "${steps[@]}"; do printf '%-8s %s\n' "$s" "${about[$s]}"; done
+  exit 0
 fi
-
-step "go vet"
-go vet ./...
-
-step "staticcheck and deadcode"
-bash scripts/lint.sh
-
-step "php -l"
-find . -name '*.php' -not -path './.wp-test/*' -print0 | while IFS= read -r -d '' f; do
-  php -l "$f" >/dev/null || { php -l "$f"; exit 1; }
+want=("$@")
+((${#want[@]})) || want=("${steps[@]}")
+for s in "${want[@]}"; do
+  [[ -n "${about[$s]:-}" ]] || { echo "test.sh: no step '$s' (scripts/test.sh --list)" >&2; exit 2; }
 done
 
-step "systemd unit"
-if ! command -v systemd-analyze >/dev/null; then
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends systemd >/dev/null \
-    || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends systemd >/dev/null; }
-fi
-mkdir -p bin
-go build -o bin/askwpd ./cmd/askwpd
-unit_dir=$(mktemp -d)
-trap 'rm -rf "$unit_dir"' EXIT
-# verify checks that ExecStart exists, so point it at the binary just built.
-sed "s#/usr/local/bin/askwpd#$root/bin/askwpd#" systemd/askwpd.service > "$unit_dir/askwpd.service"
-systemd-analyze verify "$unit_dir/askwpd.service"
-echo "systemd-analyze verify: ok"
+say() { printf '\n==> %s\n' "$*"; }
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
 
-step "PHP shim (wp-plugin-shim/tests, inside the real WordPress)"
-bash scripts/shim-up.sh && ASKWPD_BIN="$root/bin/askwpd" bash wp-plugin-shim/tests/run.sh
+ensure_apt() { # command package
+  command -v "$1" >/dev/null && return 0
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$2" >/dev/null \
+    || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$2" >/dev/null; }
+}
 
-step "nginx host (nginx + php-fpm with PHP as www-data, a system user askwpd)"
-bash scripts/host-up.sh --quiet
+askwpd_bin() {
+  if [[ ! -x bin/askwpd.test-build ]]; then
+    mkdir -p bin
+    go build -o bin/askwpd.test-build ./cmd/askwpd
+  fi
+  echo "$root/bin/askwpd.test-build"
+}
 
-step "PHP shim on the nginx host (askwpd as askwpd on a unix socket, PHP as www-data)"
-ASKWPD_TEST_WP_ENV="$root/.wp-host/env" ASKWPD_BIN="$root/bin/askwpd" bash wp-plugin-shim/tests/run.sh
+wp_up() { # the fast site, 7.1 on php -S: most steps need it
+  [[ -n "${wp_is_up:-}" ]] && return 0
+  say "test WordPress 7.1 (php -S)"
+  bash scripts/wp-up.sh --quiet
+  export ASKWPD_TEST_WP_ENV="$root/.wp-test/env"
+  wp_is_up=1
+}
 
-step "the same pages on both stacks (indexed URL sets of php -S and nginx)"
-ASKWPD_BIN="$root/bin/askwpd" bash scripts/compare-hosts.sh
+step_lint() {
+  say "gofmt"
+  local unformatted
+  unformatted=$(find . -name '*.go' -not -path './.wp-*' -not -path './.state/*' -print0 | xargs -0 gofmt -l)
+  if [[ -n "$unformatted" ]]; then echo "gofmt would change:"; echo "$unformatted"; return 1; fi
+  say "go vet"
+  go vet ./...
+  say "staticcheck and deadcode"
+  bash scripts/lint.sh
+  say "php -l"
+  ensure_apt php php-cli
+  find . -name '*.php' -not -path './.wp-*' -print0 | while IFS= read -r -d '' f; do
+    php -l "$f" >/dev/null || { php -l "$f"; exit 1; }
+  done
+  say "systemd unit"
+  ensure_apt systemd-analyze systemd
+  # verify checks that ExecStart exists, so point it at the binary just built.
+  sed "s#/usr/local/bin/askwpd#$(askwpd_bin)#" systemd/askwpd.service >"$tmp/askwpd.service"
+  systemd-analyze verify "$tmp/askwpd.service"
+  echo "systemd-analyze verify: ok"
+}
 
-step "WordPress network (nginx + php-fpm: subdirectory sites, a mapped domain, the shim network-activated)"
-bash scripts/network-up.sh --quiet
-export ASKWPD_TEST_NETWORK_ENV="$root/.wp-network/env"
-go test -race -count=1 -run 'Network' ./wp/ ./daemon/
+step_shim() {
+  wp_up
+  say "PHP shim (wp-plugin-shim/tests, inside WordPress 7.1)"
+  bash scripts/shim-up.sh && ASKWPD_BIN="$(askwpd_bin)" bash wp-plugin-shim/tests/run.sh
+}
 
-step "Debian package (build, install, run as askwpd:www-data, remove, purge)"
-bash scripts/deb-test.sh
+step_host() {
+  wp_up
+  say "nginx host (nginx + php-fpm with PHP as www-data, a system user askwpd)"
+  bash scripts/host-up.sh --quiet
+  say "PHP shim on the nginx host (askwpd as askwpd on a unix socket, PHP as www-data)"
+  ASKWPD_TEST_WP_ENV="$root/.wp-host/env" ASKWPD_BIN="$(askwpd_bin)" bash wp-plugin-shim/tests/run.sh
+  say "the same pages on both stacks (indexed URL sets of php -S and nginx)"
+  ASKWPD_BIN="$(askwpd_bin)" bash scripts/compare-hosts.sh
+}
 
-step "cluster (three serve processes: a post searchable on every node within 1 s)"
-# Alone: its 1 s is a latency claim about a site, and beside the daemon package's
-# tests, which crawl the same test site, the page's render waited its turn (a CI
-# run saw 1.05-1.36 s, where alone it takes 0.07-0.4 s).
-go test -race -count=1 -run 'TestCluster_' ./cmd/askwpd/
+step_network() {
+  say "WordPress network on 7.1 (nginx + php-fpm)"
+  bash scripts/network-up.sh --quiet
+  ASKWPD_TEST_NETWORK_ENV="$root/.wp-network/env" go test -race -count=1 "${go_flags[@]}" -run 'Network' ./wp/ ./daemon/
+}
 
-step "go test -race"
-# The admin page test drives a real headless Chromium.
-command -v chromium >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium >/dev/null \
-  || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium >/dev/null; }
-# The network's tests ran in their step above: with its env exported they would run again.
-go test -race -count=1 -timeout 20m -skip 'TestCluster_|^TestNetwork_RealWordPress$|^TestNetworkSiteSchedules$|^TestNetworkFromConfig$|^TestNetworkSites$' "$@" ./...
+step_deb() {
+  say "Debian package on the 7.1 nginx host"
+  bash scripts/deb-test.sh
+}
+
+step_cluster() {
+  wp_up
+  say "cluster"
+  # Alone: its 1 s is a latency claim about a site, and beside the daemon package's
+  # tests, which crawl the same test site, the page's render waited its turn.
+  go test -race -count=1 "${go_flags[@]}" -run 'TestCluster_' ./cmd/askwpd/
+}
+
+step_go() {
+  wp_up
+  say "go test -race"
+  # The admin page test drives a real headless Chromium.
+  ensure_apt chromium chromium
+  # The network's and the cluster's tests ran in their own steps.
+  go test -race -count=1 -timeout 20m "${go_flags[@]}" \
+    -skip 'TestCluster_|^TestNetwork_RealWordPress$|^TestNetworkSiteSchedules$|^TestNetworkFromConfig$|^TestNetworkSites$' ./...
+}
+
+step_bench() {
+  say "benchmarks, once each"
+  go test -count=1 -run '^$' -bench . -benchtime=1x "${go_flags[@]}" ./...
+}
+
+step_wp61() {
+  say "Debian's WordPress 6.1 (php -S): the oldest supported version"
+  local state="$root/.wp-test61"
+  ASKWPD_WP_VERSION=6.1 ASKWPD_SITE_NAME=test61 ASKWPD_WP_STATE="$state" ASKWPD_WP_PORT=8189 \
+    bash scripts/wp-up.sh --quiet
+  ASKWPD_TEST_WP_ENV="$state/env" bash scripts/shim-up.sh
+  ASKWPD_TEST_WP_ENV="$state/env" ASKWPD_BIN="$(askwpd_bin)" bash wp-plugin-shim/tests/run.sh
+  say "the spine on 6.1: index, search, quotes, events, nothing private"
+  ASKWPD_TEST_WP_ENV="$state/env" go test -race -count=1 "${go_flags[@]}" \
+    -run '^(TestIndex_RealWordPress|TestEvents_RealWordPress|TestPrivate_NothingLeaks|TestTools_SearchSiteFindsEachPost|TestTools_VerifyQuoteFindsEveryPassage|TestChatGates)$' ./daemon/
+}
+
+rm -f bin/askwpd.test-build
+for s in "${want[@]}"; do
+  t0=$SECONDS
+  "step_$s"
+  printf '==> %s: ok (%d s)\n' "$s" "$((SECONDS - t0))"
+done

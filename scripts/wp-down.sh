@@ -2,9 +2,10 @@
 # Stops the web server started by scripts/wp-up.sh (php -S, or nginx and php-fpm). Idempotent.
 #
 # Usage: scripts/wp-down.sh [--purge]
-#   --purge  also drops the database and its user, removes /etc/wordpress/config-127.0.0.1.php
-#            (only if wp-up.sh wrote it) and empties the state dir (.wp-test/ or $ASKWPD_WP_STATE).
-# MariaDB itself and the Debian packages stay.
+#   --purge  also drops the database and its user, removes the site's tree (only if
+#            wp-up.sh made it) and empties the state dir (.wp-test/ or $ASKWPD_WP_STATE).
+# MariaDB itself, the unpacked releases and the Debian packages stay. The same variables as
+# wp-up.sh name the site (ASKWPD_WP_STATE, ASKWPD_SITE_NAME, ...).
 set -euo pipefail
 
 # shellcheck source=scripts/lib.sh
@@ -49,15 +50,12 @@ if ((PURGE)); then
   else
     log "MariaDB does not answer as root: database and user left alone"
   fi
-  if [[ -f "$WP_CONFIG_FILE" ]]; then
-    if grep -qF "$WP_CONFIG_MARKER" "$WP_CONFIG_FILE"; then
-      rm -f "$WP_CONFIG_FILE"
-      log "removed $WP_CONFIG_FILE"
-    else
-      log "$WP_CONFIG_FILE was not written by wp-up.sh: left alone"
-    fi
+  if [[ -f "$WP_ROOT/.askwpd-tree" ]]; then
+    rm -rf "${WP_ROOT:?}"
+    log "removed $WP_ROOT"
+  elif [[ -e "$WP_ROOT" ]]; then
+    log "$WP_ROOT was not made by wp-up.sh: left alone"
   fi
-  rm -f "${WP_CONTENT_DIR:-/var/lib/wordpress/wp-content}/mu-plugins/askwpd-members-only.php"
   if [[ -d "$STATE_DIR" ]]; then
     # test.lock stays: tests may be waiting on it.
     find "${STATE_DIR:?}" -mindepth 1 -maxdepth 1 ! -name test.lock -exec rm -rf {} +

@@ -1,18 +1,22 @@
 #!/usr/bin/env bash
-# Brings up a real WordPress (Debian's wordpress package, 6.1) for tests and the demo:
-# MariaDB database and user, /etc/wordpress/config-127.0.0.1.php, `php -S` on a loopback
-# port, a browserless install and seeded content. Idempotent; a re-run when everything is
-# up only checks it.
+# Brings up a real WordPress for tests and the demo: WordPress 7.1 from
+# ../shared/wordpress (ASKWPD_WP_VERSION=6.1: Debian 12's package) in a tree of its own,
+# a MariaDB database and user, `php -S` on a free loopback port (ASKWPD_WP_SERVER=nginx:
+# nginx and php-fpm, PHP as www-data), a browserless install with Twenty Twenty-Five
+# (Twenty Twenty-Three on 6.1) and seeded content. Idempotent; a re-run when everything
+# is up only checks it.
 #
 # Usage: scripts/wp-up.sh [--wxr[=FILE]] [--generate N] [--remove-generated] [--port N] [--quiet]
 #   --wxr[=FILE]        also import a WXR file (default: the theme unit test data in
 #                       ../shared/evaldata/wp-theme-unit-test/); env ASKWPD_WXR=1, ASKWPD_WXR_FILE
 #   --generate N        ensure exactly N generated posts exist; env ASKWPD_GEN_POSTS=N
 #   --remove-generated  delete all generated posts
-#   --port N            preferred port (default 8089); env ASKWPD_WP_PORT
+#   --port N            the first port tried (default 8089); env ASKWPD_WP_PORT
 #   --quiet             do not print the env lines at the end
 # State: .wp-test/ at the repo root (env, server.log, server.pid, seed.json, secrets),
-# or $ASKWPD_WP_STATE.
+# or $ASKWPD_WP_STATE. The tree is /srv/www/askwpd-INSTANCE-NAME and the database
+# askwpd_INSTANCE_NAME, where INSTANCE is a hash of the checkout's path (ASKWPD_INSTANCE)
+# and NAME is ASKWPD_SITE_NAME (test), so two checkouts never share a site.
 set -euo pipefail
 
 # shellcheck source=scripts/lib.sh
@@ -52,12 +56,11 @@ take_lock
 mkdir -p "$STATE_DIR"
 chmod 0700 "$STATE_DIR"
 
-# --- 1. packages ------------------------------------------------------------
-# wordpress-theme-twentytwentythree is only a Recommends of wordpress: name it.
-ensure_packages wordpress wordpress-theme-twentytwentythree php-cli php-mysql php-xml \
-  php-mbstring php-curl php-gd php-intl php-zip curl mariadb-client
+# --- 1. packages and the tree ------------------------------------------------
+ensure_packages php-cli php-mysql php-xml php-mbstring php-curl php-gd php-intl php-zip curl mariadb-client
 [[ "$WP_SERVER" == php || "$WP_SERVER" == nginx ]] || die "ASKWPD_WP_SERVER is php or nginx, not '$WP_SERVER'"
 [[ "$WP_SERVER" == nginx ]] && ensure_packages nginx php-fpm
+ensure_wp_tree
 
 # --- 2. MariaDB, database, user --------------------------------------------
 # The password lives in the config file (machine-wide truth) and in the state dir.
@@ -75,13 +78,6 @@ fi
 # --- 3. WordPress config and theme ------------------------------------------
 config_is_ours || die "$WP_CONFIG_FILE exists and was not written by this script; move it away first"
 write_wp_config "$DB_PASSWORD"
-
-[[ -d "$WP_ROOT/wp-content/themes/$WP_THEME" ]] || die "theme $WP_THEME is not in $WP_ROOT/wp-content/themes"
-if [[ ! -e "$WP_CONTENT_DIR/themes/$WP_THEME" ]]; then
-  # Debian's trigger normally links every packaged theme into the writable wp-content.
-  install -d "$WP_CONTENT_DIR/themes"
-  ln -s "$WP_ROOT/wp-content/themes/$WP_THEME" "$WP_CONTENT_DIR/themes/$WP_THEME"
-fi
 
 # The seed's members-only page relies on this must-use plugin for its login wall.
 MU_SRC="$ASKWPD_WP_PHP_DIR/mu-members-only.php"
@@ -104,11 +100,13 @@ ping_is_ours() { # PORT -> prints the server pid when the server on PORT is ours
 }
 
 
+nginx_is_ours() { host_server_up "$1"; }
+php_is_ours() { [[ -n "$(ping_is_ours "$1")" ]]; }
+
 PORT=""
 SERVER_PID=""
 if [[ "$WP_SERVER" == nginx ]]; then
-  # One fixed port: a real host's address does not wander.
-  PORT="$WP_PREFERRED_PORT"
+  PORT="$(choose_port nginx_is_ours)"
   ensure_host_server "$PORT"
   SERVER_PID="$(cat "$(host_run_dir "$PORT")/nginx.pid")"
   echo "$SERVER_PID" >"$STATE_DIR/server.pid"
@@ -121,13 +119,10 @@ fi
 if [[ -z "$PORT" ]]; then
   # A server of ours from an earlier run that is no longer answering: stop it.
   stop_server
-  candidates=("$WP_PREFERRED_PORT")
-  [[ -s "$STATE_DIR/server.port" ]] && candidates+=("$(cat "$STATE_DIR/server.port")")
-  for ((p = 8090; p < 8190; p++)); do candidates+=("$p"); done
-  for p in "${candidates[@]}"; do
+  for ((try = 0; try < 5; try++)); do
+    p="$(choose_port php_is_ours)"
     pid="$(ping_is_ours "$p")"  # our server, pid file lost: adopt it
     if [[ -n "$pid" ]]; then PORT="$p"; SERVER_PID="$pid"; break; fi
-    port_free "$p" || continue
     log "starting php -S 127.0.0.1:$p"
     : >"$STATE_DIR/server.log"
     # setsid: own process group, so wp-down.sh can stop the master and its workers.
@@ -147,10 +142,12 @@ if [[ -z "$PORT" ]]; then
       sleep 0.1
     done
     if [[ -n "$(ping_is_ours "$p")" ]]; then PORT="$p"; SERVER_PID="$started"; break; fi
+    # Taken meanwhile by someone else, or PHP failed: the next free port.
     log "php -S on port $p did not come up; log:"; tail -n 5 "$STATE_DIR/server.log" >&2 || true
     stop_server "$started"
+    rm -f "$STATE_DIR/server.port"
   done
-  [[ -n "$PORT" ]] || die "could not start php -S on any port in ${candidates[0]}, 8090-8189"
+  [[ -n "$PORT" ]] || die "could not start php -S (see $STATE_DIR/server.log)"
   echo "$SERVER_PID" >"$STATE_DIR/server.pid"
   echo "$PORT" >"$STATE_DIR/server.port"
 fi

@@ -4,7 +4,7 @@
  *
  *   php install.php --url=http://127.0.0.1:8089 [--title=..] [--tagline=..] [--admin-user=admin]
  *                   [--admin-password=.. or env ASKWPD_ADMIN_PASSWORD] [--admin-email=..]
- *                   [--theme=twentytwentythree]
+ *                   [--theme=twentytwentyfive]
  *                   [--fresh] [--seed [--manifest=FILE]]
  *
  * --fresh: the site may not be installed yet (wp-up.sh checked the tables): load WordPress
@@ -38,7 +38,7 @@ $askwpd_tagline = $opts['tagline'] ?? 'Field notes on coffee, self-hosting and s
 $askwpd_admin = $opts['admin-user'] ?? 'admin';
 $askwpd_admin_pw = $opts['admin-password'] ?? (getenv('ASKWPD_ADMIN_PASSWORD') ?: ''); // env keeps it out of ps
 $askwpd_admin_email = $opts['admin-email'] ?? 'admin@example.com';
-$askwpd_theme = $opts['theme'] ?? 'twentytwentythree';
+$askwpd_theme = $opts['theme'] ?? 'twentytwentyfive';
 const ASKWPD_PERMALINKS = '/%year%/%monthnum%/%day%/%postname%/';
 
 require __DIR__ . '/cli-request.php';
@@ -101,8 +101,7 @@ if (get_option('permalink_structure') !== ASKWPD_PERMALINKS) {
 update_option('category_base', '');
 update_option('tag_base', '');
 
-// Theme: Debian ships it in /usr/share/wordpress/wp-content/themes and links it into
-// /var/lib/wordpress/wp-content/themes (the WP_CONTENT_DIR).
+// Theme: the release's own (wp-content/themes of the site's tree).
 $askwpd_t = wp_get_theme($askwpd_theme);
 if (!$askwpd_t->exists() || $askwpd_t->errors()) {
     askwpd_out("theme $askwpd_theme is missing or broken in " . get_theme_root());

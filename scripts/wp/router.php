@@ -2,14 +2,14 @@
 /**
  * Router for PHP's built-in server, so that WordPress pretty permalinks work:
  *
- *   PHP_CLI_SERVER_WORKERS=4 php -S 127.0.0.1:PORT -t /usr/share/wordpress scripts/wp/router.php
+ *   PHP_CLI_SERVER_WORKERS=4 php -S 127.0.0.1:PORT -t WP_ROOT scripts/wp/router.php
  *
  * - Existing files under the document root are served by the built-in server itself
  *   (return false): static assets directly, *.php files executed.
  * - Directories with an index file are served the same way (wp-admin/ etc.); without a
  *   trailing slash they are redirected first.
- * - Debian keeps the writable wp-content (uploads) in /var/lib/wordpress/wp-content, outside
- *   the document root; static files from there are served here.
+ * - A site whose wp-content lies outside the document root (ASKWPD_WP_CONTENT_DIR, as in
+ *   Debian's layout) has its static files served from there.
  * - Everything else goes to WordPress's front controller, index.php.
  * - /__askwpd_ping answers "askwpd-wp-ok <router> <state dir> <server pid>" so that
  *   scripts/wp-up.sh can tell its own server from anything else on the port.
