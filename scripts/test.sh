@@ -110,7 +110,8 @@ step_network() {
 
 step_deb() {
   say "Debian package on the 7.1 nginx host"
-  bash scripts/deb-test.sh
+  # One at a time on a machine: it installs and purges a system package.
+  flock -w 1800 /tmp/askwpd-deb-test.lock bash scripts/deb-test.sh
 }
 
 step_cluster() {
