@@ -4,7 +4,8 @@
  * phpcs with the WordPress standard can be installed on the test machines): versions,
  * curl_close() only where PHP needs it, the direct cURL calls a unix socket needs marked,
  * escaped output, direct access guards, prefixes, no deprecated WordPress or PHP calls,
- * permission callbacks on every REST route, nonces and capabilities on every admin action.
+ * direct database queries marked, permission callbacks on every REST route, nonces and
+ * capabilities on every admin action.
  */
 
 function plugin_dir_root(): string { return dirname(__DIR__); }
@@ -90,6 +91,24 @@ test('plugin check: curl_close() only before PHP 8.0; each direct cURL call mark
         }
     }
     eq($bad, array(), 'cURL calls');
+});
+
+test('plugin check: each direct database query is marked as an exception', function () {
+    $bad = array();
+    $n = 0;
+    foreach (plugin_php_files() as $rel) {
+        foreach (file(plugin_dir_root() . "/$rel") as $i => $l) {
+            if (!preg_match('/\$wpdb->(query|get_var|get_results|get_row|get_col|insert|update|delete|replace)\s*\(/', $l)) {
+                continue;
+            }
+            $n++;
+            if (!preg_match('#phpcs:ignore [A-Za-z.,_]*WordPress\.DB\.DirectDatabaseQuery#', $l)) {
+                $bad[] = "$rel:" . ($i + 1) . ': ' . trim($l);
+            }
+        }
+    }
+    eq($bad, array(), 'unmarked direct queries');
+    ok($n >= 10, "queries checked: $n");
 });
 
 /**
