@@ -58,7 +58,7 @@ func ask(q string) chat.Request {
 	return chat.Request{Messages: []chat.Message{{Role: "user", Content: q}}}
 }
 
-var kinds = []string{"openai", "anthropic"}
+var kinds = []string{"openai", "anthropic", "google"}
 
 func TestChat_ToolRoundCap(t *testing.T) {
 	for _, kind := range kinds {
@@ -120,6 +120,12 @@ func TestChat_MalformedToolCalls(t *testing.T) {
 				{Name: "drop_database", Args: `{}`},                        // not a tool
 				{Name: "verify_quote", Args: `{"url": "x", "quote": "y"}`}, // a tool, but not offered to the model
 			}
+			want := []string{"invalid_arguments", "invalid_arguments", "invalid_arguments", "unknown_tool", "unknown_tool"}
+			if kind == "google" {
+				// Gemini's protocol carries arguments as an object: the
+				// model cannot send the malformed ones.
+				bad, want = bad[3:], want[3:]
+			}
 			p := llmtest.New(t, kind,
 				func(t *testing.T, r *llmtest.Request) llmtest.Turn {
 					for _, name := range offeredTools {
@@ -142,7 +148,6 @@ func TestChat_MalformedToolCalls(t *testing.T) {
 					if len(res) != len(bad) {
 						t.Fatalf("results = %d, want %d", len(res), len(bad))
 					}
-					want := []string{"invalid_arguments", "invalid_arguments", "invalid_arguments", "unknown_tool", "unknown_tool"}
 					for i, r := range res {
 						if !r.IsError || !strings.Contains(r.Text, want[i]) {
 							t.Errorf("result %d = %s, want a %s error", i, r.Text, want[i])
