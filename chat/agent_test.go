@@ -43,7 +43,9 @@ func bareAgent(t *testing.T, pc chat.ProviderConfig) *chat.Agent {
 		MaxBytes: cc.MaxBytes, UserAgent: cc.UserAgent}, st, nil, log)
 	tools := &tool.Service{Log: log, Store: st, Search: search.New(st), Crawler: cr}
 	return &chat.Agent{Tools: tools, Site: chat.Site{URL: site.URL}, Log: log, Provider: pc,
-		Opts: chat.Options{RetryBase: time.Millisecond, RetryMax: 10 * time.Millisecond}}
+		Opts: chat.Options{RetryBase: time.Millisecond, RetryMax: 10 * time.Millisecond},
+		// No Connectors key from the environment the tests run in.
+		Getenv: func(string) (string, bool) { return "", false }}
 }
 
 // testWriter routes logs to t.Log so a failure shows its context.
@@ -340,6 +342,25 @@ func TestChat_BadRequests(t *testing.T) {
 		var ae *tool.Error
 		if !errors.As(err, &ae) || ae.Code != "no_provider" {
 			t.Errorf("err = %v, want no_provider 503", err)
+		}
+	})
+	t.Run("KindWithoutKey", func(t *testing.T) {
+		// A hosted API without a key anywhere is no provider, said so,
+		// rather than a call that fails with 401.
+		a := bareAgent(t, chat.ProviderConfig{Kind: "google"})
+		_, err := a.Chat(context.Background(), ask("hi"), nil)
+		var ae *tool.Error
+		if !errors.As(err, &ae) || ae.Code != "no_provider" ||
+			!strings.Contains(ae.Message, "askwpd's [provider] settings choose google but no API key was found for it") {
+			t.Errorf("err = %v, want no_provider naming the keyless google", err)
+		}
+		if st := a.ProviderStatus(context.Background()); st.Configured || st.Hint != ae.Message {
+			t.Errorf("status %+v, want not configured with the same hint", st)
+		}
+		// The same kind at an address of one's own may take no key.
+		a = bareAgent(t, chat.ProviderConfig{Kind: "openai", BaseURL: "http://127.0.0.1:9/v1"})
+		if st := a.ProviderStatus(context.Background()); !st.Configured || st.Key != "" || st.Source != "config" {
+			t.Errorf("keyless openai at a base_url: %+v", st)
 		}
 	})
 	t.Run("UnknownProviderOverride", func(t *testing.T) {

@@ -14,7 +14,7 @@ import (
 
 // providerSettings is the resolved LLM for one chat turn.
 type providerSettings struct {
-	Kind        string // openai | anthropic | openai-compatible
+	Kind        string // openai | anthropic | google | openai-compatible
 	Label       string // as configured: openrouter, ollama, …
 	BaseURL     string
 	Model       string
@@ -24,93 +24,156 @@ type providerSettings struct {
 	// Instructions are the site owner's extra instructions (AskWP's
 	// askwp_system_instructions).
 	Instructions string
-	Source       string // "config" or "wp_options"
+	// Source is the layer the provider's key came from (or, for a server
+	// that wants none, the layer that chose it): config, askwp_options or
+	// connectors. KeyFrom says where exactly, for the status.
+	Source  string
+	KeyFrom string
 }
 
-// AskWP's provider options in wp_options.
-var askwpOptionNames = []string{
-	"askwp_llm_provider", "askwp_api_key", "askwp_model", "askwp_ollama_endpoint",
-	"askwp_max_output_tokens", "askwp_temperature", "askwp_system_instructions",
+// Where keys come from, as the status names them.
+const (
+	keyFromConfig = "askwpd config [provider] api_key"
+	keyFromAskWP  = "option askwp_api_key"
+)
+
+// needsKey tells whether a provider cannot answer without a key: the
+// hosted APIs at their own address. A base_url of one's own (a proxy, a
+// local server) may take none.
+func (ps providerSettings) needsKey() bool {
+	switch {
+	case ps.Label == "openrouter":
+		return true
+	case ps.BaseURL != "":
+		return false
+	}
+	return ps.Kind == "openai" || ps.Kind == "anthropic" || ps.Kind == "google"
 }
 
-// wpOptionsTTL is how long AskWP's options are kept: reading seven rows
-// from MySQL on every chat turn would add to the time to first token.
-const wpOptionsTTL = 30 * time.Second
-
-func (a *Agent) askwpOptions(ctx context.Context) (map[string]string, error) {
-	if a.SiteOption == nil {
-		return map[string]string{}, nil
+// askwpProvider is the provider AskWP's options choose, with its key if
+// they hold one; ok is false when they choose none.
+func (a *Agent) askwpProvider(wpo map[string]string) (providerSettings, bool) {
+	label := strings.ToLower(wpo["askwp_llm_provider"])
+	if label == "" {
+		return providerSettings{}, false
 	}
-	a.wpMu.Lock()
-	defer a.wpMu.Unlock()
-	if a.wpOpts != nil && time.Since(a.wpAt) < wpOptionsTTL {
-		return a.wpOpts, nil
+	ps := providerSettings{Label: label, APIKey: wpo["askwp_api_key"], Model: wpo["askwp_model"],
+		Instructions: wpo["askwp_system_instructions"], Source: "askwp_options"}
+	if ps.APIKey != "" {
+		ps.KeyFrom = keyFromAskWP
 	}
-	opts := make(map[string]string, len(askwpOptionNames))
-	for _, name := range askwpOptionNames {
-		v, err := a.SiteOption(ctx, name)
-		if err != nil {
-			return nil, err
+	switch label {
+	case "openai", "anthropic", "google":
+		ps.Kind = label
+	case "gemini":
+		ps.Kind, ps.Label = "google", "google"
+	case "openrouter":
+		ps.Kind, ps.BaseURL = "openai-compatible", "https://openrouter.ai/api/v1"
+	case "ollama":
+		ep := strings.TrimRight(wpo["askwp_ollama_endpoint"], "/")
+		if ep == "" {
+			ep = "http://localhost:11434"
 		}
-		opts[name] = strings.TrimSpace(v)
+		if !strings.HasSuffix(ep, "/v1") {
+			ep += "/v1"
+		}
+		ps.Kind, ps.BaseURL = "openai-compatible", ep
+	default:
+		a.Log.Warn("Unknown AskWP provider in wp_options", "askwp_llm_provider", label)
+		return providerSettings{}, false
 	}
-	a.wpOpts, a.wpAt = opts, time.Now()
-	return opts, nil
+	if n, err := strconv.Atoi(wpo["askwp_max_output_tokens"]); err == nil && n > 0 {
+		ps.MaxTokens = n
+	}
+	if t, err := strconv.ParseFloat(wpo["askwp_temperature"], 64); err == nil && wpo["askwp_temperature"] != "" {
+		ps.Temperature = &t
+	}
+	return ps, true
 }
 
-// providerCandidates are the configured providers: askwpd's own
-// [provider] section first, then AskWP's options.
-func (a *Agent) providerCandidates(ctx context.Context) ([]providerSettings, string, error) {
-	var out []providerSettings
-	wpo, err := a.askwpOptions(ctx)
-	if err != nil {
-		// The site's database being down must not stop a configured
-		// provider from answering.
-		a.Log.Warn("Unable to read AskWP's provider options", "error", err)
-		wpo = map[string]string{}
+// providerCandidates are the usable providers, the default first:
+// askwpd's own [provider] section, then AskWP's options, then each key
+// saved under WordPress's Connectors. A layer that names a provider but
+// no key takes the key of the same kind from the layers below it (config
+// from AskWP's options, then Connectors; AskWP's options from
+// Connectors), keeping its own address and model: a base_url in askwpd's
+// config thereby applies to a Connectors key. missing says, for the
+// status and the no_provider error, which chosen provider had no key.
+func (a *Agent) providerCandidates(ctx context.Context) (out []providerSettings, missing []string) {
+	ss := a.settings(ctx)
+	wpo := ss.opts
+	keys := a.connectorKeys(ss)
+	fromConnectors := func(ps *providerSettings) {
+		if k, ok := keys[ps.Kind]; ok && ps.APIKey == "" && ps.Label == ps.Kind {
+			ps.APIKey, ps.Source, ps.KeyFrom = k.key, "connectors", k.from
+		}
 	}
-	instructions := wpo["askwp_system_instructions"]
+	askwp, haveAskWP := a.askwpProvider(wpo)
+	seen := map[string]bool{}
+	add := func(ps providerSettings, who string) {
+		if ps.APIKey == "" && ps.needsKey() {
+			missing = append(missing, fmt.Sprintf("%s choose %s but no API key was found for it", who, ps.Label))
+			return
+		}
+		seen[ps.Kind+"/"+ps.Label] = true
+		out = append(out, ps)
+	}
 	if pc := a.Provider; pc.Kind != "" {
 		ps := providerSettings{Kind: pc.Kind, Label: pc.Kind, BaseURL: pc.BaseURL, Model: pc.Model, APIKey: pc.APIKey,
-			MaxTokens: pc.MaxTokens, Instructions: instructions, Source: "config"}
+			MaxTokens: pc.MaxTokens, Instructions: wpo["askwp_system_instructions"], Source: "config"}
 		if pc.Temperature != 0 {
 			t := pc.Temperature
 			ps.Temperature = &t
 		}
-		out = append(out, ps)
-	}
-	if label := strings.ToLower(wpo["askwp_llm_provider"]); label != "" {
-		ps := providerSettings{Label: label, APIKey: wpo["askwp_api_key"], Model: wpo["askwp_model"],
-			Instructions: instructions, Source: "wp_options"}
-		switch label {
-		case "openai", "anthropic":
-			ps.Kind = label
-		case "openrouter":
-			ps.Kind, ps.BaseURL = "openai-compatible", "https://openrouter.ai/api/v1"
-		case "ollama":
-			ep := strings.TrimRight(wpo["askwp_ollama_endpoint"], "/")
-			if ep == "" {
-				ep = "http://localhost:11434"
+		if haveAskWP && askwp.Kind == ps.Kind && askwp.Label == ps.Kind {
+			// What the config leaves out of the provider AskWP chose too.
+			if ps.Model == "" {
+				ps.Model = askwp.Model
 			}
-			if !strings.HasSuffix(ep, "/v1") {
-				ep += "/v1"
+			if ps.MaxTokens == 0 {
+				ps.MaxTokens = askwp.MaxTokens
 			}
-			ps.Kind, ps.BaseURL = "openai-compatible", ep
+			if ps.Temperature == nil {
+				ps.Temperature = askwp.Temperature
+			}
+		}
+		switch {
+		case ps.APIKey != "":
+			ps.KeyFrom = keyFromConfig
+		case haveAskWP && askwp.Kind == ps.Kind && askwp.Label == ps.Kind && askwp.APIKey != "":
+			ps.APIKey, ps.Source, ps.KeyFrom = askwp.APIKey, askwp.Source, askwp.KeyFrom
 		default:
-			a.Log.Warn("Unknown AskWP provider in wp_options", "askwp_llm_provider", label)
-			ps.Kind = ""
+			fromConnectors(&ps)
 		}
-		if n, err := strconv.Atoi(wpo["askwp_max_output_tokens"]); err == nil && n > 0 {
-			ps.MaxTokens = n
-		}
-		if t, err := strconv.ParseFloat(wpo["askwp_temperature"], 64); err == nil && wpo["askwp_temperature"] != "" {
-			ps.Temperature = &t
-		}
-		if ps.Kind != "" {
-			out = append(out, ps)
-		}
+		add(ps, "askwpd's [provider] settings")
 	}
-	return out, instructions, nil
+	if haveAskWP {
+		fromConnectors(&askwp)
+		add(askwp, "AskWP's settings")
+	}
+	for _, c := range connectors {
+		k, ok := keys[c.Kind]
+		if !ok || seen[c.Kind+"/"+c.Kind] {
+			continue
+		}
+		add(providerSettings{Kind: c.Kind, Label: c.Kind, APIKey: k.key, Instructions: wpo["askwp_system_instructions"],
+			Source: "connectors", KeyFrom: k.from}, "the Connectors")
+	}
+	return out, missing
+}
+
+// noProviderHint says that no provider is configured and where to set
+// one, with what was found wanting.
+func noProviderHint(missing []string, readErr error) string {
+	msg := "no LLM provider is configured: save an API key under Settings → Connectors in WordPress (OpenAI, Anthropic or Google), " +
+		"choose a provider and key in AskWP's settings, or set [provider] kind and api_key in askwpd's configuration"
+	if len(missing) > 0 {
+		msg += " (" + strings.Join(missing, "; ") + ")"
+	}
+	if readErr != nil {
+		msg += " (WordPress's settings could not be read: " + readErr.Error() + ")"
+	}
+	return msg
 }
 
 // kindMatches tells whether a requested provider names a candidate.
@@ -124,13 +187,9 @@ func kindMatches(want string, ps providerSettings) bool {
 // overrides. Only configured providers can be chosen: a request never
 // brings its own key or address.
 func (a *Agent) resolveProvider(ctx context.Context, req Request) (providerSettings, error) {
-	cands, _, err := a.providerCandidates(ctx)
-	if err != nil {
-		return providerSettings{}, err
-	}
+	cands, missing := a.providerCandidates(ctx)
 	if len(cands) == 0 {
-		return providerSettings{}, &tool.Error{Code: "no_provider",
-			Message: "no LLM provider is configured: set [provider] in askwpd's configuration, or choose a provider in AskWP's settings"}
+		return providerSettings{}, &tool.Error{Code: "no_provider", Message: noProviderHint(missing, a.settings(ctx).err)}
 	}
 	ps := cands[0]
 	if req.Provider != "" {
