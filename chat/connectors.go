@@ -116,16 +116,13 @@ func (a *Agent) settings(ctx context.Context) *siteSettings {
 	return next
 }
 
-// forgetSettings drops the last reading, so the next turn reads again.
-func (a *Agent) forgetSettings() {
+// ForgetSettings drops the site settings read so far: the next chat turn
+// or status reads WordPress's options and wp-config.php again.
+func (a *Agent) ForgetSettings() {
 	a.wpMu.Lock()
 	a.wp = nil
 	a.wpMu.Unlock()
 }
-
-// ForgetSettings drops the site settings read so far: the next chat turn
-// or status reads WordPress's options and wp-config.php again.
-func (a *Agent) ForgetSettings() { a.forgetSettings() }
 
 // foundKey is a connector's key and where it was found.
 type foundKey struct {

@@ -67,21 +67,7 @@ func parseGoogle(t *testing.T, raw map[string]any) *Request {
 			req.MaxTokens = int(n)
 		}
 	}
-	for _, tl := range asList(raw["tools"]) {
-		for _, fd := range asList(tl.(map[string]any)["functionDeclarations"]) {
-			f := fd.(map[string]any)
-			req.Tools[str(f["name"])] = str(f["description"])
-			params, ok := f["parameters"].(map[string]any)
-			if !ok || str(params["type"]) != "object" {
-				t.Errorf("provider: function %s has no object parameters", str(f["name"]))
-			}
-			checkGeminiSchema(t, str(f["name"]), params)
-		}
-	}
-	if tc, ok := raw["toolConfig"].(map[string]any); ok {
-		fc, _ := tc["functionCallingConfig"].(map[string]any)
-		req.ToolChoiceNone = str(fc["mode"]) == "NONE"
-	}
+	parseGoogleTools(t, raw, req)
 	var pending []SeenCall // the last model turn's calls, awaiting responses
 	lastRole := ""
 	for _, c := range asList(raw["contents"]) {
@@ -138,6 +124,25 @@ func parseGoogle(t *testing.T, raw map[string]any) *Request {
 		}
 	}
 	return req
+}
+
+// parseGoogleTools reads the function declarations and the calling mode.
+func parseGoogleTools(t *testing.T, raw map[string]any, req *Request) {
+	for _, tl := range asList(raw["tools"]) {
+		for _, fd := range asList(tl.(map[string]any)["functionDeclarations"]) {
+			f := fd.(map[string]any)
+			req.Tools[str(f["name"])] = str(f["description"])
+			params, ok := f["parameters"].(map[string]any)
+			if !ok || str(params["type"]) != "object" {
+				t.Errorf("provider: function %s has no object parameters", str(f["name"]))
+			}
+			checkGeminiSchema(t, str(f["name"]), params)
+		}
+	}
+	if tc, ok := raw["toolConfig"].(map[string]any); ok {
+		fc, _ := tc["functionCallingConfig"].(map[string]any)
+		req.ToolChoiceNone = str(fc["mode"]) == "NONE"
+	}
 }
 
 func writeGoogleStream(t *testing.T, w http.ResponseWriter, n int, tr Turn) {

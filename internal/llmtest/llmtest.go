@@ -148,37 +148,7 @@ func (s *Provider) serve(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "bad json", 400)
 		return
 	}
-	var req *Request
-	var key string
-	switch s.kind {
-	case "openai":
-		if r.URL.Path != "/v1/chat/completions" {
-			t.Errorf("provider: path %s, want /v1/chat/completions", r.URL.Path)
-		}
-		key, _ = strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		req = parseOpenAI(t, raw)
-	case "anthropic":
-		if r.URL.Path != "/v1/messages" {
-			t.Errorf("provider: path %s, want /v1/messages", r.URL.Path)
-		}
-		if r.Header.Get("Anthropic-Version") == "" {
-			t.Errorf("provider: no anthropic-version header")
-		}
-		key = r.Header.Get("X-Api-Key")
-		req = parseAnthropic(t, raw)
-	case "google":
-		model, ok := strings.CutPrefix(r.URL.Path, "/v1beta/models/")
-		model, ok2 := strings.CutSuffix(model, ":streamGenerateContent")
-		if !ok || !ok2 || r.URL.Query().Get("alt") != "sse" {
-			t.Errorf("provider: %s?%s, want /v1beta/models/MODEL:streamGenerateContent?alt=sse", r.URL.Path, r.URL.RawQuery)
-		}
-		if r.URL.Query().Get("key") != "" {
-			t.Errorf("provider: the key is in the URL, which logs and proxies keep")
-		}
-		key = r.Header.Get("X-Goog-Api-Key")
-		req = parseGoogle(t, raw)
-		req.Model = model
-	}
+	req, key := s.parse(t, r, raw)
 	s.mu.Lock()
 	want := s.wantKey
 	s.mu.Unlock()
@@ -238,6 +208,42 @@ func (s *Provider) serve(w http.ResponseWriter, r *http.Request) {
 	default:
 		writeOpenAIStream(w, n, tr)
 	}
+}
+
+// parse reads a request in the fake's protocol, and the key it carried.
+func (s *Provider) parse(t *testing.T, r *http.Request, raw map[string]any) (*Request, string) {
+	var req *Request
+	var key string
+	switch s.kind {
+	case "openai":
+		if r.URL.Path != "/v1/chat/completions" {
+			t.Errorf("provider: path %s, want /v1/chat/completions", r.URL.Path)
+		}
+		key, _ = strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		req = parseOpenAI(t, raw)
+	case "anthropic":
+		if r.URL.Path != "/v1/messages" {
+			t.Errorf("provider: path %s, want /v1/messages", r.URL.Path)
+		}
+		if r.Header.Get("Anthropic-Version") == "" {
+			t.Errorf("provider: no anthropic-version header")
+		}
+		key = r.Header.Get("X-Api-Key")
+		req = parseAnthropic(t, raw)
+	case "google":
+		model, ok := strings.CutPrefix(r.URL.Path, "/v1beta/models/")
+		model, ok2 := strings.CutSuffix(model, ":streamGenerateContent")
+		if !ok || !ok2 || r.URL.Query().Get("alt") != "sse" {
+			t.Errorf("provider: %s?%s, want /v1beta/models/MODEL:streamGenerateContent?alt=sse", r.URL.Path, r.URL.RawQuery)
+		}
+		if r.URL.Query().Get("key") != "" {
+			t.Errorf("provider: the key is in the URL, which logs and proxies keep")
+		}
+		key = r.Header.Get("X-Goog-Api-Key")
+		req = parseGoogle(t, raw)
+		req.Model = model
+	}
+	return req, key
 }
 
 // pieces splits text into small deltas, as a model streams it.
