@@ -354,8 +354,17 @@ func TestChat_BadRequests(t *testing.T) {
 			!strings.Contains(ae.Message, "askwpd's [provider] settings choose google but no API key was found for it") {
 			t.Errorf("err = %v, want no_provider naming the keyless google", err)
 		}
-		if st := a.ProviderStatus(context.Background()); st.Configured || st.Hint != ae.Message {
-			t.Errorf("status %+v, want not configured with the same hint", st)
+		if st := a.ProviderStatus(context.Background()); st.Configured || st.Hint != ae.Message || st.Kind != "google" {
+			t.Errorf("status %+v, want google, not configured, with the same hint", st)
+		}
+		// An operator's explicit choice is not replaced by another key
+		// that happens to be around; a request may still name that one.
+		a.Getenv = func(name string) (string, bool) { return "sk-from-env-0123456789", name == "OPENAI_API_KEY" }
+		if st := a.ProviderStatus(context.Background()); st.Configured || st.Kind != "google" {
+			t.Errorf("with an OpenAI key in the environment: %+v", st)
+		}
+		if _, err := a.Chat(context.Background(), ask("hi"), nil); !errors.As(err, &ae) || ae.Code != "no_provider" {
+			t.Errorf("with an OpenAI key in the environment: %v, want no_provider", err)
 		}
 		// The same kind at an address of one's own may take no key.
 		a = bareAgent(t, chat.ProviderConfig{Kind: "openai", BaseURL: "http://127.0.0.1:9/v1"})

@@ -91,89 +91,118 @@ func (a *Agent) askwpProvider(wpo map[string]string) (providerSettings, bool) {
 	return ps, true
 }
 
-// providerCandidates are the usable providers, the default first:
-// askwpd's own [provider] section, then AskWP's options, then each key
-// saved under WordPress's Connectors. A layer that names a provider but
-// no key takes the key of the same kind from the layers below it (config
-// from AskWP's options, then Connectors; AskWP's options from
-// Connectors), keeping its own address and model: a base_url in askwpd's
-// config thereby applies to a Connectors key. missing says, for the
-// status and the no_provider error, which chosen provider had no key.
-func (a *Agent) providerCandidates(ctx context.Context) (out []providerSettings, missing []string) {
+// providerChoice is what the settings make of the chat's provider.
+type providerChoice struct {
+	// cands are the usable providers, the default first.
+	cands []providerSettings
+	// blocked is askwpd's own [provider] choice when it cannot be used:
+	// it is the default all the same, so that an operator's explicit
+	// choice is never replaced behind their back by another.
+	blocked *providerSettings
+	// missing says which chosen providers lacked a key or a model.
+	missing []string
+	readErr error
+}
+
+// hint says, when there is no default provider, why and where to set one.
+func (c providerChoice) hint() string {
+	if c.blocked == nil && len(c.cands) > 0 {
+		return ""
+	}
+	msg := "no LLM provider is configured: save an API key under Settings → Connectors in WordPress (OpenAI, Anthropic or Google), " +
+		"choose a provider and key in AskWP's settings, or set [provider] kind and api_key in askwpd's configuration"
+	if len(c.missing) > 0 {
+		msg += " (" + strings.Join(c.missing, "; ") + ")"
+	}
+	if c.readErr != nil {
+		msg += " (WordPress's settings could not be read: " + c.readErr.Error() + ")"
+	}
+	return msg
+}
+
+// providerCandidates resolves the providers: askwpd's own [provider]
+// section, then AskWP's options, then each key saved under WordPress's
+// Connectors. A layer that names a provider but no key takes the key of
+// the same kind from the layers below it (config from AskWP's options,
+// then Connectors; AskWP's options from Connectors), keeping its own
+// address and model: a base_url in askwpd's config thereby applies to a
+// Connectors key.
+func (a *Agent) providerCandidates(ctx context.Context) providerChoice {
 	ss := a.settings(ctx)
-	wpo := ss.opts
+	ch := providerChoice{readErr: ss.err}
 	keys := a.connectorKeys(ss)
 	fromConnectors := func(ps *providerSettings) {
 		if k, ok := keys[ps.Kind]; ok && ps.APIKey == "" && ps.Label == ps.Kind {
 			ps.APIKey, ps.Source, ps.KeyFrom = k.key, "connectors", k.from
 		}
 	}
-	askwp, haveAskWP := a.askwpProvider(wpo)
 	seen := map[string]bool{}
-	add := func(ps providerSettings, who string) {
-		if ps.APIKey == "" && ps.needsKey() {
-			missing = append(missing, fmt.Sprintf("%s choose %s but no API key was found for it", who, ps.Label))
-			return
+	add := func(ps providerSettings, who string) bool {
+		switch {
+		case ps.APIKey == "" && ps.needsKey():
+			ch.missing = append(ch.missing, fmt.Sprintf("%s choose %s but no API key was found for it", who, ps.Label))
+			return false
+		case ps.Kind == "openai-compatible" && ps.Model == "":
+			ch.missing = append(ch.missing, fmt.Sprintf("%s choose %s but name no model", who, ps.Label))
+			return false
 		}
 		seen[ps.Kind+"/"+ps.Label] = true
-		out = append(out, ps)
+		ch.cands = append(ch.cands, ps)
+		return true
 	}
-	if pc := a.Provider; pc.Kind != "" {
-		ps := providerSettings{Kind: pc.Kind, Label: pc.Kind, BaseURL: pc.BaseURL, Model: pc.Model, APIKey: pc.APIKey,
-			MaxTokens: pc.MaxTokens, Instructions: wpo["askwp_system_instructions"], Source: "config"}
-		if pc.Temperature != 0 {
-			t := pc.Temperature
-			ps.Temperature = &t
-		}
-		if haveAskWP && askwp.Kind == ps.Kind && askwp.Label == ps.Kind {
-			// What the config leaves out of the provider AskWP chose too.
-			if ps.Model == "" {
-				ps.Model = askwp.Model
-			}
-			if ps.MaxTokens == 0 {
-				ps.MaxTokens = askwp.MaxTokens
-			}
-			if ps.Temperature == nil {
-				ps.Temperature = askwp.Temperature
-			}
-		}
-		switch {
-		case ps.APIKey != "":
-			ps.KeyFrom = keyFromConfig
-		case haveAskWP && askwp.Kind == ps.Kind && askwp.Label == ps.Kind && askwp.APIKey != "":
-			ps.APIKey, ps.Source, ps.KeyFrom = askwp.APIKey, askwp.Source, askwp.KeyFrom
-		default:
+	askwp, haveAskWP := a.askwpProvider(ss.opts)
+	if a.Provider.Kind != "" {
+		ps := a.configProvider(ss.opts, askwp, haveAskWP)
+		if ps.APIKey == "" {
 			fromConnectors(&ps)
 		}
-		add(ps, "askwpd's [provider] settings")
+		if !add(ps, "askwpd's [provider] settings") {
+			ch.blocked = &ps
+		}
 	}
 	if haveAskWP {
 		fromConnectors(&askwp)
 		add(askwp, "AskWP's settings")
 	}
 	for _, c := range connectors {
-		k, ok := keys[c.Kind]
-		if !ok || seen[c.Kind+"/"+c.Kind] {
-			continue
+		if k, ok := keys[c.Kind]; ok && !seen[c.Kind+"/"+c.Kind] {
+			add(providerSettings{Kind: c.Kind, Label: c.Kind, APIKey: k.key, Instructions: ss.opts["askwp_system_instructions"],
+				Source: "connectors", KeyFrom: k.from}, "the Connectors")
 		}
-		add(providerSettings{Kind: c.Kind, Label: c.Kind, APIKey: k.key, Instructions: wpo["askwp_system_instructions"],
-			Source: "connectors", KeyFrom: k.from}, "the Connectors")
 	}
-	return out, missing
+	return ch
 }
 
-// noProviderHint says that no provider is configured and where to set
-// one, with what was found wanting.
-func noProviderHint(missing []string, readErr error) string {
-	msg := "no LLM provider is configured: save an API key under Settings → Connectors in WordPress (OpenAI, Anthropic or Google), " +
-		"choose a provider and key in AskWP's settings, or set [provider] kind and api_key in askwpd's configuration"
-	if len(missing) > 0 {
-		msg += " (" + strings.Join(missing, "; ") + ")"
+// configProvider is askwpd's own [provider] choice, with what it leaves
+// out taken from AskWP's options when they choose the same kind: the
+// model, the limits, and the key.
+func (a *Agent) configProvider(wpo map[string]string, askwp providerSettings, haveAskWP bool) providerSettings {
+	pc := a.Provider
+	ps := providerSettings{Kind: pc.Kind, Label: pc.Kind, BaseURL: pc.BaseURL, Model: pc.Model, APIKey: pc.APIKey,
+		MaxTokens: pc.MaxTokens, Instructions: wpo["askwp_system_instructions"], Source: "config"}
+	if pc.Temperature != 0 {
+		t := pc.Temperature
+		ps.Temperature = &t
 	}
-	if readErr != nil {
-		msg += " (WordPress's settings could not be read: " + readErr.Error() + ")"
+	if ps.APIKey != "" {
+		ps.KeyFrom = keyFromConfig
 	}
-	return msg
+	if !haveAskWP || askwp.Kind != ps.Kind || askwp.Label != ps.Kind {
+		return ps
+	}
+	if ps.Model == "" {
+		ps.Model = askwp.Model
+	}
+	if ps.MaxTokens == 0 {
+		ps.MaxTokens = askwp.MaxTokens
+	}
+	if ps.Temperature == nil {
+		ps.Temperature = askwp.Temperature
+	}
+	if ps.APIKey == "" && askwp.APIKey != "" {
+		ps.APIKey, ps.Source, ps.KeyFrom = askwp.APIKey, askwp.Source, askwp.KeyFrom
+	}
+	return ps
 }
 
 // kindMatches tells whether a requested provider names a candidate.
@@ -187,14 +216,16 @@ func kindMatches(want string, ps providerSettings) bool {
 // overrides. Only configured providers can be chosen: a request never
 // brings its own key or address.
 func (a *Agent) resolveProvider(ctx context.Context, req Request) (providerSettings, error) {
-	cands, missing := a.providerCandidates(ctx)
-	if len(cands) == 0 {
-		return providerSettings{}, &tool.Error{Code: "no_provider", Message: noProviderHint(missing, a.settings(ctx).err)}
-	}
-	ps := cands[0]
-	if req.Provider != "" {
+	ch := a.providerCandidates(ctx)
+	var ps providerSettings
+	if req.Provider == "" {
+		if h := ch.hint(); h != "" {
+			return providerSettings{}, &tool.Error{Code: "no_provider", Message: h}
+		}
+		ps = ch.cands[0]
+	} else {
 		found := false
-		for _, c := range cands {
+		for _, c := range ch.cands {
 			if kindMatches(req.Provider, c) {
 				ps, found = c, true
 				break

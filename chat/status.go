@@ -38,13 +38,20 @@ var labels = map[string]string{
 // use. It reads the site's settings as a chat turn does, so it costs a
 // database round trip at most once per wpOptionsTTL.
 func (a *Agent) ProviderStatus(ctx context.Context) ProviderStatus {
-	cands, missing := a.providerCandidates(ctx)
-	if len(cands) == 0 {
-		return ProviderStatus{Hint: noProviderHint(missing, a.settings(ctx).err)}
+	ch := a.providerCandidates(ctx)
+	if ch.blocked == nil && len(ch.cands) == 0 {
+		return ProviderStatus{Hint: ch.hint()}
 	}
-	ps := cands[0]
-	st := ProviderStatus{Configured: true, Kind: ps.Kind, Label: labels[ps.Label], Model: ps.Model, BaseURL: ps.BaseURL,
-		Source: ps.Source, KeyFrom: ps.KeyFrom, Key: maskKey(ps.APIKey)}
+	var st ProviderStatus
+	ps := ch.blocked
+	if ps == nil {
+		ps = &ch.cands[0]
+		st = ProviderStatus{Configured: true, KeyFrom: ps.KeyFrom, Key: maskKey(ps.APIKey)}
+	} else {
+		// askwpd's own choice, which cannot answer: what it is, and why.
+		st.Hint = ch.hint()
+	}
+	st.Kind, st.Label, st.Model, st.BaseURL, st.Source = ps.Kind, labels[ps.Label], ps.Model, ps.BaseURL, ps.Source
 	if st.Label == "" {
 		st.Label = ps.Label
 	}
