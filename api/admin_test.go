@@ -291,7 +291,7 @@ func TestAdmin_Provider(t *testing.T) {
 	html := page(&chat.ProviderStatus{Configured: true, Kind: "openai", Label: "OpenAI", Model: "gpt-4o-mini",
 		BaseURL: "http://127.0.0.1:9/v1", Source: "connectors", KeyFrom: "option connectors_ai_openai_api_key", Key: "••••WXYZ"})
 	for _, want := range []string{`id="provider" data-configured="true"`, `data-kind="openai" style="font-size:14px">OpenAI</b>`, `>gpt-4o-mini</b>`,
-		`>http://127.0.0.1:9/v1</b>`, `id="provider_key" style="font-size:14px">••••WXYZ</b>`,
+		`>http://127.0.0.1:9/v1</b>`, `id="provider_key" style="font-size:14px;overflow-wrap:anywhere">••••WXYZ</b>`,
 		`data-source="connectors">Key from option connectors_ai_openai_api_key, in WordPress&#39;s Settings → Connectors.</p>`} {
 		if !strings.Contains(html, want) {
 			t.Errorf("admin page lacks %s", want)
