@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/askwp/askwpd/chat"
 	"github.com/askwp/askwpd/store"
 	"github.com/askwp/askwpd/tool"
 )
@@ -24,6 +25,7 @@ type fakeBackend struct {
 	CallToolFn func(ctx context.Context, name string, args json.RawMessage) (any, error)
 	reindexed  atomic.Int32
 	running    bool
+	provider   *chat.ProviderStatus
 }
 
 func (f *fakeBackend) Call(ctx context.Context, name string, args json.RawMessage) (any, error) {
@@ -46,6 +48,7 @@ func (f *fakeBackend) Status(ctx context.Context) (*Status, error) {
 			FetchAges: []store.AgeBucket{{Label: "< 1 h", Documents: 7}},
 			Queue:     map[string]int{"indexed": 7},
 		},
+		Provider: f.provider,
 	}, nil
 }
 
@@ -268,4 +271,38 @@ type tlog struct{ t *testing.T }
 func (l tlog) Write(p []byte) (int, error) {
 	l.t.Log(strings.TrimSpace(string(p)))
 	return len(p), nil
+}
+
+// TestAdmin_Provider: the admin page says which LLM the chat uses, where
+// its key comes from and the key masked, or where to set one.
+func TestAdmin_Provider(t *testing.T) {
+	page := func(ps *chat.ProviderStatus) string {
+		ts := newTestServer(t, &fakeBackend{provider: ps})
+		req, _ := http.NewRequest("GET", ts.URL+"/admin", nil)
+		req.Header.Set("Authorization", "Bearer "+testToken)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return string(b)
+	}
+	html := page(&chat.ProviderStatus{Configured: true, Kind: "openai", Label: "OpenAI", Model: "gpt-4o-mini",
+		BaseURL: "http://127.0.0.1:9/v1", Source: "connectors", KeyFrom: "option connectors_ai_openai_api_key", Key: "••••WXYZ"})
+	for _, want := range []string{`id="provider" data-configured="true"`, `data-kind="openai" style="font-size:14px">OpenAI</b>`, `>gpt-4o-mini</b>`,
+		`>http://127.0.0.1:9/v1</b>`, `id="provider_key" style="font-size:14px;overflow-wrap:anywhere">••••WXYZ</b>`,
+		`data-source="connectors">Key from option connectors_ai_openai_api_key, in WordPress&#39;s Settings → Connectors.</p>`} {
+		if !strings.Contains(html, want) {
+			t.Errorf("admin page lacks %s", want)
+		}
+	}
+	html = page(&chat.ProviderStatus{Hint: "no LLM provider is configured: save an API key under Settings → Connectors <here>"})
+	if !strings.Contains(html, `id="provider" data-configured="false"`) ||
+		!strings.Contains(html, `<p id="provider_hint">no LLM provider is configured: save an API key under Settings → Connectors &lt;here&gt;</p>`) {
+		t.Errorf("admin page without a provider:\n%s", html)
+	}
+	if strings.Contains(page(nil), `id="provider"`) {
+		t.Error("a provider section without a provider status")
+	}
 }

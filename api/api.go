@@ -328,6 +328,9 @@ type Status struct {
 	// Chat is the chat gate: turns in use of the cap, model calls of the
 	// day's budget.
 	Chat *chat.GateStatus `json:"chat,omitempty"`
+	// Provider is the LLM /v1/chat uses, where its key comes from (the
+	// key masked), or where to set one.
+	Provider *chat.ProviderStatus `json:"provider,omitempty"`
 	// Network lists a multisite network's sites; nil for a single site.
 	Network *NetworkStatus `json:"network,omitempty"`
 }

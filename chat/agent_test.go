@@ -43,7 +43,9 @@ func bareAgent(t *testing.T, pc chat.ProviderConfig) *chat.Agent {
 		MaxBytes: cc.MaxBytes, UserAgent: cc.UserAgent}, st, nil, log)
 	tools := &tool.Service{Log: log, Store: st, Search: search.New(st), Crawler: cr}
 	return &chat.Agent{Tools: tools, Site: chat.Site{URL: site.URL}, Log: log, Provider: pc,
-		Opts: chat.Options{RetryBase: time.Millisecond, RetryMax: 10 * time.Millisecond}}
+		Opts: chat.Options{RetryBase: time.Millisecond, RetryMax: 10 * time.Millisecond},
+		// No Connectors key from the environment the tests run in.
+		Getenv: func(string) (string, bool) { return "", false }}
 }
 
 // testWriter routes logs to t.Log so a failure shows its context.
@@ -58,7 +60,7 @@ func ask(q string) chat.Request {
 	return chat.Request{Messages: []chat.Message{{Role: "user", Content: q}}}
 }
 
-var kinds = []string{"openai", "anthropic"}
+var kinds = []string{"openai", "anthropic", "google"}
 
 func TestChat_ToolRoundCap(t *testing.T) {
 	for _, kind := range kinds {
@@ -120,6 +122,12 @@ func TestChat_MalformedToolCalls(t *testing.T) {
 				{Name: "drop_database", Args: `{}`},                        // not a tool
 				{Name: "verify_quote", Args: `{"url": "x", "quote": "y"}`}, // a tool, but not offered to the model
 			}
+			want := []string{"invalid_arguments", "invalid_arguments", "invalid_arguments", "unknown_tool", "unknown_tool"}
+			if kind == "google" {
+				// Gemini's protocol carries arguments as an object: the
+				// model cannot send the malformed ones.
+				bad, want = bad[3:], want[3:]
+			}
 			p := llmtest.New(t, kind,
 				func(t *testing.T, r *llmtest.Request) llmtest.Turn {
 					for _, name := range offeredTools {
@@ -142,7 +150,6 @@ func TestChat_MalformedToolCalls(t *testing.T) {
 					if len(res) != len(bad) {
 						t.Fatalf("results = %d, want %d", len(res), len(bad))
 					}
-					want := []string{"invalid_arguments", "invalid_arguments", "invalid_arguments", "unknown_tool", "unknown_tool"}
 					for i, r := range res {
 						if !r.IsError || !strings.Contains(r.Text, want[i]) {
 							t.Errorf("result %d = %s, want a %s error", i, r.Text, want[i])
@@ -335,6 +342,34 @@ func TestChat_BadRequests(t *testing.T) {
 		var ae *tool.Error
 		if !errors.As(err, &ae) || ae.Code != "no_provider" {
 			t.Errorf("err = %v, want no_provider 503", err)
+		}
+	})
+	t.Run("KindWithoutKey", func(t *testing.T) {
+		// A hosted API without a key anywhere is no provider, said so,
+		// rather than a call that fails with 401.
+		a := bareAgent(t, chat.ProviderConfig{Kind: "google"})
+		_, err := a.Chat(context.Background(), ask("hi"), nil)
+		var ae *tool.Error
+		if !errors.As(err, &ae) || ae.Code != "no_provider" ||
+			!strings.Contains(ae.Message, "askwpd's [provider] settings choose google but no API key was found for it") {
+			t.Errorf("err = %v, want no_provider naming the keyless google", err)
+		}
+		if st := a.ProviderStatus(context.Background()); st.Configured || st.Hint != ae.Message || st.Kind != "google" {
+			t.Errorf("status %+v, want google, not configured, with the same hint", st)
+		}
+		// An operator's explicit choice is not replaced by another key
+		// that happens to be around; a request may still name that one.
+		a.Getenv = func(name string) (string, bool) { return "sk-from-env-0123456789", name == "OPENAI_API_KEY" }
+		if st := a.ProviderStatus(context.Background()); st.Configured || st.Kind != "google" {
+			t.Errorf("with an OpenAI key in the environment: %+v", st)
+		}
+		if _, err := a.Chat(context.Background(), ask("hi"), nil); !errors.As(err, &ae) || ae.Code != "no_provider" {
+			t.Errorf("with an OpenAI key in the environment: %v, want no_provider", err)
+		}
+		// The same kind at an address of one's own may take no key.
+		a = bareAgent(t, chat.ProviderConfig{Kind: "openai", BaseURL: "http://127.0.0.1:9/v1"})
+		if st := a.ProviderStatus(context.Background()); !st.Configured || st.Key != "" || st.Source != "config" {
+			t.Errorf("keyless openai at a base_url: %+v", st)
 		}
 	})
 	t.Run("UnknownProviderOverride", func(t *testing.T) {

@@ -31,7 +31,7 @@ type Site struct {
 
 // ProviderConfig is askwpd's own LLM provider (the [provider] section).
 type ProviderConfig struct {
-	Kind        string // openai | anthropic | openai-compatible
+	Kind        string // openai | anthropic | google | openai-compatible
 	BaseURL     string
 	Model       string
 	APIKey      string
@@ -48,11 +48,22 @@ type Agent struct {
 	// Opts tune the loop; zero values are defaults.
 	Opts Options
 	// Provider is tried first; a zero Kind leaves the choice to
-	// WordPress's AskWP options.
+	// WordPress's AskWP options, then to its Connectors. A Kind without a
+	// key takes the key of that kind from those.
 	Provider ProviderConfig
-	// SiteOption reads one WordPress option (AskWP's provider settings);
-	// nil when there is no database.
+	// SiteOption reads one WordPress option (AskWP's provider settings,
+	// the Connectors' keys); nil when there is no database.
 	SiteOption func(ctx context.Context, name string) (string, error)
+	// SiteConstants returns the constants wp-config.php defines, for the
+	// Connectors' {ID}_API_KEY (and WP_AI_SUPPORT); nil without a
+	// wp-config.php. It is called again with every reading of the
+	// options, so an edited wp-config.php needs no restart.
+	SiteConstants func() (map[string]string, error)
+	// Getenv reads the daemon's own environment, where the Connectors'
+	// {ID}_API_KEY variables are looked up as WordPress looks them up in
+	// PHP's (systemd: Environment= or EnvironmentFile=); nil is
+	// os.LookupEnv.
+	Getenv func(name string) (string, bool)
 	// OnResponse, when set, sees every finished turn, a degraded one
 	// included, so the daemon's metrics count what visitors got.
 	OnResponse func(*Response)
@@ -60,9 +71,8 @@ type Agent struct {
 	// and stops a turn's calls once it is spent.
 	Gate *Gate
 
-	wpMu   sync.Mutex
-	wpOpts map[string]string
-	wpAt   time.Time
+	wpMu sync.Mutex
+	wp   *siteSettings
 
 	httpOnce sync.Once
 	http     *http.Client

@@ -14,7 +14,7 @@ import (
 
 // providerSettings is the resolved LLM for one chat turn.
 type providerSettings struct {
-	Kind        string // openai | anthropic | openai-compatible
+	Kind        string // openai | anthropic | google | openai-compatible
 	Label       string // as configured: openrouter, ollama, …
 	BaseURL     string
 	Model       string
@@ -24,93 +24,185 @@ type providerSettings struct {
 	// Instructions are the site owner's extra instructions (AskWP's
 	// askwp_system_instructions).
 	Instructions string
-	Source       string // "config" or "wp_options"
+	// Source is the layer the provider's key came from (or, for a server
+	// that wants none, the layer that chose it): config, askwp_options or
+	// connectors. KeyFrom says where exactly, for the status.
+	Source  string
+	KeyFrom string
 }
 
-// AskWP's provider options in wp_options.
-var askwpOptionNames = []string{
-	"askwp_llm_provider", "askwp_api_key", "askwp_model", "askwp_ollama_endpoint",
-	"askwp_max_output_tokens", "askwp_temperature", "askwp_system_instructions",
+// Where keys come from, as the status names them.
+const (
+	keyFromConfig = "askwpd config [provider] api_key"
+	keyFromAskWP  = "option askwp_api_key"
+)
+
+// needsKey tells whether a provider cannot answer without a key: the
+// hosted APIs at their own address. A base_url of one's own (a proxy, a
+// local server) may take none.
+func (ps providerSettings) needsKey() bool {
+	switch {
+	case ps.Label == "openrouter":
+		return true
+	case ps.BaseURL != "":
+		return false
+	}
+	return ps.Kind == "openai" || ps.Kind == "anthropic" || ps.Kind == "google"
 }
 
-// wpOptionsTTL is how long AskWP's options are kept: reading seven rows
-// from MySQL on every chat turn would add to the time to first token.
-const wpOptionsTTL = 30 * time.Second
-
-func (a *Agent) askwpOptions(ctx context.Context) (map[string]string, error) {
-	if a.SiteOption == nil {
-		return map[string]string{}, nil
+// askwpProvider is the provider AskWP's options choose, with its key if
+// they hold one; ok is false when they choose none.
+func (a *Agent) askwpProvider(wpo map[string]string) (providerSettings, bool) {
+	label := strings.ToLower(wpo["askwp_llm_provider"])
+	if label == "" {
+		return providerSettings{}, false
 	}
-	a.wpMu.Lock()
-	defer a.wpMu.Unlock()
-	if a.wpOpts != nil && time.Since(a.wpAt) < wpOptionsTTL {
-		return a.wpOpts, nil
+	ps := providerSettings{Label: label, APIKey: wpo["askwp_api_key"], Model: wpo["askwp_model"],
+		Instructions: wpo["askwp_system_instructions"], Source: "askwp_options"}
+	if ps.APIKey != "" {
+		ps.KeyFrom = keyFromAskWP
 	}
-	opts := make(map[string]string, len(askwpOptionNames))
-	for _, name := range askwpOptionNames {
-		v, err := a.SiteOption(ctx, name)
-		if err != nil {
-			return nil, err
+	switch label {
+	case "openai", "anthropic", "google":
+		ps.Kind = label
+	case "gemini":
+		ps.Kind, ps.Label = "google", "google"
+	case "openrouter":
+		ps.Kind, ps.BaseURL = "openai-compatible", "https://openrouter.ai/api/v1"
+	case "ollama":
+		ep := strings.TrimRight(wpo["askwp_ollama_endpoint"], "/")
+		if ep == "" {
+			ep = "http://localhost:11434"
 		}
-		opts[name] = strings.TrimSpace(v)
+		if !strings.HasSuffix(ep, "/v1") {
+			ep += "/v1"
+		}
+		ps.Kind, ps.BaseURL = "openai-compatible", ep
+	default:
+		a.Log.Warn("Unknown AskWP provider in wp_options", "askwp_llm_provider", label)
+		return providerSettings{}, false
 	}
-	a.wpOpts, a.wpAt = opts, time.Now()
-	return opts, nil
+	if n, err := strconv.Atoi(wpo["askwp_max_output_tokens"]); err == nil && n > 0 {
+		ps.MaxTokens = n
+	}
+	if t, err := strconv.ParseFloat(wpo["askwp_temperature"], 64); err == nil && wpo["askwp_temperature"] != "" {
+		ps.Temperature = &t
+	}
+	return ps, true
 }
 
-// providerCandidates are the configured providers: askwpd's own
-// [provider] section first, then AskWP's options.
-func (a *Agent) providerCandidates(ctx context.Context) ([]providerSettings, string, error) {
-	var out []providerSettings
-	wpo, err := a.askwpOptions(ctx)
-	if err != nil {
-		// The site's database being down must not stop a configured
-		// provider from answering.
-		a.Log.Warn("Unable to read AskWP's provider options", "error", err)
-		wpo = map[string]string{}
+// providerChoice is what the settings make of the chat's provider.
+type providerChoice struct {
+	// cands are the usable providers, the default first.
+	cands []providerSettings
+	// blocked is askwpd's own [provider] choice when it cannot be used:
+	// it is the default all the same, so that an operator's explicit
+	// choice is never replaced behind their back by another.
+	blocked *providerSettings
+	// missing says which chosen providers lacked a key or a model.
+	missing []string
+	readErr error
+}
+
+// hint says, when there is no default provider, why and where to set one.
+func (c providerChoice) hint() string {
+	if c.blocked == nil && len(c.cands) > 0 {
+		return ""
 	}
-	instructions := wpo["askwp_system_instructions"]
-	if pc := a.Provider; pc.Kind != "" {
-		ps := providerSettings{Kind: pc.Kind, Label: pc.Kind, BaseURL: pc.BaseURL, Model: pc.Model, APIKey: pc.APIKey,
-			MaxTokens: pc.MaxTokens, Instructions: instructions, Source: "config"}
-		if pc.Temperature != 0 {
-			t := pc.Temperature
-			ps.Temperature = &t
-		}
-		out = append(out, ps)
+	msg := "no LLM provider is configured: save an API key under Settings → Connectors in WordPress (OpenAI, Anthropic or Google), " +
+		"choose a provider and key in AskWP's settings, or set [provider] kind and api_key in askwpd's configuration"
+	if len(c.missing) > 0 {
+		msg += " (" + strings.Join(c.missing, "; ") + ")"
 	}
-	if label := strings.ToLower(wpo["askwp_llm_provider"]); label != "" {
-		ps := providerSettings{Label: label, APIKey: wpo["askwp_api_key"], Model: wpo["askwp_model"],
-			Instructions: instructions, Source: "wp_options"}
-		switch label {
-		case "openai", "anthropic":
-			ps.Kind = label
-		case "openrouter":
-			ps.Kind, ps.BaseURL = "openai-compatible", "https://openrouter.ai/api/v1"
-		case "ollama":
-			ep := strings.TrimRight(wpo["askwp_ollama_endpoint"], "/")
-			if ep == "" {
-				ep = "http://localhost:11434"
-			}
-			if !strings.HasSuffix(ep, "/v1") {
-				ep += "/v1"
-			}
-			ps.Kind, ps.BaseURL = "openai-compatible", ep
-		default:
-			a.Log.Warn("Unknown AskWP provider in wp_options", "askwp_llm_provider", label)
-			ps.Kind = ""
-		}
-		if n, err := strconv.Atoi(wpo["askwp_max_output_tokens"]); err == nil && n > 0 {
-			ps.MaxTokens = n
-		}
-		if t, err := strconv.ParseFloat(wpo["askwp_temperature"], 64); err == nil && wpo["askwp_temperature"] != "" {
-			ps.Temperature = &t
-		}
-		if ps.Kind != "" {
-			out = append(out, ps)
+	if c.readErr != nil {
+		msg += " (WordPress's settings could not be read: " + c.readErr.Error() + ")"
+	}
+	return msg
+}
+
+// providerCandidates resolves the providers: askwpd's own [provider]
+// section, then AskWP's options, then each key saved under WordPress's
+// Connectors. A layer that names a provider but no key takes the key of
+// the same kind from the layers below it (config from AskWP's options,
+// then Connectors; AskWP's options from Connectors), keeping its own
+// address and model: a base_url in askwpd's config thereby applies to a
+// Connectors key.
+func (a *Agent) providerCandidates(ctx context.Context) providerChoice {
+	ss := a.settings(ctx)
+	ch := providerChoice{readErr: ss.err}
+	keys := a.connectorKeys(ss)
+	fromConnectors := func(ps *providerSettings) {
+		if k, ok := keys[ps.Kind]; ok && ps.APIKey == "" && ps.Label == ps.Kind {
+			ps.APIKey, ps.Source, ps.KeyFrom = k.key, "connectors", k.from
 		}
 	}
-	return out, instructions, nil
+	seen := map[string]bool{}
+	add := func(ps providerSettings, who string) bool {
+		switch {
+		case ps.APIKey == "" && ps.needsKey():
+			ch.missing = append(ch.missing, fmt.Sprintf("%s choose %s but no API key was found for it", who, ps.Label))
+			return false
+		case ps.Kind == "openai-compatible" && ps.Model == "":
+			ch.missing = append(ch.missing, fmt.Sprintf("%s choose %s but name no model", who, ps.Label))
+			return false
+		}
+		seen[ps.Kind+"/"+ps.Label] = true
+		ch.cands = append(ch.cands, ps)
+		return true
+	}
+	askwp, haveAskWP := a.askwpProvider(ss.opts)
+	if a.Provider.Kind != "" {
+		ps := a.configProvider(ss.opts, askwp, haveAskWP)
+		if ps.APIKey == "" {
+			fromConnectors(&ps)
+		}
+		if !add(ps, "askwpd's [provider] settings") {
+			ch.blocked = &ps
+		}
+	}
+	if haveAskWP {
+		fromConnectors(&askwp)
+		add(askwp, "AskWP's settings")
+	}
+	for _, c := range connectors {
+		if k, ok := keys[c.Kind]; ok && !seen[c.Kind+"/"+c.Kind] {
+			add(providerSettings{Kind: c.Kind, Label: c.Kind, APIKey: k.key, Instructions: ss.opts["askwp_system_instructions"],
+				Source: "connectors", KeyFrom: k.from}, "the Connectors")
+		}
+	}
+	return ch
+}
+
+// configProvider is askwpd's own [provider] choice, with what it leaves
+// out taken from AskWP's options when they choose the same kind: the
+// model, the limits, and the key.
+func (a *Agent) configProvider(wpo map[string]string, askwp providerSettings, haveAskWP bool) providerSettings {
+	pc := a.Provider
+	ps := providerSettings{Kind: pc.Kind, Label: pc.Kind, BaseURL: pc.BaseURL, Model: pc.Model, APIKey: pc.APIKey,
+		MaxTokens: pc.MaxTokens, Instructions: wpo["askwp_system_instructions"], Source: "config"}
+	if pc.Temperature != 0 {
+		t := pc.Temperature
+		ps.Temperature = &t
+	}
+	if ps.APIKey != "" {
+		ps.KeyFrom = keyFromConfig
+	}
+	if !haveAskWP || askwp.Kind != ps.Kind || askwp.Label != ps.Kind {
+		return ps
+	}
+	if ps.Model == "" {
+		ps.Model = askwp.Model
+	}
+	if ps.MaxTokens == 0 {
+		ps.MaxTokens = askwp.MaxTokens
+	}
+	if ps.Temperature == nil {
+		ps.Temperature = askwp.Temperature
+	}
+	if ps.APIKey == "" && askwp.APIKey != "" {
+		ps.APIKey, ps.Source, ps.KeyFrom = askwp.APIKey, askwp.Source, askwp.KeyFrom
+	}
+	return ps
 }
 
 // kindMatches tells whether a requested provider names a candidate.
@@ -124,18 +216,16 @@ func kindMatches(want string, ps providerSettings) bool {
 // overrides. Only configured providers can be chosen: a request never
 // brings its own key or address.
 func (a *Agent) resolveProvider(ctx context.Context, req Request) (providerSettings, error) {
-	cands, _, err := a.providerCandidates(ctx)
-	if err != nil {
-		return providerSettings{}, err
-	}
-	if len(cands) == 0 {
-		return providerSettings{}, &tool.Error{Code: "no_provider",
-			Message: "no LLM provider is configured: set [provider] in askwpd's configuration, or choose a provider in AskWP's settings"}
-	}
-	ps := cands[0]
-	if req.Provider != "" {
+	ch := a.providerCandidates(ctx)
+	var ps providerSettings
+	if req.Provider == "" {
+		if h := ch.hint(); h != "" {
+			return providerSettings{}, &tool.Error{Code: "no_provider", Message: h}
+		}
+		ps = ch.cands[0]
+	} else {
 		found := false
-		for _, c := range cands {
+		for _, c := range ch.cands {
 			if kindMatches(req.Provider, c) {
 				ps, found = c, true
 				break

@@ -207,14 +207,56 @@ type ScheduleConfig struct {
 	CatchUp bool `toml:"catch_up"`
 }
 
-// ProviderConfig is the LLM used by /v1/chat.
+// ProviderConfig is the LLM used by /v1/chat. What it leaves out comes
+// from AskWP's options, then from WordPress's Connectors: a kind without
+// an api_key takes the key saved for that kind there, and keeps its
+// base_url and model.
 type ProviderConfig struct {
-	Kind        string  `toml:"kind"` // openai | anthropic | openai-compatible
+	Kind        string  `toml:"kind"` // openai | anthropic | google | openai-compatible
 	BaseURL     string  `toml:"base_url"`
 	Model       string  `toml:"model"`
 	APIKey      string  `toml:"api_key"`
 	MaxTokens   int     `toml:"max_tokens"`
 	Temperature float64 `toml:"temperature"`
+}
+
+// Validate checks the provider section. Without a kind the section
+// chooses nothing, so an address, key or model there would be ignored:
+// that is refused rather than left to surprise.
+func (p ProviderConfig) Validate() error {
+	switch p.Kind {
+	case "":
+		var set []string
+		for _, f := range []struct{ name, v string }{{"base_url", p.BaseURL}, {"api_key", p.APIKey}, {"model", p.Model}} {
+			if f.v != "" {
+				set = append(set, "provider."+f.name)
+			}
+		}
+		if len(set) > 0 {
+			verb := "is"
+			if len(set) > 1 {
+				verb = "are"
+			}
+			return fmt.Errorf("config: %s %s set but provider.kind is not: set kind to openai, anthropic, google or openai-compatible",
+				strings.Join(set, " and "), verb)
+		}
+	case "openai", "anthropic", "google":
+	case "openai-compatible":
+		if p.BaseURL == "" {
+			return errors.New("config: provider.kind = \"openai-compatible\" needs provider.base_url (e.g. http://127.0.0.1:11434/v1 for Ollama)")
+		}
+	default:
+		return fmt.Errorf("config: provider.kind %q: want openai, anthropic, google or openai-compatible", p.Kind)
+	}
+	if p.BaseURL != "" {
+		if u, err := url.Parse(p.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fmt.Errorf("config: provider.base_url %q: want an http or https URL", p.BaseURL)
+		}
+	}
+	if p.MaxTokens < 0 || p.Temperature < 0 || p.Temperature > 2 {
+		return fmt.Errorf("config: provider.max_tokens (%d) must be 0 or more, provider.temperature (%g) 0 to 2", p.MaxTokens, p.Temperature)
+	}
+	return nil
 }
 
 // Duration reads "15s" style values in TOML and the environment.
@@ -440,6 +482,9 @@ func (c *Config) Validate() error {
 	if err := c.Embeddings.Validate(); err != nil {
 		return err
 	}
+	if err := c.Provider.Validate(); err != nil {
+		return err
+	}
 	if err := c.Cluster.Validate(); err != nil {
 		return err
 	}
@@ -536,4 +581,15 @@ func (e EmbeddingsConfig) LogValue() slog.Value {
 	return slog.GroupValue(slog.String("base_url", e.BaseURL), slog.String("model", e.Model),
 		slog.String("api_key", key), slog.Int("dimensions", e.Dimensions), slog.Float64("alpha", e.Alpha),
 		slog.String("fusion", e.Fusion))
+}
+
+// LogValue keeps the provider's API key out of any log line that prints
+// the configuration.
+func (p ProviderConfig) LogValue() slog.Value {
+	key := ""
+	if p.APIKey != "" {
+		key = "(set)"
+	}
+	return slog.GroupValue(slog.String("kind", p.Kind), slog.String("base_url", p.BaseURL), slog.String("model", p.Model),
+		slog.String("api_key", key), slog.Int("max_tokens", p.MaxTokens), slog.Float64("temperature", p.Temperature))
 }

@@ -148,3 +148,50 @@ func TestConfig_Cluster(t *testing.T) {
 		})
 	}
 }
+
+func TestConfig_Provider(t *testing.T) {
+	c, err := Load("", []string{"ASKWPD_WP_ROOT=/srv/wp", "ASKWPD_PROVIDER_KIND=google", "ASKWPD_PROVIDER_MODEL=gemini-2.5-pro"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Provider.Kind != "google" || c.Provider.Model != "gemini-2.5-pro" || c.Validate() != nil {
+		t.Fatalf("google without a key (it comes from the Connectors): %+v, %v", c.Provider, c.Validate())
+	}
+	for _, ok := range []ProviderConfig{
+		{},
+		{MaxTokens: 500, Temperature: 0.3}, // tuning alone chooses nothing, and misleads no one
+		{Kind: "openai"},
+		{Kind: "openai", BaseURL: "http://127.0.0.1:8080/v1"},
+		{Kind: "anthropic", APIKey: "sk-ant-x", Model: "claude-x"},
+		{Kind: "openai-compatible", BaseURL: "https://openrouter.ai/api/v1", APIKey: "k", Model: "m"},
+	} {
+		c2 := c
+		c2.Provider = ok
+		if err := c2.Validate(); err != nil {
+			t.Errorf("%+v: %v", ok, err)
+		}
+	}
+	for _, tc := range []struct {
+		p    ProviderConfig
+		want string
+	}{
+		{ProviderConfig{BaseURL: "http://127.0.0.1:8080/v1"}, "provider.base_url is set but provider.kind is not"},
+		{ProviderConfig{APIKey: "sk-x", Model: "gpt-4o"}, "provider.api_key and provider.model are set but provider.kind is not"},
+		{ProviderConfig{Kind: "gemini"}, `provider.kind "gemini": want openai, anthropic, google or openai-compatible`},
+		{ProviderConfig{Kind: "openai-compatible", Model: "llama3"}, "needs provider.base_url"},
+		{ProviderConfig{Kind: "openai", BaseURL: "127.0.0.1:8080/v1"}, "want an http or https URL"},
+		{ProviderConfig{Kind: "openai", Temperature: 3}, "temperature (3) 0 to 2"},
+	} {
+		c2 := c
+		c2.Provider = tc.p
+		if err := c2.Validate(); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%+v: %v, want an error saying %q", tc.p, err, tc.want)
+		}
+	}
+	var buf strings.Builder
+	c.Provider.APIKey = "sk-secret-0123456789"
+	slog.New(slog.NewJSONHandler(&buf, nil)).Info("config", "provider", c.Provider)
+	if strings.Contains(buf.String(), c.Provider.APIKey) || !strings.Contains(buf.String(), `"api_key":"(set)"`) {
+		t.Errorf("log line: %s", buf.String())
+	}
+}

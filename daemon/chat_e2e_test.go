@@ -609,7 +609,7 @@ func scrape(t *testing.T, d *Daemon) map[string]float64 {
 func freshAgent(d *Daemon) {
 	a := d.Agent
 	d.Agent = &chat.Agent{Tools: a.Tools, Site: a.Site, Log: a.Log, Opts: a.Opts, Provider: a.Provider, SiteOption: a.SiteOption,
-		OnResponse: a.OnResponse}
+		SiteConstants: a.SiteConstants, Getenv: a.Getenv, OnResponse: a.OnResponse}
 }
 
 func ask(q string) chat.Request {

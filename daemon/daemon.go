@@ -158,6 +158,7 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (*Daemon, er
 	if d.WP != nil {
 		d.Agent.SiteOption = d.WP.Option
 	}
+	d.Agent.SiteConstants = d.siteConstants(site.URL)
 	d.openQuestions(site.URL, syn)
 	if site.Name != "" {
 		_ = st.SetMeta(ctx, "site_name", site.Name)
@@ -302,6 +303,29 @@ func (d *Daemon) Close() error {
 func crawlOptions(c config.CrawlConfig) crawl.Options {
 	return crawl.Options{Concurrency: c.Concurrency, RatePerSec: c.RatePerSec, Budget: c.Budget, Timeout: c.Timeout.Duration,
 		MaxBytes: c.MaxBytes, UserAgent: c.UserAgent, IndexArchives: c.IndexArchives}
+}
+
+// siteConstants reads wp-config.php's constants again at each call, for
+// the chat's provider keys (WordPress's Connectors name OPENAI_API_KEY and
+// friends); nil without a wp_root. What wp-config.php says of the
+// database is not its concern: a config that names none still has its
+// constants read.
+func (d *Daemon) siteConstants(siteURL string) func() (map[string]string, error) {
+	if d.Config.WPRoot == "" {
+		return nil
+	}
+	root, host := d.Config.WPRoot, hostOf(siteURL)
+	return func() (map[string]string, error) {
+		path, err := wp.FindConfig(root)
+		if err != nil {
+			return nil, err
+		}
+		c, err := wp.ReadConfig(path, host)
+		if c == nil {
+			return nil, err
+		}
+		return c.Constants, nil
+	}
 }
 
 func hostOf(site string) string {

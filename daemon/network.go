@@ -260,9 +260,10 @@ func (d *Daemon) addSite(ctx context.Context, s *wp.NetSite) error {
 	st.Observe(ns.Tools) // for the store's life
 	st.Observe(staleOnCommit{&d.statusCache})
 	ns.Agent = &chat.Agent{Tools: siteCaller{d, s.BlogID}, Log: log, Provider: chat.ProviderConfig(d.Config.Provider),
-		Site:       chat.Site{URL: home, Name: site.Name, Tagline: site.Tagline},
-		SiteOption: fallbackOption(bw.Option, d.WP.Option, d.WP.NetworkOption),
-		OnResponse: func(r *chat.Response) { d.obs().observeChat(len(r.ToolCalls), len(r.Sources)) },
+		Site:          chat.Site{URL: home, Name: site.Name, Tagline: site.Tagline},
+		SiteOption:    fallbackOption(bw.Option, d.WP.Option, d.WP.NetworkOption),
+		SiteConstants: d.Agent.SiteConstants,
+		OnResponse:    func(r *chat.Response) { d.obs().observeChat(len(r.ToolCalls), len(r.Sources)) },
 		// One cap and one day's budget for the whole network: one daemon,
 		// one provider account.
 		Gate: d.Agent.Gate}

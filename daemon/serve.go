@@ -39,6 +39,10 @@ func (d *Daemon) Status(ctx context.Context) (*api.Status, error) {
 	if len(v.runs) > 0 {
 		st.LastRun = &v.runs[0]
 	}
+	if d.Agent != nil {
+		p := v.provider
+		st.Provider = &p
+	}
 	st.Crawling = d.Crawler.Running()
 	if d.WP != nil {
 		st.Database = "ok"

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/askwp/askwpd/chat"
 	"github.com/askwp/askwpd/store"
 )
 
@@ -30,6 +31,10 @@ type statusView struct {
 	// /v1/status lists and /metrics reports per site: read per request,
 	// they were a full count of every site's tables each time.
 	sites map[int64]siteView
+	// provider is the chat's provider. The agent reads the site's
+	// settings at most once per its TTL; read here, a status request
+	// never waits for that reading on a slow database.
+	provider chat.ProviderStatus
 }
 
 // siteView is a network site's part of the status view.
@@ -192,6 +197,9 @@ func (d *Daemon) readView(ctx context.Context) (*statusView, error) {
 	}
 	if v.history, err = d.Store.StatsSamples(ctx, 96); err != nil {
 		return nil, err
+	}
+	if d.Agent != nil {
+		v.provider = d.Agent.ProviderStatus(ctx)
 	}
 	if d.net != nil {
 		v.sites = map[int64]siteView{}

@@ -19,6 +19,10 @@ func TestRedact(t *testing.T) {
 		{"events on 2025-01-03 and 03/01/2025", "events on 2025-01-03 and 03/01/2025"},
 		{"postcode 10115, version 6.1.2, 3 cups", "postcode 10115, version 6.1.2, 3 cups"},
 		{"php-fpm pool users", "php-fpm pool users"},
+		// A question that quotes an address keeps it; its phone number goes.
+		{"call 0171 5550143 about http://127.0.0.1:8120/2025/03/15/freshra25a06g/ please",
+			"call [phone] about http://127.0.0.1:8120/2025/03/15/freshra25a06g/ please"},
+		{"is https://shop.test/order/73914622 mine? +49 30 1234567", "is https://shop.test/order/[number] mine? [phone]"},
 	}
 	for _, c := range cases {
 		if got := Redact(c.in); got != c.want {
@@ -36,6 +40,17 @@ func TestRedactURL(t *testing.T) {
 		{"https://shop.test/2025/01/coffee/", "https://shop.test/2025/01/coffee/"},
 		{"/?p=4711&preview=true", "/?p=4711&preview=true"},
 		{"/?q=100%", "/?q=100%"}, // not valid escaping: kept as written
+		// The site's own address and the dates of its permalinks are not
+		// a phone number, read together or apart.
+		{"http://127.0.0.1:8120/2025/03/15/freshra25a06g/", "http://127.0.0.1:8120/2025/03/15/freshra25a06g/"},
+		{"https://shop.test:8443/events/2025-03-15/?p=4711#day-2", "https://shop.test:8443/events/2025-03-15/?p=4711#day-2"},
+		{"http://[::1]:8787/2024/12/31/", "http://[::1]:8787/2024/12/31/"},
+		// What a visitor wrote into one is still cut, wherever it is.
+		{"http://127.0.0.1:8120/2025/03/15/?phone=0171%205550143", "http://127.0.0.1:8120/2025/03/15/?phone=[phone]"},
+		{"https://shop.test/call-0171-5550143/", "https://shop.test/call-[phone]/"},
+		{"https://shop.test/0171/5550143/", "https://shop.test/0171/[number]/"},
+		{"https://shop.test/#from-jane@example.com", "https://shop.test/#[email]"},
+		{"https://jane:0171-555-0143@shop.test:8080/", "https://jane:[phone]@shop.test:8080/"},
 	}
 	for _, c := range cases {
 		if got := RedactURL(c.in); got != c.want {

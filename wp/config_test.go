@@ -279,3 +279,39 @@ func TestReadConfig_DockerImage(t *testing.T) {
 		}
 	})
 }
+
+// TestReadConfig_ConnectorConstants: the constants WordPress's Connectors
+// read keys from, written the ways wp-config.php files write them, and
+// WP_AI_SUPPORT false, which is defined and empty.
+func TestReadConfig_ConnectorConstants(t *testing.T) {
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, "keys.php"), `<?php define( 'GOOGLE_API_KEY', "AIza" . 'Sy-included' );`)
+	write(t, filepath.Join(dir, "wp-config.php"), `<?php
+define( 'DB_NAME', 'blog' );
+define( 'DB_USER', 'blog' );
+define( 'OPENAI_API_KEY', 'sk-proj-0123' );
+define( 'ANTHROPIC_API_KEY', getenv( 'ASKWPD_TEST_ANTHROPIC' ) );
+define( 'WP_AI_SUPPORT', false );
+require __DIR__ . '/keys.php';
+require_once ABSPATH . 'wp-settings.php';
+`)
+	env := func(name string) (string, bool) {
+		if name == "ASKWPD_TEST_ANTHROPIC" {
+			return "sk-ant-from-env", true
+		}
+		return "", false
+	}
+	c, err := ReadConfigEnv(filepath.Join(dir, "wp-config.php"), "", env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]string{"OPENAI_API_KEY": "sk-proj-0123", "ANTHROPIC_API_KEY": "sk-ant-from-env",
+		"GOOGLE_API_KEY": "AIzaSy-included"} {
+		if got := c.Constants[name]; got != want {
+			t.Errorf("%s = %q, want %q", name, got, want)
+		}
+	}
+	if v, ok := c.Constants["WP_AI_SUPPORT"]; !ok || v != "" {
+		t.Errorf("WP_AI_SUPPORT = %q, %v; want defined and empty (false)", v, ok)
+	}
+}

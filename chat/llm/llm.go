@@ -1,8 +1,9 @@
 // Package llm adapts LLM providers (OpenAI Chat Completions, Anthropic
-// Messages, and OpenAI-compatible servers such as OpenRouter and Ollama)
-// to one small streaming interface for the chat loop. It uses the
-// providers' official Go SDKs and imports nothing of this module, so the
-// chat depends on it and never the other way round.
+// Messages, Google's Gemini API, and OpenAI-compatible servers such as
+// OpenRouter and Ollama) to one small streaming interface for the chat
+// loop. It uses OpenAI's and Anthropic's official Go SDKs, speaks
+// Gemini's REST protocol itself, and imports nothing of this module, so
+// the chat depends on it and never the other way round.
 package llm
 
 import (
@@ -36,6 +37,9 @@ type ToolCall struct {
 	ID   string
 	Name string
 	Args string
+	// Signature is an opaque token the provider wants back with the call
+	// in the history (Gemini's thoughtSignature); empty for the others.
+	Signature string
 }
 
 // Tool is a function the model may call.
@@ -187,7 +191,7 @@ func (r Retry) Stream(ctx context.Context, req Request, onDelta func(string)) (*
 
 // Config selects and configures a provider.
 type Config struct {
-	// Kind is "openai", "anthropic" or "openai-compatible".
+	// Kind is "openai", "anthropic", "google" or "openai-compatible".
 	Kind    string
 	BaseURL string
 	Model   string
@@ -200,7 +204,22 @@ type Config struct {
 const (
 	DefaultOpenAIModel    = "gpt-4o-mini"
 	DefaultAnthropicModel = "claude-3-5-haiku-latest"
+	DefaultGoogleModel    = "gemini-2.5-flash"
 )
+
+// DefaultModel is the model a kind uses when none is configured; "" for
+// a kind that has none (an OpenAI-compatible server's models are its own).
+func DefaultModel(kind string) string {
+	switch kind {
+	case "openai":
+		return DefaultOpenAIModel
+	case "anthropic":
+		return DefaultAnthropicModel
+	case "google":
+		return DefaultGoogleModel
+	}
+	return ""
+}
 
 // New returns the provider for cfg.
 func New(cfg Config) (Provider, error) {
@@ -221,8 +240,13 @@ func New(cfg Config) (Provider, error) {
 			cfg.Model = DefaultAnthropicModel
 		}
 		return newAnthropic(cfg), nil
+	case "google":
+		if cfg.Model == "" {
+			cfg.Model = DefaultGoogleModel
+		}
+		return newGoogle(cfg), nil
 	case "":
 		return nil, errors.New("llm: no provider configured")
 	}
-	return nil, fmt.Errorf("llm: unknown provider kind %q (want openai, anthropic or openai-compatible)", cfg.Kind)
+	return nil, fmt.Errorf("llm: unknown provider kind %q (want openai, anthropic, google or openai-compatible)", cfg.Kind)
 }

@@ -77,6 +77,8 @@ func TestNew(t *testing.T) {
 		{Config{Kind: "anthropic", Model: "claude-x"}, "anthropic/claude-x", false},
 		{Config{Kind: "openai-compatible", BaseURL: "http://127.0.0.1:11434/v1", Model: "llama3"}, "openai-compatible/llama3", false},
 		{Config{Kind: "openai-compatible", Model: "llama3"}, "", true},
+		{Config{Kind: "google"}, "google/" + DefaultGoogleModel, false},
+		{Config{Kind: "google", Model: "gemini-2.5-pro"}, "google/gemini-2.5-pro", false},
 		{Config{Kind: "gemini"}, "", true},
 		{Config{}, "", true},
 	} {

@@ -269,6 +269,7 @@ func cmdDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	secretsErr := checkSecrets(stdout, cfg.StateDir, wg)
+	checkProvider(ctx, stdout, d)
 	if err := d.CheckSite(ctx); err != nil {
 		fmt.Fprintf(stdout, "FAIL site: %s\n", oneLine(err.Error()))
 		return err

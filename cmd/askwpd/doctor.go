@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -16,6 +17,30 @@ import (
 
 	"github.com/askwp/askwpd/daemon"
 )
+
+// checkProvider prints one line: the LLM /v1/chat uses and where its key
+// comes from, masked as WordPress masks it, or where to set one. No
+// provider is a warning: search and the tools work without one.
+func checkProvider(ctx context.Context, w io.Writer, d *daemon.Daemon) {
+	ps := d.Agent.ProviderStatus(ctx)
+	if !ps.Configured {
+		fmt.Fprintf(w, "warn provider: %s\n", oneLine(ps.Hint))
+		return
+	}
+	line := "ok   provider " + ps.Label
+	if ps.Model != "" {
+		line += " " + ps.Model
+	}
+	if ps.BaseURL != "" {
+		line += " at " + ps.BaseURL
+	}
+	if ps.Key != "" {
+		line += ", key " + ps.Key + " from " + ps.KeyFrom
+	} else {
+		line += ", no key"
+	}
+	fmt.Fprintln(w, line+" ("+ps.Where()+")")
+}
 
 // probeReadCmd is the hidden command doctor runs as the web server's user:
 // it opens each file and exits 1 on the first it cannot read.

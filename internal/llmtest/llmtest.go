@@ -1,8 +1,9 @@
 // Package llmtest is a scripted LLM provider for tests: an httptest
-// server that speaks the real wire protocol of OpenAI Chat Completions or
-// Anthropic Messages, streaming included, replays a script of tool calls
-// and text, and records what it receives so tests can assert on it. It is
-// the one part of askwpd a test may script.
+// server that speaks the real wire protocol of OpenAI Chat Completions,
+// Anthropic Messages or Google's Gemini streamGenerateContent, streaming
+// included, replays a script of tool calls and text, and records what it
+// receives, the key it was sent included, so tests can assert on it. It
+// is the one part of askwpd a test may script.
 package llmtest
 
 import (
@@ -33,7 +34,10 @@ type SeenMsg struct {
 
 // Request is one request the provider received.
 type Request struct {
-	Path           string
+	Path string
+	// Key is the credential the request carried: the bearer token
+	// (OpenAI), x-api-key (Anthropic) or x-goog-api-key (Google).
+	Key            string
 	Model          string
 	System         string
 	Tools          map[string]string // name → description
@@ -81,7 +85,7 @@ type Step func(t *testing.T, r *Request) Turn
 // Provider is the fake provider.
 type Provider struct {
 	t     *testing.T
-	kind  string // openai | anthropic
+	kind  string // openai | anthropic | google
 	steps []Step
 	// Loop, when set, answers requests after the script ran out.
 	Loop Step
@@ -89,9 +93,11 @@ type Provider struct {
 
 	mu       sync.Mutex
 	requests []*Request
+	wantKey  string
 }
 
-// New starts a fake provider of kind (openai or anthropic) replaying steps.
+// New starts a fake provider of kind (openai, anthropic or google)
+// replaying steps.
 func New(t *testing.T, kind string, steps ...Step) *Provider {
 	s := &Provider{t: t, kind: kind, steps: steps}
 	s.Srv = httptest.NewServer(http.HandlerFunc(s.serve))
@@ -99,13 +105,31 @@ func New(t *testing.T, kind string, steps ...Step) *Provider {
 	return s
 }
 
-// Config is the provider configuration pointing at the fake.
+// Config is the provider configuration pointing at the fake, with the
+// key "test-key", which the fake then expects.
 func (s *Provider) Config() chat.ProviderConfig {
-	pc := chat.ProviderConfig{Kind: s.kind, BaseURL: s.Srv.URL, Model: "scripted-model", APIKey: "test-key"}
-	if s.kind == "openai" {
-		pc.BaseURL = s.Srv.URL + "/v1"
-	}
+	pc := chat.ProviderConfig{Kind: s.kind, BaseURL: s.BaseURL(), Model: "scripted-model", APIKey: "test-key"}
+	s.WantKey("test-key")
 	return pc
+}
+
+// BaseURL is the base_url that reaches the fake for its kind.
+func (s *Provider) BaseURL() string {
+	switch s.kind {
+	case "openai":
+		return s.Srv.URL + "/v1"
+	case "google":
+		return s.Srv.URL + "/v1beta"
+	}
+	return s.Srv.URL
+}
+
+// WantKey has the fake fail the test for a request carrying another key;
+// "" accepts any that is not empty.
+func (s *Provider) WantKey(key string) {
+	s.mu.Lock()
+	s.wantKey = key
+	s.mu.Unlock()
 }
 
 // Seen returns the requests received so far.
@@ -124,27 +148,16 @@ func (s *Provider) serve(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "bad json", 400)
 		return
 	}
-	var req *Request
-	switch s.kind {
-	case "openai":
-		if r.URL.Path != "/v1/chat/completions" {
-			t.Errorf("provider: path %s, want /v1/chat/completions", r.URL.Path)
-		}
-		if got := r.Header.Get("Authorization"); got != "Bearer test-key" && !strings.HasPrefix(got, "Bearer ") {
-			t.Errorf("provider: Authorization %q", got)
-		}
-		req = parseOpenAI(t, raw)
-	case "anthropic":
-		if r.URL.Path != "/v1/messages" {
-			t.Errorf("provider: path %s, want /v1/messages", r.URL.Path)
-		}
-		if r.Header.Get("X-Api-Key") != "test-key" || r.Header.Get("Anthropic-Version") == "" {
-			t.Errorf("provider: headers x-api-key=%q anthropic-version=%q", r.Header.Get("X-Api-Key"), r.Header.Get("Anthropic-Version"))
-		}
-		req = parseAnthropic(t, raw)
+	req, key := s.parse(t, r, raw)
+	s.mu.Lock()
+	want := s.wantKey
+	s.mu.Unlock()
+	if key == "" || want != "" && key != want {
+		t.Errorf("provider: %s key %q, want %q", s.kind, key, want)
 	}
+	req.Key = key
 	req.Path = r.URL.Path
-	if stream, _ := raw["stream"].(bool); !stream {
+	if stream, _ := raw["stream"].(bool); !stream && s.kind != "google" {
 		t.Errorf("provider: request does not ask to stream")
 	}
 	s.mu.Lock()
@@ -175,20 +188,62 @@ func (s *Provider) serve(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("Retry-After", "0")
 		w.WriteHeader(tr.Status)
-		if s.kind == "anthropic" {
+		switch s.kind {
+		case "anthropic":
 			fmt.Fprintf(w, `{"type": "error", "error": {"type": "api_error", "message": "Provider %d"}}`, tr.Status)
-		} else {
+		case "google":
+			fmt.Fprintf(w, `{"error": {"code": %d, "message": "Provider %d", "status": "UNAVAILABLE"}}`, tr.Status, tr.Status)
+		default:
 			fmt.Fprintf(w, `{"error": {"message": "Provider %d", "type": "server_error", "code": null}}`, tr.Status)
 		}
 		return
 	}
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.WriteHeader(200)
-	if s.kind == "anthropic" {
+	switch s.kind {
+	case "anthropic":
 		writeAnthropicStream(w, n, tr)
-	} else {
+	case "google":
+		writeGoogleStream(t, w, n, tr)
+	default:
 		writeOpenAIStream(w, n, tr)
 	}
+}
+
+// parse reads a request in the fake's protocol, and the key it carried.
+func (s *Provider) parse(t *testing.T, r *http.Request, raw map[string]any) (*Request, string) {
+	var req *Request
+	var key string
+	switch s.kind {
+	case "openai":
+		if r.URL.Path != "/v1/chat/completions" {
+			t.Errorf("provider: path %s, want /v1/chat/completions", r.URL.Path)
+		}
+		key, _ = strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		req = parseOpenAI(t, raw)
+	case "anthropic":
+		if r.URL.Path != "/v1/messages" {
+			t.Errorf("provider: path %s, want /v1/messages", r.URL.Path)
+		}
+		if r.Header.Get("Anthropic-Version") == "" {
+			t.Errorf("provider: no anthropic-version header")
+		}
+		key = r.Header.Get("X-Api-Key")
+		req = parseAnthropic(t, raw)
+	case "google":
+		model, ok := strings.CutPrefix(r.URL.Path, "/v1beta/models/")
+		model, ok2 := strings.CutSuffix(model, ":streamGenerateContent")
+		if !ok || !ok2 || r.URL.Query().Get("alt") != "sse" {
+			t.Errorf("provider: %s?%s, want /v1beta/models/MODEL:streamGenerateContent?alt=sse", r.URL.Path, r.URL.RawQuery)
+		}
+		if r.URL.Query().Get("key") != "" {
+			t.Errorf("provider: the key is in the URL, which logs and proxies keep")
+		}
+		key = r.Header.Get("X-Goog-Api-Key")
+		req = parseGoogle(t, raw)
+		req.Model = model
+	}
+	return req, key
 }
 
 // pieces splits text into small deltas, as a model streams it.
