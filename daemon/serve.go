@@ -80,7 +80,7 @@ func (d *Daemon) Serve(ctx context.Context) error {
 		return err
 	}
 	srv := api.New(d, api.Options{Token: token, Log: d.Log, AllowedHosts: d.Config.AllowedHosts, ChatGate: d.Agent.Gate,
-		Pprof: d.Config.Debug.Pprof})
+		Pprof: d.Config.Debug.Pprof, Pages: d.Store})
 
 	ln, err := listen(d.Config.Listen, gid)
 	if err != nil {
