@@ -83,9 +83,15 @@ func (m *mcpServer) listPages(ctx context.Context, req *mcp.ListResourcesRequest
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid cursor: pass the nextCursor of the answer before, as it is"}
 		}
 	}
-	ps, err := m.pages.ListPages(ctx, after, listPageSize)
+	// One more than a page, to know whether another follows: a listing
+	// that fills its last page exactly ends there, not with an empty one.
+	ps, err := m.pages.ListPages(ctx, after, listPageSize+1)
 	if err != nil {
 		return nil, err
+	}
+	more := len(ps) > listPageSize
+	if more {
+		ps = ps[:listPageSize]
 	}
 	res := &mcp.ListResourcesResult{Resources: make([]*mcp.Resource, 0, len(ps))}
 	res.CacheScope = "public"
@@ -97,7 +103,7 @@ func (m *mcpServer) listPages(ctx context.Context, req *mcp.ListResourcesRequest
 		}
 		res.Resources = append(res.Resources, r)
 	}
-	if len(ps) == listPageSize {
+	if more {
 		res.NextCursor = encodePageCursor(ps[len(ps)-1].URL)
 	}
 	return res, nil
