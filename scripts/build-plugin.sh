@@ -2,7 +2,10 @@
 # Builds the companion plugin as an installable zip: askwpd-companion.zip, holding one
 # folder, askwpd-companion/, with the plugin, readme.txt and languages/, and no tests.
 # Checks first that every PHP file parses, that the translation template is current,
-# and that the plugin header, its version constant and readme.txt's Stable tag agree.
+# that the plugin header, its version constant and readme.txt's Stable tag agree (and
+# the header's and readme's Requires at least), and that includes/tool-schemas.json, the
+# daemon's tool schemas the abilities are built from, is there (go test ./tool checks
+# that it is current).
 # File times come from the last commit that touched the plugin (or SOURCE_DATE_EPOCH),
 # so the same tree gives the same zip.
 #
@@ -25,6 +28,13 @@ const_version=$(sed -n "s/^define( 'ASKWPD_COMPANION_VERSION', '\([^']*\)' );/\1
 stable_tag=$(sed -n 's/^Stable tag:[[:space:]]*//p' "$src/readme.txt" | tr -d '\r')
 [[ -n "$header_version" && "$header_version" == "$const_version" && "$header_version" == "$stable_tag" ]] \
   || die "versions disagree: header '$header_version', ASKWPD_COMPANION_VERSION '$const_version', readme Stable tag '$stable_tag'"
+
+header_requires=$(sed -n 's/^[ *]*Requires at least:[[:space:]]*//p' "$src/askwpd-companion.php" | head -n1 | tr -d '\r')
+readme_requires=$(sed -n 's/^Requires at least:[[:space:]]*//p' "$src/readme.txt" | tr -d '\r')
+[[ -n "$header_requires" && "$header_requires" == "$readme_requires" ]] \
+  || die "Requires at least disagrees: header '$header_requires', readme '$readme_requires'"
+php -r '$d = json_decode((string) @file_get_contents($argv[1]), true); exit(is_array($d["tools"] ?? null) && $d["tools"] ? 0 : 1);' \
+  "$src/includes/tool-schemas.json" || die "includes/tool-schemas.json is missing or not the tools' schemas: run go generate ./tool"
 
 stage="$(mktemp -d /tmp/askwpd-plugin.XXXXXX)"
 trap 'rm -rf "$stage"' EXIT

@@ -2,9 +2,9 @@
 /**
  * Plugin Name:       AskWP Companion (askwpd)
  * Plugin URI:        https://github.com/askwp/askwpd
- * Description:       Connects WordPress to the askwpd daemon: signed change webhooks, a chat proxy that serves existing AskWP widgets from the daemon, an index status page under Tools, and Site Health checks.
+ * Description:       Connects WordPress to the askwpd daemon: signed change webhooks, a chat proxy that serves existing AskWP widgets from the daemon, the site's search as abilities for WordPress's AI and MCP, an index status page under Tools, and Site Health checks.
  * Version:           0.1.0
- * Requires at least: 6.0
+ * Requires at least: 6.1
  * Requires PHP:      7.4
  * Author:            askwpd
  * License:           GPL-2.0-or-later
@@ -30,6 +30,7 @@ require_once __DIR__ . '/includes/class-askwpd-health.php';
 require_once __DIR__ . '/includes/class-askwpd-insights.php';
 require_once __DIR__ . '/includes/class-askwpd-outbox.php';
 require_once __DIR__ . '/includes/class-askwpd-network.php';
+require_once __DIR__ . '/includes/class-askwpd-abilities.php';
 
 add_action(
 	'init',
@@ -46,6 +47,7 @@ Askwpd_Chat::init();
 Askwpd_Insights::init();
 Askwpd_Outbox::init();
 Askwpd_Network::init();
+Askwpd_Abilities::init();
 if ( is_admin() ) {
 	Askwpd_Admin::init();
 }

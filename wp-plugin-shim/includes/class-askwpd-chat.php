@@ -133,7 +133,9 @@ final class Askwpd_Chat {
 	 * included. The window starts at the key's first request. Atomic, so that requests
 	 * arriving together cannot all read the same count: the object cache's incr where
 	 * there is a persistent one, else one INSERT ... ON DUPLICATE KEY UPDATE whose new
-	 * count comes back through LAST_INSERT_ID(expr), on the same connection.
+	 * count comes back through LAST_INSERT_ID(expr), on the same connection. (Hence the
+	 * direct queries, Plugin Check's DirectDatabaseQuery exceptions: a cached count would
+	 * not be atomic.)
 	 *
 	 * @param string $key    Counter name (at most 64 characters).
 	 * @param int    $window Seconds.
@@ -159,7 +161,7 @@ final class Askwpd_Chat {
 			if ( $try > 0 ) {
 				usleep( 2000 * $try );
 			}
-			$ok = $wpdb->query( // phpcs:ignore WordPress.DB.PreparedSQL.InterpolatedNotPrepared -- our table name.
+			$ok = $wpdb->query( // phpcs:ignore WordPress.DB.PreparedSQL.InterpolatedNotPrepared,WordPress.DB.DirectDatabaseQuery -- our table name.
 				$wpdb->prepare(
 					"INSERT INTO $t (name, window_start, hits) VALUES (%s, %d, 1)
 					ON DUPLICATE KEY UPDATE
@@ -186,7 +188,7 @@ final class Askwpd_Chat {
 		}
 		if ( 0 === wp_rand( 0, 199 ) ) {
 			// Visitors' expired windows, now and then, so the table stays small.
-			$wpdb->query( $wpdb->prepare( "DELETE FROM $t WHERE name LIKE %s AND window_start < %d", $wpdb->esc_like( 'askwpd_rl_' ) . '%', $now - DAY_IN_SECONDS ) ); // phpcs:ignore WordPress.DB.PreparedSQL.InterpolatedNotPrepared
+			$wpdb->query( $wpdb->prepare( "DELETE FROM $t WHERE name LIKE %s AND window_start < %d", $wpdb->esc_like( 'askwpd_rl_' ) . '%', $now - DAY_IN_SECONDS ) ); // phpcs:ignore WordPress.DB.PreparedSQL.InterpolatedNotPrepared,WordPress.DB.DirectDatabaseQuery -- see hit().
 		}
 		// 1: a new row, the first request; 2: an update, whose count LAST_INSERT_ID holds.
 		return 1 === (int) $wpdb->rows_affected ? 1 : (int) $wpdb->insert_id;
@@ -198,7 +200,7 @@ final class Askwpd_Chat {
 		if ( wp_using_ext_object_cache() ) {
 			wp_cache_delete( $key, 'askwpd_rate' );
 		}
-		$wpdb->query( $wpdb->prepare( 'DELETE FROM ' . Askwpd_Outbox::counters_table() . ' WHERE name = %s', $key ) ); // phpcs:ignore WordPress.DB.PreparedSQL.InterpolatedNotPrepared
+		$wpdb->query( $wpdb->prepare( 'DELETE FROM ' . Askwpd_Outbox::counters_table() . ' WHERE name = %s', $key ) ); // phpcs:ignore WordPress.DB.PreparedSQL.InterpolatedNotPrepared,WordPress.DB.DirectDatabaseQuery -- see hit().
 	}
 
 	// --- payload ------------------------------------------------------------------------
@@ -359,6 +361,9 @@ final class Askwpd_Chat {
 			case 'delta':
 				return array( 'delta' => $text( $d, array( 'delta', 'text', 'content' ) ) );
 			case 'error':
+				if ( self::no_provider( $d ) || ( is_array( $d ) && 'no_provider' === ( $d['code'] ?? '' ) ) ) {
+					return array( 'error' => self::no_provider_message() );
+				}
 				$msg = $text( $d, array( 'error', 'message' ) );
 				return array( 'error' => '' === $msg ? __( 'The assistant failed.', 'askwpd-companion' ) : $msg );
 			case 'done':
@@ -408,12 +413,16 @@ final class Askwpd_Chat {
 		if ( $refusal ) {
 			return self::refusal_response( $refusal );
 		}
+		$no_provider = self::no_provider( $d );
 		if ( $r['status'] >= 400 && $r['status'] < 500 && ! in_array( $r['status'], array( 401, 403, 404, 405 ), true ) ) {
 			return new WP_Error( 'askwpd_rejected', self::daemon_message( $d, __( 'The assistant could not answer this request.', 'askwpd-companion' ) ), array( 'status' => $r['status'] ) );
 		}
 		// The daemon did not serve it: AskWP's own route, when there is one, does.
 		if ( isset( $server->get_routes()[ self::ASKWP_ROUTE ] ) ) {
 			return $result;
+		}
+		if ( $no_provider ) {
+			return new WP_Error( 'askwpd_no_provider', self::no_provider_message(), array( 'status' => 503 ) );
 		}
 		return new WP_Error( 'askwpd_unavailable', __( 'The assistant is unavailable right now.', 'askwpd-companion' ), array( 'status' => 503 ) );
 	}
@@ -505,6 +514,9 @@ final class Askwpd_Chat {
 			}
 			if ( self::other_handlers( current_action() ) ) {
 				return; // Step aside: AskWP answers.
+			}
+			if ( self::no_provider( json_decode( $r['body'], true ) ) ) {
+				self::sse_fail( 503, self::no_provider_message() );
 			}
 			self::sse_fail( 503, __( 'The assistant is unavailable right now.', 'askwpd-companion' ) );
 		}
@@ -628,6 +640,9 @@ final class Askwpd_Chat {
 		if ( 0 === $r['status'] ) {
 			return new WP_Error( 'askwpd_unavailable', __( 'The assistant is unavailable right now.', 'askwpd-companion' ), array( 'status' => 503 ) );
 		}
+		if ( self::no_provider( $d ) ) {
+			return new WP_Error( 'askwpd_no_provider', self::no_provider_message(), array( 'status' => 503 ) );
+		}
 		if ( $r['status'] >= 400 && $r['status'] < 500 && ! in_array( $r['status'], array( 401, 403 ), true ) ) {
 			return new WP_Error( 'askwpd_rejected', self::daemon_message( $d, __( 'The assistant could not answer this request.', 'askwpd-companion' ) ), array( 'status' => $r['status'] ) );
 		}
@@ -663,6 +678,26 @@ final class Askwpd_Chat {
 		$res = rest_convert_error_to_response( new WP_Error( 'askwpd_busy', $refusal[0], array( 'status' => 429 ) ) );
 		$res->header( 'Retry-After', (string) $refusal[1] );
 		return $res;
+	}
+
+	/**
+	 * Whether the daemon's answer is its no_provider error: no AI provider key is set.
+	 *
+	 * @param mixed $d A decoded body, {"error": {"code": ...}}.
+	 */
+	public static function no_provider( $d ): bool {
+		return is_array( $d ) && is_array( $d['error'] ?? null ) && 'no_provider' === ( $d['error']['code'] ?? '' );
+	}
+
+	/**
+	 * What the chat says when no AI provider key is configured: that, and where the site
+	 * owner sets one (the Connectors screen exists from WordPress 7.0).
+	 */
+	public static function no_provider_message(): string {
+		if ( function_exists( 'wp_get_connectors' ) ) {
+			return __( 'The assistant is not set up yet: no AI provider key is configured. The site owner can add one under Settings → Connectors, in AskWP\'s settings, or in askwpd\'s configuration ([provider]).', 'askwpd-companion' );
+		}
+		return __( 'The assistant is not set up yet: no AI provider key is configured. The site owner can add one in AskWP\'s settings, or in askwpd\'s configuration ([provider]).', 'askwpd-companion' );
 	}
 
 	private static function daemon_message( $d, string $fallback ): string {

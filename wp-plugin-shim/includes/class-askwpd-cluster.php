@@ -8,6 +8,9 @@
  * short request whose failure costs nothing. The daemons create the table (cluster/schema.go
  * holds its SQL); until one has, events take the webhook path and its outbox.
  *
+ * The insert goes straight to the database (a DirectDatabaseQuery exception for Plugin
+ * Check): the events table is the daemons' queue, not data a cache could hold.
+ *
  * @package askwpd-companion
  */
 
@@ -67,7 +70,7 @@ final class Askwpd_Cluster {
 		$sql      = 'INSERT IGNORE INTO `' . self::table( $name ) . '` (event_id, event) VALUES ' . implode( ', ', $rows );
 		$suppress = $wpdb->suppress_errors( true );
 		// phpcs:ignore WordPress.DB.PreparedSQL.NotPrepared -- the table name is checked in name(); the values are placeholders.
-		$ok = false !== $wpdb->query( $wpdb->prepare( $sql, $args ) );
+		$ok = false !== $wpdb->query( $wpdb->prepare( $sql, $args ) ); // phpcs:ignore WordPress.DB.DirectDatabaseQuery -- see the class comment.
 		$wpdb->suppress_errors( $suppress );
 		return $ok;
 	}

@@ -1,7 +1,8 @@
 <?php
 /**
  * Site Health: async tests for the daemon, its secrets, the index's freshness, the last
- * index pass and the event backlog, and an "AskWP Companion" section in Info.
+ * index pass, the event backlog and the chat's AI provider, and an "AskWP Companion"
+ * section in Info.
  *
  * The tests are async so that the Status screen never waits on the daemon. Each has a
  * REST route, which the screen calls, and the same callback as async_direct_test, which
@@ -19,7 +20,7 @@ final class Askwpd_Health {
 	const REST_NS = 'askwpd-companion/v1';
 
 	/** Test ids, as they appear in the REST route and (prefixed) in Site Health. */
-	const TESTS = array( 'daemon', 'secrets', 'freshness', 'last-pass', 'backlog' );
+	const TESTS = array( 'daemon', 'secrets', 'freshness', 'last-pass', 'backlog', 'provider' );
 
 	public static function init(): void {
 		add_filter( 'site_status_tests', array( __CLASS__, 'tests' ) );
@@ -42,6 +43,7 @@ final class Askwpd_Health {
 			'freshness' => __( 'The site index is fresh', 'askwpd-companion' ),
 			'last-pass' => __( 'The last index pass had no errors', 'askwpd-companion' ),
 			'backlog'   => __( 'Content changes reach the index', 'askwpd-companion' ),
+			'provider'  => __( 'The chat has an AI provider', 'askwpd-companion' ),
 		);
 		foreach ( self::TESTS as $id ) {
 			$tests['async'][ self::test_name( $id ) ] = array(
@@ -382,6 +384,92 @@ final class Askwpd_Health {
 		);
 	}
 
+	/**
+	 * The daemon's provider object from /v1/status, or null when this daemon does not
+	 * report one. Only the fields Site Health shows, each a string (configured a bool), and
+	 * the key masked here too, in case a daemon sent more of it than it should.
+	 *
+	 * @param array $d /v1/status.
+	 */
+	public static function provider( array $d ): ?array {
+		$p = $d['provider'] ?? null;
+		if ( ! is_array( $p ) || ! array_key_exists( 'configured', $p ) ) {
+			return null;
+		}
+		$out = array( 'configured' => true === $p['configured'] );
+		foreach ( array( 'kind', 'label', 'model', 'base_url', 'source', 'key_from', 'key', 'hint' ) as $k ) {
+			$out[ $k ] = isset( $p[ $k ] ) && is_scalar( $p[ $k ] ) ? trim( (string) $p[ $k ] ) : '';
+		}
+		$out['key'] = self::mask_key( $out['key'] );
+		return $out;
+	}
+
+	/**
+	 * A key as it may be shown: kept when already masked (it holds … or *), else cut to its
+	 * first three and last four characters, or to nothing when it is too short for that.
+	 *
+	 * @param string $key A masked or (by mistake) plain key.
+	 */
+	public static function mask_key( string $key ): string {
+		if ( '' === $key || false !== strpos( $key, '…' ) || false !== strpos( $key, '*' ) ) {
+			return $key;
+		}
+		return strlen( $key ) >= 16 ? substr( $key, 0, 3 ) . '…' . substr( $key, -4 ) : '…';
+	}
+
+	/** Where the site owner sets a provider key, as HTML: the Connectors screen from WordPress 7.0. */
+	private static function provider_fix(): string {
+		if ( function_exists( 'wp_get_connectors' ) ) {
+			return '<p><strong>' . esc_html__( 'Fix:', 'askwpd-companion' ) . '</strong> ' . sprintf(
+				/* translators: %s: a link to Settings → Connectors */
+				esc_html__( 'Add an AI provider key under %s (OpenAI, Anthropic or Google), in AskWP\'s settings, or in askwpd\'s configuration ([provider] in /etc/askwpd/askwpd.toml).', 'askwpd-companion' ),
+				'<a href="' . esc_url( admin_url( 'options-connectors.php' ) ) . '">' . esc_html__( 'Settings → Connectors', 'askwpd-companion' ) . '</a>'
+			) . '</p>';
+		}
+		return self::fix( __( 'Choose a provider and add its key in AskWP\'s settings, or in askwpd\'s configuration ([provider] in /etc/askwpd/askwpd.toml).', 'askwpd-companion' ) );
+	}
+
+	public static function test_provider(): array {
+		$label = __( 'The chat has an AI provider', 'askwpd-companion' );
+		list( $d, $r ) = self::status_or_result( 'provider', $label );
+		if ( null === $d ) {
+			return $r;
+		}
+		$p = self::provider( $d );
+		if ( null === $p ) {
+			return self::result( 'provider', 'good', $label, self::para( __( 'This daemon version does not report its AI provider; the chat says so when it has none.', 'askwpd-companion' ) ) );
+		}
+		if ( ! $p['configured'] ) {
+			$html = self::para( __( 'No AI provider key is configured, so the chat cannot answer: visitors are told the assistant is not set up yet. Search, the abilities and the index work without one.', 'askwpd-companion' ) );
+			if ( '' !== $p['hint'] ) {
+				/* translators: %s: the daemon's hint, e.g. where it looked for a key */
+				$html .= self::para( sprintf( __( 'The daemon says: %s', 'askwpd-companion' ), $p['hint'] ) );
+			}
+			return self::result( 'provider', 'recommended', __( 'No AI provider key is configured for the chat', 'askwpd-companion' ), $html . self::provider_fix() );
+		}
+		return self::result( 'provider', 'good', $label, self::para( self::provider_summary( $p ) ) );
+	}
+
+	/**
+	 * One line on the provider in use: name, model, and where its key comes from (masked).
+	 *
+	 * @param array $p provider().
+	 */
+	private static function provider_summary( array $p ): string {
+		$name = '' !== $p['label'] ? $p['label'] : $p['kind'];
+		if ( '' !== $p['kind'] && $p['kind'] !== $name ) {
+			$name .= ' (' . $p['kind'] . ')';
+		}
+		return sprintf(
+			/* translators: 1: provider, e.g. "OpenAI (openai)", 2: model, 3: the masked key, 4: where the key comes from */
+			__( 'The chat uses %1$s, model %2$s, with the key %3$s from %4$s.', 'askwpd-companion' ),
+			'' === $name ? __( 'an unnamed provider', 'askwpd-companion' ) : $name,
+			'' === $p['model'] ? __( 'the default', 'askwpd-companion' ) : $p['model'],
+			'' === $p['key'] ? __( '(none needed)', 'askwpd-companion' ) : $p['key'],
+			'' !== $p['key_from'] ? $p['key_from'] : ( '' !== $p['source'] ? $p['source'] : __( 'the daemon\'s configuration', 'askwpd-companion' ) )
+		);
+	}
+
 	// --- Info ------------------------------------------------------------------------------
 
 	/**
@@ -465,6 +553,40 @@ final class Askwpd_Health {
 					'value' => null === $f['database'] ? $none : (string) $f['database'],
 				),
 			);
+			$p      = self::provider( $d );
+			$fields += array(
+				'provider'     => array(
+					'label' => __( 'Chat AI provider', 'askwpd-companion' ),
+					'value' => null === $p ? $none : ( $p['configured'] ? trim( $p['label'] . ' (' . $p['kind'] . ')' ) : __( 'none configured', 'askwpd-companion' ) ),
+					'debug' => null === $p ? 'not reported' : ( $p['configured'] ? $p['kind'] : 'none' ),
+				),
+			);
+			if ( null !== $p && $p['configured'] ) {
+				$fields += array(
+					'provider_model'  => array(
+						'label' => __( 'Chat model', 'askwpd-companion' ),
+						'value' => '' === $p['model'] ? $none : $p['model'],
+					),
+					'provider_url'    => array(
+						'label' => __( 'Provider address', 'askwpd-companion' ),
+						'value' => '' === $p['base_url'] ? __( 'the provider\'s default', 'askwpd-companion' ) : $p['base_url'],
+					),
+					'provider_key'    => array(
+						'label' => __( 'Provider key (masked)', 'askwpd-companion' ),
+						'value' => '' === $p['key'] ? __( 'none', 'askwpd-companion' ) : $p['key'],
+						'debug' => '' === $p['key'] ? 'none' : 'set',
+					),
+					'provider_source' => array(
+						'label' => __( 'Provider key from', 'askwpd-companion' ),
+						'value' => trim( $p['key_from'] . ( '' !== $p['source'] ? ' (' . $p['source'] . ')' : '' ) ),
+					),
+				);
+			} elseif ( null !== $p && '' !== $p['hint'] ) {
+				$fields['provider_hint'] = array(
+					'label' => __( 'Where to set a provider key', 'askwpd-companion' ),
+					'value' => $p['hint'],
+				);
+			}
 		}
 		$fields['outbox']  = array(
 			'label' => __( 'Changes waiting in the outbox', 'askwpd-companion' ),

@@ -19,6 +19,12 @@
  * The small state (depth, next attempt, failures, overflow) is one autoloaded option, so
  * that a request learns whether anything is waiting without a query.
  *
+ * The queries go straight to the database (Plugin Check's DirectDatabaseQuery exceptions,
+ * marked at each): the outbox and the counters are this plugin's own tables, which
+ * concurrent requests write, and each reader needs what is there now, not what an object
+ * cache kept; for the same reason the state option is reread from its table when it
+ * changes.
+ *
  * @package askwpd-companion
  */
 
@@ -113,7 +119,7 @@ final class Askwpd_Outbox {
 	 */
 	private static function fresh_state(): array {
 		global $wpdb;
-		$raw = $wpdb->get_var( $wpdb->prepare( "SELECT option_value FROM $wpdb->options WHERE option_name = %s", self::STATE_OPTION ) );
+		$raw = $wpdb->get_var( $wpdb->prepare( "SELECT option_value FROM $wpdb->options WHERE option_name = %s", self::STATE_OPTION ) ); // phpcs:ignore WordPress.DB.DirectDatabaseQuery -- see the class comment.
 		wp_cache_delete( self::STATE_OPTION, 'options' );
 		// A request that looked for the option before any existed keeps it in notoptions,
 		// and get_option would answer the defaults from there: its drain found nothing
@@ -169,13 +175,13 @@ final class Askwpd_Outbox {
 		}
 		self::maybe_install();
 		$t     = self::table();
-		$depth = (int) $wpdb->get_var( "SELECT COUNT(*) FROM $t" ); // phpcs:ignore WordPress.DB.PreparedSQL.InterpolatedNotPrepared -- our table name.
+		$depth = (int) $wpdb->get_var( "SELECT COUNT(*) FROM $t" ); // phpcs:ignore WordPress.DB.PreparedSQL.InterpolatedNotPrepared,WordPress.DB.DirectDatabaseQuery -- our table name.
 		$max   = self::max_rows();
 		$lost  = 0;
 		foreach ( $events as $ev ) {
 			$key = self::key_of( $ev );
 			if ( 'term_changed' === $ev['type'] ) {
-				$old = $wpdb->get_var( $wpdb->prepare( "SELECT event FROM $t WHERE ekey = %s", $key ) ); // phpcs:ignore WordPress.DB.PreparedSQL.InterpolatedNotPrepared
+				$old = $wpdb->get_var( $wpdb->prepare( "SELECT event FROM $t WHERE ekey = %s", $key ) ); // phpcs:ignore WordPress.DB.PreparedSQL.InterpolatedNotPrepared,WordPress.DB.DirectDatabaseQuery -- see the class comment.
 				$old = is_string( $old ) ? json_decode( $old, true ) : null;
 				if ( is_array( $old ) && isset( $old['post_ids'] ) ) {
 					$ev['post_ids'] = array_slice( array_values( array_unique( array_merge( (array) $old['post_ids'], (array) $ev['post_ids'] ) ) ), 0, 1000 );
@@ -184,13 +190,13 @@ final class Askwpd_Outbox {
 			$json = (string) wp_json_encode( $ev, JSON_UNESCAPED_SLASHES | JSON_UNESCAPED_UNICODE );
 			if ( $depth >= $max ) {
 				// Only a replacement fits; a new row would pass the bound.
-				$n = $wpdb->query( $wpdb->prepare( "UPDATE $t SET event_id = %s, event = %s WHERE ekey = %s", $ev['id'], $json, $key ) ); // phpcs:ignore WordPress.DB.PreparedSQL.InterpolatedNotPrepared
+				$n = $wpdb->query( $wpdb->prepare( "UPDATE $t SET event_id = %s, event = %s WHERE ekey = %s", $ev['id'], $json, $key ) ); // phpcs:ignore WordPress.DB.PreparedSQL.InterpolatedNotPrepared,WordPress.DB.DirectDatabaseQuery -- see the class comment.
 				if ( ! $n ) {
 					++$lost;
 				}
 				continue;
 			}
-			$wpdb->query( // phpcs:ignore WordPress.DB.PreparedSQL.InterpolatedNotPrepared
+			$wpdb->query( // phpcs:ignore WordPress.DB.PreparedSQL.InterpolatedNotPrepared,WordPress.DB.DirectDatabaseQuery -- see the class comment.
 				$wpdb->prepare(
 					"INSERT INTO $t (ekey, event_id, event, queued_at) VALUES (%s, %s, %s, %d)
 					ON DUPLICATE KEY UPDATE event_id = VALUES(event_id), event = VALUES(event)",
@@ -255,15 +261,15 @@ final class Askwpd_Outbox {
 		global $wpdb;
 		$t   = self::counters_table();
 		$now = time();
-		$wpdb->query( $wpdb->prepare( "INSERT IGNORE INTO $t (name, window_start, hits) VALUES (%s, 0, 0)", self::LOCK ) ); // phpcs:ignore WordPress.DB.PreparedSQL.InterpolatedNotPrepared
-		$n = $wpdb->query( $wpdb->prepare( "UPDATE $t SET window_start = %d WHERE name = %s AND window_start <= %d", $now + self::LOCK_SECONDS, self::LOCK, $now ) ); // phpcs:ignore WordPress.DB.PreparedSQL.InterpolatedNotPrepared
+		$wpdb->query( $wpdb->prepare( "INSERT IGNORE INTO $t (name, window_start, hits) VALUES (%s, 0, 0)", self::LOCK ) ); // phpcs:ignore WordPress.DB.PreparedSQL.InterpolatedNotPrepared,WordPress.DB.DirectDatabaseQuery -- see the class comment.
+		$n = $wpdb->query( $wpdb->prepare( "UPDATE $t SET window_start = %d WHERE name = %s AND window_start <= %d", $now + self::LOCK_SECONDS, self::LOCK, $now ) ); // phpcs:ignore WordPress.DB.PreparedSQL.InterpolatedNotPrepared,WordPress.DB.DirectDatabaseQuery -- see the class comment.
 		return 1 === (int) $n;
 	}
 
 	private static function unlock(): void {
 		global $wpdb;
 		$t = self::counters_table();
-		$wpdb->query( $wpdb->prepare( "UPDATE $t SET window_start = 0 WHERE name = %s", self::LOCK ) ); // phpcs:ignore WordPress.DB.PreparedSQL.InterpolatedNotPrepared
+		$wpdb->query( $wpdb->prepare( "UPDATE $t SET window_start = 0 WHERE name = %s", self::LOCK ) ); // phpcs:ignore WordPress.DB.PreparedSQL.InterpolatedNotPrepared,WordPress.DB.DirectDatabaseQuery -- see the class comment.
 	}
 
 	// --- draining --------------------------------------------------------------------------
@@ -289,7 +295,7 @@ final class Askwpd_Outbox {
 		$failed  = null;
 		try {
 			for ( $i = 0; $i < $max_batches && null === $failed; $i++ ) {
-				$rows = $wpdb->get_results( $wpdb->prepare( "SELECT id, event_id, event FROM $t ORDER BY id LIMIT %d", Askwpd_Webhooks::BATCH ), ARRAY_A ); // phpcs:ignore WordPress.DB.PreparedSQL.InterpolatedNotPrepared
+				$rows = $wpdb->get_results( $wpdb->prepare( "SELECT id, event_id, event FROM $t ORDER BY id LIMIT %d", Askwpd_Webhooks::BATCH ), ARRAY_A ); // phpcs:ignore WordPress.DB.PreparedSQL.InterpolatedNotPrepared,WordPress.DB.DirectDatabaseQuery -- see the class comment.
 				if ( ! $rows ) {
 					break;
 				}
@@ -299,7 +305,7 @@ final class Askwpd_Outbox {
 			// Recorded before the lock is let go: a drainer that takes it next reads this
 			// record, rather than the one before, and keeps its times.
 			$s          = self::fresh_state();
-			$s['depth'] = (int) $wpdb->get_var( "SELECT COUNT(*) FROM $t" ); // phpcs:ignore WordPress.DB.PreparedSQL.InterpolatedNotPrepared
+			$s['depth'] = (int) $wpdb->get_var( "SELECT COUNT(*) FROM $t" ); // phpcs:ignore WordPress.DB.PreparedSQL.InterpolatedNotPrepared,WordPress.DB.DirectDatabaseQuery -- see the class comment.
 			if ( $results ) {
 				$s['tried_at'] = $started;
 			}
@@ -414,7 +420,7 @@ final class Askwpd_Outbox {
 		global $wpdb;
 		$t = self::table();
 		foreach ( $rows as $row ) {
-			$wpdb->query( $wpdb->prepare( "DELETE FROM $t WHERE id = %d AND event_id = %s", $row['id'], $row['event_id'] ) ); // phpcs:ignore WordPress.DB.PreparedSQL.InterpolatedNotPrepared
+			$wpdb->query( $wpdb->prepare( "DELETE FROM $t WHERE id = %d AND event_id = %s", $row['id'], $row['event_id'] ) ); // phpcs:ignore WordPress.DB.PreparedSQL.InterpolatedNotPrepared,WordPress.DB.DirectDatabaseQuery -- see the class comment.
 		}
 	}
 
@@ -471,7 +477,7 @@ final class Askwpd_Outbox {
 	public static function clear(): void {
 		global $wpdb;
 		self::maybe_install();
-		$wpdb->query( 'DELETE FROM ' . self::table() ); // phpcs:ignore WordPress.DB.PreparedSQL.NotPrepared
+		$wpdb->query( 'DELETE FROM ' . self::table() ); // phpcs:ignore WordPress.DB.PreparedSQL.NotPrepared,WordPress.DB.DirectDatabaseQuery -- see the class comment.
 		delete_option( self::STATE_OPTION );
 		wp_clear_scheduled_hook( self::CRON_HOOK );
 	}

@@ -7,8 +7,11 @@
  *
  *   FAKE_DIR=/tmp/x php -S 127.0.0.1:PORT fake-daemon.php
  *
- * Token: "fake-token". $FAKE_DIR/slow makes /v1/status take 3 s; $FAKE_DIR/status.json,
- * when present, is merged over the canned /v1/status (array_replace_recursive).
+ * Token: "fake-token". $FAKE_DIR/slow makes /v1/status and /v1/tools/* take 3 s;
+ * $FAKE_DIR/status.json, when present, is merged over the canned /v1/status
+ * (array_replace_recursive). /v1/tools/* otherwise fails as a broken daemon does (500).
+ * A chat whose last message holds NOPROVIDER gets the daemon's no_provider error: 503, or
+ * a stream of one error event.
  */
 
 $dir = getenv('FAKE_DIR') ?: sys_get_temp_dir();
@@ -58,6 +61,12 @@ if ($path === '/v1/status') {
     $over = is_file("$dir/status.json") ? json_decode((string) file_get_contents("$dir/status.json"), true) : null;
     return $json(200, is_array($over) ? array_replace_recursive($status, $over) : $status);
 }
+if (strpos($path, '/v1/tools/') === 0 && $method === 'POST') {
+    if (file_exists("$dir/slow")) {
+        sleep(3);
+    }
+    return $json(500, array('error' => array('code' => 'internal', 'message' => 'internal error')));
+}
 if ($path === '/admin/reindex' && $method === 'POST') {
     header('Location: /admin?reindex=started', true, 303);
     return true;
@@ -70,6 +79,15 @@ if ($path === '/v1/chat' && $method === 'POST') {
     if (strpos($last['content'], 'BUSY429') !== false) {
         header('Retry-After: 7');
         return $json(429, array('error' => array('code' => 'busy', 'message' => 'the assistant is answering 8 questions already; try again in a few seconds', 'retry_after' => 7)));
+    }
+    if (strpos($last['content'], 'NOPROVIDER') !== false) {
+        $err = array('code' => 'no_provider', 'message' => "no LLM provider is configured: set [provider] in askwpd's configuration, or choose a provider in AskWP's settings");
+        if (strpos($_SERVER['HTTP_ACCEPT'] ?? '', 'text/event-stream') !== false) {
+            header('Content-Type: text/event-stream');
+            echo "event: error\ndata: " . json_encode($err, JSON_UNESCAPED_SLASHES) . "\n\n";
+            return true;
+        }
+        return $json(503, array('error' => $err));
     }
     if (strpos($last['content'], 'FAIL503') !== false) {
         return $json(503, array('error' => array('code' => 'unavailable', 'message' => 'no provider')));

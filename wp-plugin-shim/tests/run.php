@@ -113,7 +113,6 @@ function http(string $method, string $url, ?string $body = null, array $headers 
         'ttfb' => curl_getinfo($ch, CURLINFO_STARTTRANSFER_TIME), 'total' => curl_getinfo($ch, CURLINFO_TOTAL_TIME),
         'error' => curl_error($ch),
     );
-    curl_close($ch);
     return $r;
 }
 /**
@@ -140,7 +139,6 @@ function curl_parallel(int $n, int $parallel, callable $make): array {
         while ($info = curl_multi_info_read($mh)) {
             $codes[$at[spl_object_id($info['handle'])]] = (int) curl_getinfo($info['handle'], CURLINFO_RESPONSE_CODE);
             curl_multi_remove_handle($mh, $info['handle']);
-            curl_close($info['handle']);
             if ($sent < $n) {
                 $add();
                 $running++;

@@ -4,7 +4,11 @@
 #   - starts a canned daemon (fake-daemon.php), a scripted LLM (fake-llm.php) and the real
 #     askwpd on a temporary state dir, each on a free loopback port;
 #   - writes a test mu-plugin that points the shim at them, runs run.php, and removes
-#     everything it started or wrote.
+#     everything it started or wrote;
+#   - on WordPress 6.9+, copies the shared MCP Adapter plugin (../shared/wordpress/
+#     mcp-adapter) into the site's plugins dir, for the tests to activate, and installs the
+#     official MCP TypeScript SDK (tests/mcp-client, from its package-lock.json) into a
+#     temporary dir with npm, for test-9-mcp.php to run.
 # With the env file of the nginx host (ASKWPD_TEST_WP_ENV=.wp-host/env, from
 # scripts/host-up.sh, which names ASKWPD_USER and WEB_GROUP), it runs as a site runs:
 # askwpd as ASKWPD_USER, creating its own state dir (askwpd:WEB_GROUP 0750) and serving on
@@ -51,9 +55,12 @@ tmp="$(mktemp -d /tmp/askwpd-shim-test.XXXXXX)"
 mu_dir="$WP_CONTENT_DIR/mu-plugins"
 mu_file="$mu_dir/askwpd-shim-test.php"
 made_mu_dir=0
+mcp_plugin="$WP_CONTENT_DIR/plugins/mcp-adapter"
+made_mcp_plugin=0
 pids=()
 cleanup() {
   rm -f "$mu_file"
+  ((made_mcp_plugin)) && rm -rf "$mcp_plugin"
   ((made_mu_dir)) && rmdir "$mu_dir" 2>/dev/null || true
   # Each server leads its own process group (setsid): php -S forks workers, which
   # would outlive their master.
@@ -136,8 +143,35 @@ fi
 sed "s#@CONFIG_FILE@#$tmp/config.json#" "$here/mu-plugin.php.in" >"$mu_file"
 chmod 0644 "$mu_file"
 
+# The MCP Adapter and the MCP client, where the Abilities API is (6.9+).
+mcp_adapter="" mcp_client="" mcp_note=""
+wp_version="$(sed -n "s/^\$wp_version = '\([^']*\)';/\1/p" "$WP_ROOT/wp-includes/version.php")"
+if [[ "$(printf '%s\n6.9\n' "$wp_version" | sort -V | head -n1)" == "6.9" ]]; then
+  shared_adapter="$root/../shared/wordpress/mcp-adapter"
+  if [[ -d "$mcp_plugin" ]]; then
+    mcp_adapter="$mcp_plugin"
+  elif [[ -f "$shared_adapter/mcp-adapter.php" ]]; then
+    # A copy, not a symlink: the web server's user must read it on the nginx host.
+    cp -R "$shared_adapter" "$mcp_plugin" && chmod -R u+w,go+rX "$mcp_plugin" && made_mcp_plugin=1 && mcp_adapter="$mcp_plugin"
+  else
+    mcp_note="no MCP Adapter at $shared_adapter"
+  fi
+  if command -v npm >/dev/null; then
+    mkdir -p "$tmp/mcp-client"
+    cp "$here/mcp-client/package.json" "$here/mcp-client/package-lock.json" "$here/mcp-client/client.mjs" "$tmp/mcp-client/"
+    if (cd "$tmp/mcp-client" && npm ci --no-audit --no-fund --loglevel=error >"$tmp/npm.log" 2>&1); then
+      chmod -R go+rX "$tmp/mcp-client"
+      mcp_client="$tmp/mcp-client/client.mjs"
+    else
+      mcp_note="npm ci failed: $(tail -n 3 "$tmp/npm.log" | tr '\n' ' ')"
+    fi
+  else
+    mcp_note="npm is not installed"
+  fi
+fi
+
 rc=0
-"${as_web[@]}" env SITE_URL="$SITE_URL" WP_ROOT="$WP_ROOT" FAKE_URL="http://127.0.0.1:$fake_port" FAKE_DIR="$tmp/fake" \
+"${as_web[@]}" env MCP_ADAPTER="$mcp_adapter" MCP_CLIENT="$mcp_client" MCP_NOTE="$mcp_note" SITE_URL="$SITE_URL" WP_ROOT="$WP_ROOT" FAKE_URL="http://127.0.0.1:$fake_port" FAKE_DIR="$tmp/fake" \
   DAEMON_URL="$daemon_url" DAEMON_STATE="$state" DEAD_URL="http://127.0.0.1:$dead_port" \
   ASKWPD_BIN="$bin" LLM_URL="http://127.0.0.1:$llm_port/v1" \
   CONFIG_FILE="$tmp/config.json" ONLY="${ONLY:-}" php -d display_errors=stderr "$here/run.php" || rc=$?

@@ -46,10 +46,28 @@ test('i18n: a translation reaches the settings page, Site Health and the chat er
         }
     }
     eq(count($mo->entries), 3, 'entries found in the template');
-    $file = wp_tempnam('askwpd-de.mo');
+    // A real .mo, named as WordPress names them: 6.5+ loads a translation file by its
+    // extension (.mo or .l10n.php) and refuses others. On 6.5+ the .l10n.php form that
+    // WordPress converts .mo files into is checked too.
+    $dir = get_temp_dir() . 'askwpd-l10n-' . wp_generate_password(6, false);
+    mkdir($dir);
+    $file = "$dir/askwpd-companion-de_DE.mo";
     ok($mo->export_to_file($file), 'mo written');
-    cleanup(function () use ($file) { unload_textdomain('askwpd-companion'); @unlink($file); });
-    ok(load_textdomain('askwpd-companion', $file), 'loaded');
+    $files = array($file);
+    if (class_exists('WP_Translation_File')) {
+        // Elsewhere: beside the .mo, WordPress would load it in the .mo's place.
+        mkdir("$dir/php");
+        $php = "$dir/php/askwpd-companion-de_DE.l10n.php";
+        $out = WP_Translation_File::transform($file, 'php');
+        ok(is_string($out) && file_put_contents($php, $out) > 0, 'l10n.php written');
+        $files[] = $php;
+    }
+    cleanup(function () use ($dir) { unload_textdomain('askwpd-companion'); exec('rm -rf ' . escapeshellarg($dir)); });
+    foreach ($files as $f) {
+        unload_textdomain('askwpd-companion');
+        ok(load_textdomain('askwpd-companion', $f), "loaded $f");
+        eq(__('Daemon URL', 'askwpd-companion'), 'Daemon-Adresse', 'translated from ' . basename($f));
+    }
 
     wp_set_current_user(1);
     // The page's fields are registered once per request, at admin_init, after the
@@ -86,7 +104,8 @@ test('zip: scripts/build-plugin.sh makes a package WordPress accepts', function 
     ok(is_array($list), 'the zip opens');
     $names = array_map(function ($e) { return $e['filename']; }, $list);
     foreach (array('askwpd-companion/askwpd-companion.php', 'askwpd-companion/uninstall.php', 'askwpd-companion/readme.txt',
-        'askwpd-companion/languages/askwpd-companion.pot', 'askwpd-companion/includes/class-askwpd-health.php') as $want) {
+        'askwpd-companion/languages/askwpd-companion.pot', 'askwpd-companion/includes/class-askwpd-health.php',
+        'askwpd-companion/includes/tool-schemas.json', 'askwpd-companion/includes/class-askwpd-abilities.php') as $want) {
         ok(in_array($want, $names, true), "zip lacks $want");
     }
     foreach ($names as $n) {
