@@ -101,11 +101,21 @@ const mcpInstructions = "Tools and pages of one WordPress site's public content.
 func (m *mcpServer) addTools() {
 	for _, t := range tool.Tools {
 		name := t.Function.Name
-		m.srv.AddTool(&mcp.Tool{
+		a := t.Annotations
+		mt := &mcp.Tool{
 			Name:        MCPPrefix + name,
+			Title:       t.Title,
 			Description: t.Function.Description,
 			InputSchema: t.Function.Parameters,
-		}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			Annotations: &mcp.ToolAnnotations{Title: t.Title, ReadOnlyHint: a.ReadOnlyHint, DestructiveHint: &a.DestructiveHint,
+				IdempotentHint: a.IdempotentHint, OpenWorldHint: &a.OpenWorldHint},
+		}
+		if len(t.OutputSchema) > 0 {
+			// The result's JSON is the structuredContent, so the
+			// contract's schema of the result is the output schema.
+			mt.OutputSchema = t.OutputSchema
+		}
+		m.srv.AddTool(mt, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return m.call(ctx, name, req.Params.Arguments)
 		})
 	}

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
+
 	"github.com/askwp/askwpd/api"
 	"github.com/askwp/askwpd/crawl"
 	"github.com/askwp/askwpd/extract"
@@ -114,4 +116,39 @@ func (p *countingPages) ListPages(ctx context.Context, after string, limit int) 
 func (p *countingPages) ReadPage(ctx context.Context, url string, maxChars int) (*store.Page, error) {
 	p.n.Add(1)
 	return p.DB.ReadPage(ctx, url, maxChars)
+}
+
+// outputSchemas are the tools' result schemas, resolved for validation
+// (JSON Schema 2020-12), by MCP name.
+func outputSchemas(t *testing.T) map[string]*jsonschema.Resolved {
+	t.Helper()
+	m := map[string]*jsonschema.Resolved{}
+	for _, tl := range tool.Tools {
+		var s jsonschema.Schema
+		if err := json.Unmarshal(tl.OutputSchema, &s); err != nil {
+			t.Fatalf("%s: output schema: %v", tl.Function.Name, err)
+		}
+		rs, err := s.Resolve(nil)
+		if err != nil {
+			t.Fatalf("%s: output schema: %v", tl.Function.Name, err)
+		}
+		m[api.MCPPrefix+tl.Function.Name] = rs
+	}
+	return m
+}
+
+// checkOutput validates a tool's structuredContent against its schema.
+func checkOutput(t *testing.T, schemas map[string]*jsonschema.Resolved, name string, structured any) {
+	t.Helper()
+	b, err := json.Marshal(structured)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var instance any
+	if err := json.Unmarshal(b, &instance); err != nil {
+		t.Fatal(err)
+	}
+	if err := schemas[name].Validate(instance); err != nil {
+		t.Errorf("%s: structuredContent does not validate against its output schema: %v\n%.400s", name, err, b)
+	}
 }

@@ -105,7 +105,8 @@ func httpTool(t *testing.T, ts *httptest.Server, name string, args any) (int, an
 }
 
 // TestMCP_SameAsHTTP calls each tool over HTTP and over MCP, with the
-// SDK's own client, and requires the same results.
+// SDK's own client, and requires the same results, each valid against
+// its tool's output schema.
 func TestMCP_SameAsHTTP(t *testing.T) {
 	d, ts := e2eDaemon(t)
 	sess, err := connectMCP(t, ts, e2eToken)
@@ -136,6 +137,7 @@ func TestMCP_SameAsHTTP(t *testing.T) {
 	}
 
 	site := d.Crawler.Site.URL
+	schemas := outputSchemas(t)
 	calls := []struct {
 		name string
 		args map[string]any
@@ -167,6 +169,7 @@ func TestMCP_SameAsHTTP(t *testing.T) {
 		if err := json.Unmarshal([]byte(res.Content[0].(*mcp.TextContent).Text), &viaText); err != nil {
 			t.Fatalf("MCP %s: text content is not JSON: %v", c.name, err)
 		}
+		checkOutput(t, schemas, api.MCPPrefix+c.name, res.StructuredContent)
 		if !reflect.DeepEqual(viaHTTP, res.StructuredContent) || !reflect.DeepEqual(viaHTTP, viaText) {
 			h, _ := json.Marshal(viaHTTP)
 			m, _ := json.Marshal(res.StructuredContent)
