@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
 	"github.com/askwp/askwpd/chat"
 	"github.com/askwp/askwpd/search"
@@ -49,6 +50,11 @@ type Options struct {
 	ChatGate *chat.Gate
 	// Pprof mounts Go's profiler at /debug/pprof/ (registerDebugRoutes).
 	Pprof bool
+	// Pages are the site's public pages, which /mcp serves as resources;
+	// nil serves no resources.
+	Pages PageStore
+	// MCPMaxResult caps one MCP answer (MCPOptions.MaxResult).
+	MCPMaxResult int
 }
 
 // Server routes HTTP requests to the backend.
@@ -60,6 +66,8 @@ type Server struct {
 	maxBody int64
 	hosts   map[string]bool
 	gate    *chat.Gate
+	pages   PageStore
+	mcpMax  int
 }
 
 // New builds the routing table.
@@ -68,7 +76,8 @@ func New(b Backend, opt Options) *Server {
 		opt.MaxBody = 1 << 20
 	}
 	s := &Server{e: echo.New(), b: b, log: opt.Log, tokenSH: sha256.Sum256([]byte(opt.Token)),
-		maxBody: opt.MaxBody, hosts: map[string]bool{}, gate: opt.ChatGate}
+		maxBody: opt.MaxBody, hosts: map[string]bool{}, gate: opt.ChatGate,
+		pages: opt.Pages, mcpMax: opt.MCPMaxResult}
 	for _, h := range opt.AllowedHosts {
 		if h = strings.ToLower(strings.TrimSpace(h)); h != "" {
 			s.hosts[h] = true
@@ -193,6 +202,11 @@ func (s *Server) limitBody(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		r := c.Request()
 		if r.ContentLength > s.maxBody {
+			if c.Path() == mcpPath {
+				// An MCP client reads a JSON-RPC error.
+				writeRPCError(c.Response(), http.StatusRequestEntityTooLarge, jsonrpc.CodeInvalidRequest, s.tooLarge().Message)
+				return nil
+			}
 			return s.tooLarge()
 		}
 		if r.Body != nil && r.Body != http.NoBody {

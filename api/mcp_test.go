@@ -62,7 +62,7 @@ func e2eDaemon(t *testing.T) (*daemon.Daemon, *httptest.Server) {
 	if e2eErr != nil {
 		t.Fatal(e2eErr)
 	}
-	ts := httptest.NewServer(api.New(e2eD, api.Options{Token: e2eToken, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}).Handler())
+	ts := httptest.NewServer(api.New(e2eD, api.Options{Token: e2eToken, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Pages: e2eD.Store}).Handler())
 	t.Cleanup(ts.Close)
 	return e2eD, ts
 }
@@ -105,7 +105,8 @@ func httpTool(t *testing.T, ts *httptest.Server, name string, args any) (int, an
 }
 
 // TestMCP_SameAsHTTP calls each tool over HTTP and over MCP, with the
-// SDK's own client, and requires the same results.
+// SDK's own client, and requires the same results, each valid against
+// its tool's output schema.
 func TestMCP_SameAsHTTP(t *testing.T) {
 	d, ts := e2eDaemon(t)
 	sess, err := connectMCP(t, ts, e2eToken)
@@ -136,6 +137,7 @@ func TestMCP_SameAsHTTP(t *testing.T) {
 	}
 
 	site := d.Crawler.Site.URL
+	schemas := outputSchemas(t)
 	calls := []struct {
 		name string
 		args map[string]any
@@ -159,13 +161,15 @@ func TestMCP_SameAsHTTP(t *testing.T) {
 		if err != nil {
 			t.Fatalf("MCP %s: %v", c.name, err)
 		}
-		if res.IsError || len(res.Content) != 1 {
+		// search_site adds a resource link per page to its JSON.
+		if res.IsError || len(res.Content) == 0 || (c.name != "search_site" && len(res.Content) != 1) {
 			t.Fatalf("MCP %s: error result %+v", c.name, res.Content)
 		}
 		var viaText any
 		if err := json.Unmarshal([]byte(res.Content[0].(*mcp.TextContent).Text), &viaText); err != nil {
 			t.Fatalf("MCP %s: text content is not JSON: %v", c.name, err)
 		}
+		checkOutput(t, schemas, api.MCPPrefix+c.name, res.StructuredContent)
 		if !reflect.DeepEqual(viaHTTP, res.StructuredContent) || !reflect.DeepEqual(viaHTTP, viaText) {
 			h, _ := json.Marshal(viaHTTP)
 			m, _ := json.Marshal(res.StructuredContent)
@@ -211,7 +215,7 @@ func TestMCP_Stdio(t *testing.T) {
 	cr, sw := io.Pipe()
 	sr, cw := io.Pipe()
 	done := make(chan error, 1)
-	go func() { done <- api.ServeMCP(ctx, d, "test", d.Log, sr, sw) }()
+	go func() { done <- api.ServeMCP(ctx, d, api.MCPOptions{Log: d.Log, Pages: d.Store}, sr, sw) }()
 	c := mcp.NewClient(&mcp.Implementation{Name: "askwpd-test", Version: "1"}, nil)
 	sess, err := c.Connect(ctx, &mcp.IOTransport{Reader: cr, Writer: cw}, nil)
 	if err != nil {

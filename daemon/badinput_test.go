@@ -420,8 +420,9 @@ func openQuiet(t *testing.T) *Daemon {
 type unsized struct{ io.Reader }
 
 // TestBadInput_TooLarge: a body over the 1 MiB cap gets a JSON 413 on
-// every route that takes one, whether it declares its length or comes
-// chunked, and from a caller with or without the token.
+// every route that takes one (on /mcp, with a JSON-RPC error), whether it
+// declares its length or comes chunked, and from a caller with or without
+// the token.
 func TestBadInput_TooLarge(t *testing.T) {
 	d := openQuiet(t)
 	token := "large-token-0123456789"
@@ -452,6 +453,20 @@ func TestBadInput_TooLarge(t *testing.T) {
 			resp.Body.Close()
 			if chunked && req.ContentLength != -1 && req.ContentLength != 0 {
 				t.Fatalf("the request was sent with a length (%d)", req.ContentLength)
+			}
+			if path == "/mcp" {
+				// An MCP client reads a JSON-RPC error.
+				var e struct {
+					Error struct {
+						Code    int
+						Message string
+					}
+				}
+				if resp.StatusCode != http.StatusRequestEntityTooLarge || json.Unmarshal(b, &e) != nil || e.Error.Code != -32600 ||
+					!strings.Contains(e.Error.Message, "larger than") {
+					t.Errorf("POST %s with %d bytes (chunked %v) answered %d %.200s, want a 413 with a JSON-RPC error", path, len(big), chunked, resp.StatusCode, b)
+				}
+				continue
 			}
 			var e struct {
 				Error struct{ Code, Message string }

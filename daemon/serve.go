@@ -18,11 +18,13 @@ import (
 	"github.com/askwp/askwpd/api"
 	"github.com/askwp/askwpd/config"
 	"github.com/askwp/askwpd/crawl"
+	"github.com/askwp/askwpd/internal/version"
 	"github.com/askwp/askwpd/search"
 )
 
-// Version is askwpd's version, set at build time.
-var Version = "0.1.0-dev"
+// Version is askwpd's version, as internal/version finds it (the linker
+// sets it there).
+var Version = version.String()
 
 // Status reports the daemon's state. Its counts of the store come from
 // the status view (status.go), at most a few seconds old; the rest is
@@ -82,7 +84,7 @@ func (d *Daemon) Serve(ctx context.Context) error {
 		return err
 	}
 	srv := api.New(d, api.Options{Token: token, Log: d.Log, AllowedHosts: d.Config.AllowedHosts, ChatGate: d.Agent.Gate,
-		Pprof: d.Config.Debug.Pprof})
+		Pprof: d.Config.Debug.Pprof, Pages: d.Store})
 
 	ln, err := listen(d.Config.Listen, gid)
 	if err != nil {

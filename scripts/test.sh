@@ -16,7 +16,7 @@ export PATH="$PATH:/usr/local/go/bin"
 command -v go >/dev/null || { echo "test.sh: Go is not installed (want go 1.26)" >&2; exit 1; }
 read -r -a go_flags <<<"${ASKWPD_GO_TEST_FLAGS:-}"
 
-steps=(lint shim host network deb cluster go bench wp61)
+steps=(lint shim host network deb cluster go mcp bench wp61)
 declare -A about=(
   [lint]="gofmt, go vet, staticcheck, deadcode, php -l, systemd-analyze verify on the unit"
   [shim]="the shim's suite inside WordPress 7.1 (php -S)"
@@ -25,6 +25,7 @@ declare -A about=(
   [deb]="the Debian package: build, install, run as askwpd:www-data, remove, purge"
   [cluster]="three serve processes: a post searchable on every node within 1 s"
   [go]="go test -race over every package, end-to-end tests included"
+  [mcp]="/mcp judged by the official clients: the conformance suite and the TypeScript SDK (npm), every revision"
   [bench]="every testing.B benchmark, once (-benchtime=1x), so none can rot"
   [wp61]="Debian's WordPress 6.1: the shim's suite and the spine"
 )
@@ -129,7 +130,17 @@ step_go() {
   ensure_apt chromium chromium
   # The network's and the cluster's tests ran in their own steps.
   go test -race -count=1 -timeout 20m "${go_flags[@]}" \
-    -skip 'TestCluster_|^TestNetwork_RealWordPress$|^TestNetworkSiteSchedules$|^TestNetworkFromConfig$|^TestNetworkSites$' ./...
+    -skip 'TestCluster_|^TestNetwork_RealWordPress$|^TestNetworkSiteSchedules$|^TestNetworkFromConfig$|^TestNetworkSites$|^TestMCP_OfficialClients$' ./...
+}
+
+step_mcp() {
+  wp_up
+  say "the official MCP clients from npm (api/testdata/mcp-node: package-lock.json)"
+  ensure_apt npm npm
+  (cd api/testdata/mcp-node && npm ci --no-audit --no-fund --loglevel=error)
+  say "MCP: the conformance suite and the TypeScript SDK against askwpd serve, and every revision's client"
+  # The clients' test skips when they are not installed; here they are.
+  ASKWPD_REQUIRE_MCP_CLIENTS=1 go test -race -count=1 "${go_flags[@]}" -run '^TestMCP' ./api/ ./cmd/askwpd/
 }
 
 step_bench() {

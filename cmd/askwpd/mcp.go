@@ -7,7 +7,6 @@ import (
 	"io"
 
 	"github.com/askwp/askwpd/api"
-	"github.com/askwp/askwpd/daemon"
 )
 
 // cmdMCP serves the tools over MCP on stdin and stdout, for desktop MCP
@@ -30,7 +29,7 @@ func cmdMCP(ctx context.Context, args []string, stdin io.ReadCloser, stdout io.W
 		return err
 	}
 	defer d.Close()
-	err = api.ServeMCP(ctx, d, daemon.Version, d.Log, stdin, stdout)
+	err = api.ServeMCP(ctx, d, api.MCPOptions{Log: d.Log, Pages: d.Store}, stdin, stdout)
 	if errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
 		return nil
 	}
