@@ -120,18 +120,21 @@ func Extract(ctx context.Context, r io.Reader, opt Options) (res *Result, err er
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("extract: %w", err)
 	}
+	// The headlines are read before content selection cuts the page down:
+	// the title is the page's, wherever its <h1> stands.
+	meta.h1s = headlines(doc)
 
-	node, source := selectContent(doc, base)
+	node, source, post := selectContent(doc, base)
 	res.Source = source
 	if node != nil {
 		node = sanitize(node)
 		rd := newRenderer(base)
 		rd.render(node)
 		rd.flush()
-		rd.trimTail()
+		rd.trimTail(post)
 		res.Markdown, res.Text = rd.output()
 	}
-	fillMeta(res, meta, doc, base, opt)
+	fillMeta(res, meta, base, opt)
 	finish(res, opt, res.Title)
 	return res, nil
 }
@@ -152,7 +155,7 @@ func finish(res *Result, opt Options, title string) {
 	}
 }
 
-func fillMeta(res *Result, m *pageMeta, doc *html.Node, base *url.URL, opt Options) {
+func fillMeta(res *Result, m *pageMeta, base *url.URL, opt Options) {
 	site := opt.SiteName
 	if site == "" {
 		site = m.metas["og:site_name"]
@@ -162,7 +165,7 @@ func fillMeta(res *Result, m *pageMeta, doc *html.Node, base *url.URL, opt Optio
 		title = m.ld.headline
 	}
 	if title == "" {
-		title = pickTitle(m.title, site, doc)
+		title = pickTitle(m.title, site, m.h1s)
 	}
 	res.Title = stripSiteName(title, site)
 
@@ -406,10 +409,8 @@ func plainToMarkdown(txt string) string {
 	return strings.Join(lines, "\n\n")
 }
 
-// pickTitle chooses between <title> and the page's <h1> elements: an h1 that the
-// <title> contains is the headline without the site decoration; otherwise the
-// <title> minus the site name, or its longest part around a separator.
-func pickTitle(docTitle, site string, doc *html.Node) string {
+// headlines returns the text of the page's first <h1> elements.
+func headlines(doc *html.Node) []string {
 	var h1s []string
 	walk(doc, func(n *html.Node) bool {
 		if n.Type == html.ElementNode && n.DataAtom == atom.H1 {
@@ -420,6 +421,13 @@ func pickTitle(docTitle, site string, doc *html.Node) string {
 		}
 		return true
 	})
+	return h1s
+}
+
+// pickTitle chooses between <title> and the page's <h1> elements: an h1 that the
+// <title> contains is the headline without the site decoration; otherwise the
+// <title> minus the site name, or its longest part around a separator.
+func pickTitle(docTitle, site string, h1s []string) string {
 	lt := strings.ToLower(docTitle)
 	best := ""
 	for _, h := range h1s {
