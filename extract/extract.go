@@ -58,7 +58,8 @@ type Result struct {
 	Truncated bool `json:"truncated,omitempty"`
 }
 
-// Link is an outgoing link of the page.
+// Link is an outgoing link of the page. Text is its anchor text when the
+// link is in the main content, "" for the template's links (see anchorTexts).
 type Link struct {
 	URL  string `json:"url"`
 	Text string `json:"text"`
@@ -126,6 +127,7 @@ func Extract(ctx context.Context, r io.Reader, opt Options) (res *Result, err er
 
 	node, source, post := selectContent(doc, base)
 	res.Source = source
+	anchorTexts(res.Links, node, base)
 	if node != nil {
 		node = sanitize(node)
 		rd := newRenderer(base)
@@ -266,6 +268,45 @@ func excerpt(text string, max int) string {
 	return cut + "…"
 }
 
+// anchorTexts keeps the text of the links the content holds, and only
+// theirs: a link's text elsewhere on the page is the template's (menus, post
+// navigation, "More posts", a sidebar's recent posts), made of other posts'
+// titles, the password-protected ones' included. The links themselves stay
+// for discovery.
+func anchorTexts(links []Link, content *html.Node, base *url.URL) {
+	inContent := map[string]string{}
+	if content != nil {
+		walk(content, func(n *html.Node) bool {
+			if n.Type != html.ElementNode || n.DataAtom != atom.A {
+				return true
+			}
+			if u := linkURL(n, base); u != "" {
+				if t := textContent(n); t != "" && inContent[u] == "" {
+					inContent[u] = t
+				}
+			}
+			return false
+		})
+	}
+	for i := range links {
+		links[i].Text = inContent[links[i].URL]
+	}
+}
+
+// linkURL is the absolute address of a link, without its fragment, or "".
+func linkURL(n *html.Node, base *url.URL) string {
+	href := attr(n, "href")
+	if href == "" || strings.HasPrefix(href, "#") {
+		return ""
+	}
+	u := resolveURL(base, href)
+	if u == nil {
+		return ""
+	}
+	u.Fragment, u.RawFragment = "", ""
+	return u.String()
+}
+
 // collectLinks returns the page's outgoing links (absolute, deduplicated, without
 // fragments), from the whole page including navigation: they feed discovery.
 func collectLinks(doc *html.Node, base *url.URL) []Link {
@@ -278,16 +319,10 @@ func collectLinks(doc *html.Node, base *url.URL) []Link {
 		if n.Type != html.ElementNode || n.DataAtom != atom.A {
 			return true
 		}
-		href := attr(n, "href")
-		if href == "" || strings.HasPrefix(href, "#") {
+		abs := linkURL(n, base)
+		if abs == "" {
 			return false
 		}
-		u := resolveURL(base, href)
-		if u == nil {
-			return false
-		}
-		u.Fragment, u.RawFragment = "", ""
-		abs := u.String()
 		text := textContent(n)
 		if text == "" {
 			text = attr(n, "title")

@@ -67,6 +67,36 @@ func TestBlockThemePages(t *testing.T) {
 	}
 }
 
+// Only the content's links carry their text: the template's are other
+// posts' titles (a password-protected one's among them), and stay as
+// addresses for discovery.
+func TestAnchorTextIsContentOnly(t *testing.T) {
+	res := extractFile(t, "tt5-relaunch-notes.html", "http://127.0.0.1:8090/2026/12/01/relaunch-notes-lantern-search/")
+	texts := map[string]string{}
+	for _, l := range res.Links {
+		texts[l.URL] = l.Text
+	}
+	for u, want := range map[string]string{
+		"http://127.0.0.1:8090/about/":   "About page",
+		"http://127.0.0.1:8090/contact/": "contact page",
+		// Post navigation and "More posts".
+		"http://127.0.0.1:8090/2026/11/12/secret-password-post/":          "",
+		"http://127.0.0.1:8090/2026/11/01/bicycle-commuter-lighting-kit/": "",
+		// The menu and the footer.
+		"http://127.0.0.1:8090/pricing-faq/": "",
+		"https://wordpress.org":              "",
+	} {
+		got, ok := texts[u]
+		if !ok {
+			t.Errorf("no link to %s among %d", u, len(res.Links))
+			continue
+		}
+		if got != want {
+			t.Errorf("link to %s: text %q, want %q", u, got, want)
+		}
+	}
+}
+
 // The same on a classic theme's markup (Twenty Twenty-One's shape): a
 // one-line post is its entry-content, without the entry header, meta and
 // footer, the post navigation, the comments or the sidebar's recent posts.
@@ -97,5 +127,10 @@ func TestClassicThemeShortPost(t *testing.T) {
 	}
 	if res.Text != "The ferry leaves at dawn." || res.Title != "Harbour notes" || res.Source != "wp_content" {
 		t.Errorf("text %q title %q source %q", res.Text, res.Title, res.Source)
+	}
+	for _, l := range res.Links {
+		if l.Text != "" {
+			t.Errorf("template link %s keeps its text %q", l.URL, l.Text)
+		}
 	}
 }
