@@ -652,11 +652,21 @@ type outcome struct {
 }
 
 // passwordForm marks a page that WordPress rendered for a visitor who
-// must type a password: never public content.
+// must type a password.
 var (
 	passwordForm = []byte(`post-password-form`)
 	bodyClassRe  = regexp.MustCompile(`<body[^>]*class="([^"]*)"`)
 )
+
+// protected reports a page WordPress rendered for a visitor who must type
+// its password: never public content. A blog index or an archive lists a
+// password-protected post with its form, in that post's item; such a page
+// is a listing (the extractor leaves the item out). The extractor tells
+// the page's own form from a listed post's (Result.Protected); any form on
+// a page that names no post and is no listing counts as the page's.
+func protected(body []byte, res *extract.Result) bool {
+	return res.Protected || bytes.Contains(body, passwordForm) && res.PostID == 0 && !isArchive(body)
+}
 
 // indexURL does the work of one page and says what happened, both for the
 // run counters and the frontier row. public, when not nil, holds posts the
@@ -743,7 +753,7 @@ func (c *Crawler) indexPage(ctx context.Context, page *Page, sources []string, p
 			}
 		}
 	}
-	if bytes.Contains(page.Body, passwordForm) || (c.WP != nil && res.PostID > 0 && (post == nil || !post.Public())) {
+	if protected(page.Body, res) || (c.WP != nil && res.PostID > 0 && (post == nil || !post.Public())) {
 		rec.Status = "private"
 		removed, derr := c.Store.DeleteDocument(ctx, final)
 		if derr == nil && res.PostID > 0 {

@@ -1,9 +1,12 @@
 package crawl
 
 import (
+	"bytes"
+	"context"
 	"testing"
 	"time"
 
+	"github.com/askwp/askwpd/extract"
 	"github.com/askwp/askwpd/wp"
 )
 
@@ -38,6 +41,32 @@ func TestPermalink(t *testing.T) {
 		}
 		if got := c.postAddress(tc.post.ID, tc.post); got != want {
 			t.Errorf("%q, post %d: postAddress %q, want %q", tc.structure, tc.post.ID, got, want)
+		}
+	}
+}
+
+// A password form is the page's own unless a listing shows it in a listed
+// post's item.
+func TestProtected(t *testing.T) {
+	form := `<form action="/wp-login.php?action=postpass" class="post-password-form" method="post"><p>This content is password-protected.</p></form>`
+	for _, tc := range []struct {
+		name, page string
+		want       bool
+	}{
+		{"blog index", `<body class="home blog"><main><ul class="wp-block-post-template"><li class="wp-block-post post-29 post-password-required"><h2>Protected: Plans</h2><div class="entry-content">` + form + `</div></li><li class="wp-block-post post-16"><p>Open.</p></li></ul></main></body>`, false},
+		{"static front page listing posts", `<body class="home page page-id-2"><main><div class="entry-content"><p>Welcome.</p></div><ul><li class="post-29">` + form + `</li></ul></main></body>`, false},
+		{"the post", `<body class="single postid-29"><main><div class="entry-content">` + form + `</div></main></body>`, true},
+		{"a classic theme's post", `<body class="single postid-29"><article class="post-29"><div class="entry-content">` + form + `</div></article></body>`, true},
+		{"a page that names no post", `<body><div class="post-29">` + form + `</div></body>`, true},
+		{"an archive that names no post", `<body class="archive category"><div class="post-29">` + form + `</div></body>`, false},
+	} {
+		page := []byte(`<!DOCTYPE html><html><head><title>t</title></head>` + tc.page + `</html>`)
+		res, err := extract.Extract(context.Background(), bytes.NewReader(page), extract.Options{URL: "https://example.org/x/"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := protected(page, res); got != tc.want {
+			t.Errorf("%s: protected %v, want %v", tc.name, got, tc.want)
 		}
 	}
 }

@@ -56,6 +56,10 @@ type Result struct {
 	FetchedAt time.Time `json:"fetched_at"`
 	// Truncated reports that the input exceeded MaxBytes and was cut.
 	Truncated bool `json:"truncated,omitempty"`
+	// Protected reports that WordPress asks here for the password of the
+	// page's own post: the page shows a password form, and not in a listed
+	// post's item (see protectedPage). Its text is never content.
+	Protected bool `json:"protected,omitempty"`
 }
 
 // Link is an outgoing link of the page. Text is its anchor text when the
@@ -117,6 +121,7 @@ func Extract(ctx context.Context, r io.Reader, opt Options) (res *Result, err er
 
 	meta := collectMeta(doc)
 	res.Links = collectLinks(doc, base)
+	res.Protected = protectedPage(doc)
 	preclean(doc)
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("extract: %w", err)

@@ -251,3 +251,33 @@ func layoutBlock(n *html.Node) bool {
 	}
 	return false
 }
+
+// protectedPage reports a password form that asks for the page's own post:
+// WordPress's (form.post-password-form, or a form posting to
+// wp-login.php?action=postpass) outside the container of any other post. A
+// listing shows one in a password-protected post's item (post-N of that
+// post); the page of the post shows it for itself. On a page that names no
+// post, every post-N container is another post's.
+func protectedPage(doc *html.Node) bool {
+	body := findFirst(doc, func(n *html.Node) bool { return n.DataAtom == atom.Body })
+	if body == nil {
+		return false
+	}
+	self := wpSingular(body)
+	found := false
+	var visit func(n *html.Node)
+	visit = func(n *html.Node) {
+		for c := n.FirstChild; c != nil && !found; c = c.NextSibling {
+			if c.Type != html.ElementNode || otherPost(c, self) {
+				continue
+			}
+			if c.DataAtom == atom.Form && (hasClass(c, "post-password-form") || strings.Contains(attr(c, "action"), "action=postpass")) {
+				found = true
+				return
+			}
+			visit(c)
+		}
+	}
+	visit(body)
+	return found
+}

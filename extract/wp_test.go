@@ -58,8 +58,8 @@ func TestBlockThemePages(t *testing.T) {
 					t.Errorf("text holds the template's %q", s)
 				}
 			}
-			if res.Thin != tc.thin {
-				t.Errorf("thin %v (%s), want %v", res.Thin, res.ThinReason, tc.thin)
+			if res.Thin != tc.thin || res.Protected {
+				t.Errorf("thin %v (%s), protected %v; want thin %v", res.Thin, res.ThinReason, res.Protected, tc.thin)
 			}
 			checkChunks(t, res.Markdown, res.Chunks)
 			golden(t, tc.file, res.Markdown)
@@ -94,6 +94,28 @@ func TestAnchorTextIsContentOnly(t *testing.T) {
 		if got != want {
 			t.Errorf("link to %s: text %q, want %q", u, got, want)
 		}
+	}
+}
+
+// A blog index lists a password-protected post with its form: the page is
+// a listing, not protected, and the protected post's item is left out. The
+// post's own page is protected and has no text.
+func TestPasswordFormListingAndPost(t *testing.T) {
+	index := extractFile(t, "tt5-blog-index.html", "http://127.0.0.1:8090/")
+	if index.Protected || index.PostID != 0 {
+		t.Errorf("blog index: protected %v, post %d; want a listing", index.Protected, index.PostID)
+	}
+	if index.Text == "" || strings.Contains(index.Text, "SECRETPASSWORDPOST") || strings.Contains(index.Text, "password") {
+		t.Errorf("blog index text (%d bytes) is empty or shows the protected post: %.300q", len(index.Text), index.Text)
+	}
+	for _, l := range index.Links {
+		if strings.Contains(l.Text, "SECRETPASSWORDPOST") {
+			t.Errorf("blog index link %s keeps the protected post's title %q", l.URL, l.Text)
+		}
+	}
+	post := extractFile(t, "tt5-password-post.html", "http://127.0.0.1:8090/2026/11/12/secret-password-post/")
+	if !post.Protected || post.Text != "" || post.PostID != 29 {
+		t.Errorf("protected post: protected %v, post %d, text %q; want protected, 29, no text", post.Protected, post.PostID, post.Text)
 	}
 }
 
