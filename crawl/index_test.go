@@ -27,21 +27,59 @@ func TestPermalink(t *testing.T) {
 		{"/%category%/%postname%/", post, ""},
 		{"/%author%/%postname%/", post, ""},
 		{"", post, ""},
-		{"/%postname%/", &wp.Post{ID: 7, Type: "page", Name: "about", Date: post.Date}, ""},
+		{"/%postname%/", &wp.Post{ID: 7, Type: "book", Name: "about", Date: post.Date}, ""},
 		{"/%postname%/", &wp.Post{ID: 8, Type: "post", Date: post.Date}, ""},
 		{"/%year%/%postname%/", &wp.Post{ID: 9, Type: "post", Name: "x"}, ""},
 	} {
 		c.structure.Store(tc.structure)
-		if got := c.permalink(tc.post); got != tc.want {
+		if got := c.permalink(tc.post, nil); got != tc.want {
 			t.Errorf("%q, post %d: %q, want %q", tc.structure, tc.post.ID, got, tc.want)
 		}
 		want := tc.want
 		if want == "" {
 			want = c.postURL(tc.post.ID, tc.post)
 		}
-		if got := c.postAddress(tc.post.ID, tc.post); got != want {
+		if got := c.postAddress(tc.post.ID, tc.post, nil); got != want {
 			t.Errorf("%q, post %d: postAddress %q, want %q", tc.structure, tc.post.ID, got, want)
 		}
+	}
+}
+
+func TestPageLink(t *testing.T) {
+	c := &Crawler{Site: Site{URL: "https://example.org/blog", PageOnFront: 2}}
+	pages := map[int64]*wp.Post{
+		2:  {ID: 2, Type: "page", Name: "home"},
+		17: {ID: 17, Type: "page", Name: "about"},
+		18: {ID: 18, Type: "page", Name: "team", Parent: 17},
+		19: {ID: 19, Type: "page", Name: "%ce%b5", Parent: 18},
+		20: {ID: 20, Type: "page", Name: "orphan", Parent: 99},
+		21: {ID: 21, Type: "page", Name: "loop", Parent: 22},
+		22: {ID: 22, Type: "page", Name: "pool", Parent: 21},
+	}
+	for _, tc := range []struct {
+		structure string
+		id        int64
+		want      string
+	}{
+		{"/%postname%/", 17, "https://example.org/blog/about/"},
+		{"/%year%/%postname%", 18, "https://example.org/blog/about/team"},
+		{"/%postname%/", 19, "https://example.org/blog/about/team/%ce%b5/"},
+		{"/index.php/%postname%/", 17, "https://example.org/blog/index.php/about/"},
+		{"/%postname%/", 2, "https://example.org/blog/"},
+		// A parent it does not know (private, or not read), a cycle, plain
+		// permalinks: /?page_id=N.
+		{"/%postname%/", 20, ""},
+		{"/%postname%/", 21, ""},
+		{"", 17, ""},
+	} {
+		c.structure.Store(tc.structure)
+		if got := c.permalink(pages[tc.id], pages); got != tc.want {
+			t.Errorf("%q, page %d: %q, want %q", tc.structure, tc.id, got, tc.want)
+		}
+	}
+	c.structure.Store("/%postname%/")
+	if got, want := c.postAddress(20, pages[20], pages), "https://example.org/blog/?page_id=20"; got != want {
+		t.Errorf("postAddress of a page under an unknown parent = %q, want %q", got, want)
 	}
 }
 
