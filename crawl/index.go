@@ -857,20 +857,30 @@ func (c *Crawler) indexPage(ctx context.Context, page *Page, sources []string, p
 }
 
 // dropMovedCopies removes a post's pages at other addresses (an old slug
-// or permalink structure), keeping its own sub-pages (page/2/).
+// or permalink structure), keeping its own sub-pages (page/2/) and, when
+// keep is one of them, the pages it is a sub-page of: a post split by
+// <!--nextpage--> is one post at /post/, /post/2/, /post/3/, fetched in
+// any order.
 func (c *Crawler) dropMovedCopies(ctx context.Context, postID int64, keep string) {
 	urls, err := c.Store.PostDocuments(ctx, postID)
 	if err != nil {
 		return
 	}
 	for _, u := range urls {
-		if u == keep || strings.HasPrefix(u, strings.TrimSuffix(keep, "/")+"/") {
+		if u == keep || strings.HasPrefix(u, strings.TrimSuffix(keep, "/")+"/") || subPage(keep, u) {
 			continue
 		}
 		if ok, err := c.Store.DeleteDocument(ctx, u); err == nil && ok {
 			c.Log.Info("Removed page", "url", u, "post_id", postID, "reason", "post moved to "+keep)
 		}
 	}
+}
+
+// subPage reports whether u is a numbered page of base: base/N or base/N/.
+func subPage(u, base string) bool {
+	rest, ok := strings.CutPrefix(u, strings.TrimSuffix(base, "/")+"/")
+	rest = strings.TrimSuffix(rest, "/")
+	return ok && rest != "" && strings.Trim(rest, "0123456789") == ""
 }
 
 func (c *Crawler) lookupPost(ctx context.Context, id int64) (*wp.Post, error) {

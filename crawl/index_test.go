@@ -108,3 +108,21 @@ func TestProtected(t *testing.T) {
 		}
 	}
 }
+
+func TestSubPage(t *testing.T) {
+	for _, tc := range []struct {
+		u, base string
+		want    bool
+	}{
+		{"https://s/2018/11/post/2/", "https://s/2018/11/post/", true},
+		{"https://s/2018/11/post/12", "https://s/2018/11/post", true},
+		{"https://s/2018/11/post/", "https://s/2018/11/post/", false},
+		{"https://s/2018/11/post/feed/", "https://s/2018/11/post/", false},
+		{"https://s/2018/11/post-2/", "https://s/2018/11/post/", false},
+		{"https://s/new-slug/", "https://s/old-slug/", false},
+	} {
+		if got := subPage(tc.u, tc.base); got != tc.want {
+			t.Errorf("subPage(%q, %q) = %v, want %v", tc.u, tc.base, got, tc.want)
+		}
+	}
+}
