@@ -16,7 +16,7 @@ export PATH="$PATH:/usr/local/go/bin"
 command -v go >/dev/null || { echo "test.sh: Go is not installed (want go 1.26)" >&2; exit 1; }
 read -r -a go_flags <<<"${ASKWPD_GO_TEST_FLAGS:-}"
 
-steps=(lint shim host network deb cluster go bench wp61)
+steps=(lint shim host network deb cluster go tut bench wp61)
 declare -A about=(
   [lint]="gofmt, go vet, staticcheck, deadcode, php -l, systemd-analyze verify on the unit"
   [shim]="the shim's suite inside WordPress 7.1 (php -S)"
@@ -25,6 +25,7 @@ declare -A about=(
   [deb]="the Debian package: build, install, run as askwpd:www-data, remove, purge"
   [cluster]="three serve processes: a post searchable on every node within 1 s"
   [go]="go test -race over every package, end-to-end tests included"
+  [tut]="the Theme Unit Test import on 7.1, one site per theme (Twenty Twenty-Five, Twenty Twenty-Four): extraction"
   [bench]="every testing.B benchmark, once (-benchtime=1x), so none can rot"
   [wp61]="Debian's WordPress 6.1: the shim's suite and the spine"
 )
@@ -129,7 +130,17 @@ step_go() {
   ensure_apt chromium chromium
   # The network's and the cluster's tests ran in their own steps.
   go test -race -count=1 -timeout 20m "${go_flags[@]}" \
-    -skip 'TestCluster_|^TestNetwork_RealWordPress$|^TestNetworkSiteSchedules$|^TestNetworkFromConfig$|^TestNetworkSites$' ./...
+    -skip 'TestCluster_|^TestNetwork_RealWordPress$|^TestNetworkSiteSchedules$|^TestNetworkFromConfig$|^TestNetworkSites$|^TestExtraction_ThemeUnitTest$' ./...
+}
+
+step_tut() {
+  # Sites of their own, beside the seeded test site the other steps expect as seeded.
+  say "Theme Unit Test import on WordPress 7.1: Twenty Twenty-Five and Twenty Twenty-Four"
+  ASKWPD_SITE_NAME=tut ASKWPD_WP_STATE="$root/.wp-tut" bash scripts/wp-up.sh --wxr --quiet
+  ASKWPD_SITE_NAME=tut24 ASKWPD_WP_STATE="$root/.wp-tut24" ASKWPD_WP_THEME=twentytwentyfour \
+    bash scripts/wp-up.sh --wxr --quiet
+  ASKWPD_TEST_TUT_ENVS="$root/.wp-tut/env,$root/.wp-tut24/env" go test -race -count=1 "${go_flags[@]}" \
+    -run '^TestExtraction_ThemeUnitTest$' ./daemon/
 }
 
 step_bench() {
