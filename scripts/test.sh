@@ -155,9 +155,9 @@ step_wp61() {
     bash scripts/wp-up.sh --quiet
   ASKWPD_TEST_WP_ENV="$state/env" bash scripts/shim-up.sh
   ASKWPD_TEST_WP_ENV="$state/env" ASKWPD_BIN="$(askwpd_bin)" bash wp-plugin-shim/tests/run.sh
-  say "the spine on 6.1: index, search, quotes, events, nothing private"
+  say "the spine on 6.1: index, extraction, search, quotes, events, nothing private"
   ASKWPD_TEST_WP_ENV="$state/env" go test -race -count=1 "${go_flags[@]}" \
-    -run '^(TestIndex_RealWordPress|TestEvents_RealWordPress|TestPrivate_NothingLeaks|TestTools_SearchSiteFindsEachPost|TestTools_VerifyQuoteFindsEveryPassage|TestChatGates)$' ./daemon/
+    -run '^(TestIndex_RealWordPress|TestExtraction_BlockThemePages|TestEvents_RealWordPress|TestPrivate_NothingLeaks|TestTools_SearchSiteFindsEachPost|TestTools_VerifyQuoteFindsEveryPassage|TestChatGates)$' ./daemon/
 }
 
 rm -f bin/askwpd.test-build
