@@ -282,27 +282,13 @@ func (c *Crawler) crawlQueue(ctx context.Context, ps *passState, q *queue, brk *
 					q.done(t)
 					return
 				}
-				ps.mu.Lock()
-				// Covered already: its post was fetched at its permalink, or
-				// another row's redirect landed on it.
-				covered := t.PostID > 0 && postIDURL(t.URL) && ps.seenPost[t.PostID] && !ps.seenURL[t.URL]
-				skip := covered || ps.seenURL[t.URL]
-				over := !skip && ps.fetched >= budget
-				if !skip && !over {
-					ps.fetched++
-				}
-				ps.mu.Unlock()
+				covered, skip, over := ps.claim(t, budget)
 				switch {
 				case over:
 					exhausted.Store(true)
 					q.stop()
 					q.done(t)
 				case skip:
-					// A /?p=ID row whose post was fetched at its permalink is
-					// that page, as a redirect would have shown: it leaves the
-					// frontier as a duplicate rather than stay pending. Other
-					// skips need no write: a resumed pass skips them the same
-					// way, and the end of the pass clears the frontier.
 					if covered {
 						c.recordCovered(ctx, ps, t)
 					}
@@ -323,8 +309,27 @@ func (c *Crawler) crawlQueue(ctx context.Context, ps *passState, q *queue, brk *
 	return exhausted.Load()
 }
 
-// recordCovered records a post-ID row whose post the pass fetched at
-// another address.
+// claim decides whether the pass fetches t, counting it against the
+// budget if so. skip: covered already, its post fetched at its permalink
+// (covered: t is a /?p=ID row) or another row's redirect landed on it.
+// over: the budget is spent.
+func (ps *passState) claim(t *store.URLState, budget int) (covered, skip, over bool) {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	covered = t.PostID > 0 && postIDURL(t.URL) && ps.seenPost[t.PostID] && !ps.seenURL[t.URL]
+	skip = covered || ps.seenURL[t.URL]
+	over = !skip && ps.fetched >= budget
+	if !skip && !over {
+		ps.fetched++
+	}
+	return covered, skip, over
+}
+
+// recordCovered records a /?p=ID row whose post the pass fetched at its
+// permalink: it is that page, as a redirect would have shown, and leaves
+// the frontier as a duplicate rather than stay pending. Other skips need
+// no write: a resumed pass skips them the same way, and the end of the
+// pass clears the frontier.
 func (c *Crawler) recordCovered(ctx context.Context, ps *passState, t *store.URLState) {
 	rec := store.URLResult{Status: "duplicate", PostID: t.PostID, Run: ps.run.ID}
 	if err := c.Store.RecordFetch(context.WithoutCancel(ctx), t.URL, rec); err != nil {

@@ -188,11 +188,8 @@ func (r *renderer) render(n *html.Node) {
 		return
 	}
 	switch n.DataAtom {
-	case atom.Img, atom.Picture:
-		r.introduce()
-		return
-	case atom.Hr:
-		if attr(n, markerAttr) != "" {
+	case atom.Img, atom.Picture, atom.Hr:
+		if n.DataAtom != atom.Hr || attr(n, markerAttr) != "" {
 			r.introduce()
 		}
 		return
