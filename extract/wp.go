@@ -28,8 +28,9 @@ import (
 //     among them name password-protected posts by title.
 //
 // A singular page whose markup has exactly one such wrapper gets it as its
-// text, whatever its length (see theContent), cleaned as any content is,
-// with the chrome blocks out (see dropChromeBlocks).
+// text, whatever its length (see theContent), with the chrome blocks out (see
+// dropChromeBlocks) and cleaned as a post's own text (cleanContent and
+// trimTail with post set).
 
 // wpContentClasses are the class tokens of the_content's wrapper.
 var wpContentClasses = map[string]bool{"wp-block-post-content": true, "entry-content": true}
