@@ -226,20 +226,10 @@ func (ix *Index) associate(aq *assocQuery, pq *parsedQuery, rk Ranking, docs []*
 	buf.counts = total
 	for w, mt := range words {
 		c, perPage := &total[w], counted[w]
-		b, s := mt.post, uint32(0)
-		for k := 0; k < len(b); {
-			var x uint64
-			x, k = uvarint(b, k)
-			s += uint32(x >> 1)
-			if x&1 == 0 {
-				h := b[k]
-				k++
-				if h>>4 == 0 {
-					k += bits.OnesCount8(h & 15)
-				}
-				if h&7 == 0 {
-					continue // in the exact column alone
-				}
+		for p := mt.iter(); p.next(); {
+			s := p.slot
+			if p.mask&7 == 0 {
+				continue // in the exact column alone
 			}
 			if m.dead > 0 && m.lens[s] == deadLen {
 				continue

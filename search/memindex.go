@@ -1039,37 +1039,11 @@ func (m *memIndex) candidates(ps []memPhrase, groups int, q Query, rk Ranking, k
 		if p.exact {
 			cols = 8
 		}
-		// postings.next, written out: this loop runs for every posting
-		// of every query term, and a call per posting showed.
-		b, slot := t.post, uint32(0)
-		for i := 0; i < len(b); {
-			var x uint64
-			x, i = uvarint(b, i)
-			slot += uint32(x >> 1)
-			var tf [4]uint8
-			if x&1 != 0 {
-				if cols&4 == 0 {
-					continue
-				}
-				tf = onceInBody
-			} else {
-				h := b[i]
-				i++
-				cm := h & 15
-				if v := h >> 4; v != 0 {
-					tf[bits.TrailingZeros8(cm)] = v
-				} else {
-					for c := range 4 {
-						if cm&(1<<c) != 0 {
-							tf[c] = b[i]
-							i++
-						}
-					}
-				}
-				if cm&cols == 0 {
-					continue
-				}
+		for p := t.iter(); p.next(); {
+			if p.mask&cols == 0 {
+				continue
 			}
+			slot, tf := p.slot, p.tf
 			size := m.lens[slot]
 			if size == deadLen {
 				continue

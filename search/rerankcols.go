@@ -2,7 +2,6 @@ package search
 
 import (
 	"math"
-	"math/bits"
 	"slices"
 )
 
@@ -134,31 +133,9 @@ func (ix *Index) fromPostings(r *reranker, cs []*candidate) []*rdoc {
 		if mt == nil || len(slots) == 0 {
 			continue
 		}
-		// postings.next, written out as in memIndex.candidates: most of a
-		// list's postings are for other chunks, and a call for each
-		// showed.
-		b, slot, j := mt.post, uint32(0), 0
-		for k := 0; k < len(b) && j < len(slots); {
-			var x uint64
-			x, k = uvarint(b, k)
-			slot += uint32(x >> 1)
-			tf := onceInBody
-			if x&1 == 0 {
-				h := b[k]
-				k++
-				cm := h & 15
-				tf = [4]uint8{}
-				if v := h >> 4; v != 0 {
-					tf[bits.TrailingZeros8(cm)] = v
-				} else {
-					for c := range 4 {
-						if cm&(1<<c) != 0 {
-							tf[c] = b[k]
-							k++
-						}
-					}
-				}
-			}
+		j := 0
+		for p := mt.iter(); j < len(slots) && p.next(); {
+			slot, tf := p.slot, p.tf
 			for j < len(slots) && slots[j].slot < slot {
 				j++
 			}
