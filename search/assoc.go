@@ -226,20 +226,23 @@ func (ix *Index) associate(aq *assocQuery, pq *parsedQuery, rk Ranking, docs []*
 	buf.counts = total
 	for w, mt := range words {
 		c, perPage := &total[w], counted[w]
-		for p := mt.iter(); p.next(); {
-			s := p.slot
-			if p.mask&7 == 0 {
-				continue // in the exact column alone
-			}
-			if m.dead > 0 && m.lens[s] == deadLen {
-				continue
-			}
-			c.n++
-			for x := buf.has[s] & lacked; x != 0; x &= x - 1 {
-				c.co[bits.TrailingZeros16(x)]++
-			}
-			if perPage {
-				c.own[buf.page[s]]++
+		it := mt.iter()
+		for ps := it.next(); len(ps) > 0; ps = it.next() {
+			for _, p := range ps {
+				s := p.slot
+				if p.mask&7 == 0 {
+					continue // in the exact column alone
+				}
+				if m.dead > 0 && m.lens[s] == deadLen {
+					continue
+				}
+				c.n++
+				for x := buf.has[s] & lacked; x != 0; x &= x - 1 {
+					c.co[bits.TrailingZeros16(x)]++
+				}
+				if perPage {
+					c.own[buf.page[s]]++
+				}
 			}
 		}
 	}

@@ -120,25 +120,28 @@ func (ix *Index) docBM25(pq *parsedQuery, rk Ranking, docs []*docHit) []float64 
 		// whole-page score.
 		df, counted := m.pageCount(mt)
 		var last *memDoc
-		for p := mt.iter(); p.next(); {
-			if p.tf[0]|p.tf[1]|p.tf[2] == 0 || m.dead > 0 && m.lens[p.slot] == deadLen {
-				continue
-			}
-			if bit != 0 {
-				aq.mark(p.slot, bit)
-			}
-			// A document's chunks are added together, so its postings are
-			// adjacent: counting changes of document counts documents.
-			if !counted {
-				if d := m.slots[p.slot].doc; d != last {
-					df++
-					last = d
+		it := mt.iter()
+		for ps := it.next(); len(ps) > 0; ps = it.next() {
+			for _, p := range ps {
+				if p.tf[0]|p.tf[1]|p.tf[2] == 0 || m.dead > 0 && m.lens[p.slot] == deadLen {
+					continue
 				}
-			}
-			if at := int(buf.doc[p.slot]) - 1; at >= 0 && at < len(docs) {
-				tf[at][0] = max(tf[at][0], float64(p.tf[0]))
-				tf[at][1] += float64(p.tf[1])
-				tf[at][2] += float64(p.tf[2])
+				if bit != 0 {
+					aq.mark(p.slot, bit)
+				}
+				// A document's chunks are added together, so its postings are
+				// adjacent: counting changes of document counts documents.
+				if !counted {
+					if d := m.slots[p.slot].doc; d != last {
+						df++
+						last = d
+					}
+				}
+				if at := int(buf.doc[p.slot]) - 1; at >= 0 && at < len(docs) {
+					tf[at][0] = max(tf[at][0], float64(p.tf[0]))
+					tf[at][1] += float64(p.tf[1])
+					tf[at][2] += float64(p.tf[2])
+				}
 			}
 		}
 		if !counted {

@@ -116,13 +116,16 @@ func (m *memIndex) scoreDocument(docID int64, terms []string) []chunkScore {
 			freq float64
 		}
 		var here []match
-		for p := t.iter(); p.next(); {
-			if p.mask&6 == 0 || m.lens[p.slot] == deadLen {
-				continue
-			}
-			nHit++
-			if pos, ok := in[p.slot]; ok {
-				here = append(here, match{pos, float64(p.tf[1]) + float64(p.tf[2])})
+		it := t.iter()
+		for ps := it.next(); len(ps) > 0; ps = it.next() {
+			for _, p := range ps {
+				if p.mask&6 == 0 || m.lens[p.slot] == deadLen {
+					continue
+				}
+				nHit++
+				if pos, ok := in[p.slot]; ok {
+					here = append(here, match{pos, float64(p.tf[1]) + float64(p.tf[2])})
+				}
 			}
 		}
 		if len(here) == 0 {

@@ -59,12 +59,15 @@ func (m *memIndex) holdingAll(terms []string, max int) map[uint32]*candidate {
 			return nil
 		}
 		next := map[uint32]int{}
-		for p := t.iter(); p.next(); {
-			if p.mask&7 == 0 || m.lens[p.slot] == deadLen {
-				continue
-			}
-			if i == 0 || have[p.slot] == i {
-				next[p.slot] = i + 1
+		it := t.iter()
+		for ps := it.next(); len(ps) > 0; ps = it.next() {
+			for _, p := range ps {
+				if p.mask&7 == 0 || m.lens[p.slot] == deadLen {
+					continue
+				}
+				if i == 0 || have[p.slot] == i {
+					next[p.slot] = i + 1
+				}
 			}
 		}
 		have = next

@@ -36,23 +36,88 @@ func (ix *Index) fromPostings(r *reranker, cs []*candidate) []*rdoc {
 			return docs
 		}
 	}
-
-	// Each term read, with what it counts for: the place of a query term
-	// in r.order, the surface of one for the exact column.
-	type read struct {
-		term  string
-		mt    *memTerm
-		idx   int // in r.order, or -1
-		exact bool
+	m := ix.mem
+	m.mu.RLock()
+	reads, prefixes, ok := r.postingReads(m, v)
+	if !ok {
+		m.mu.RUnlock()
+		return docs
 	}
-	reads := make([]read, 0, 2*len(r.order))
+	slots := r.postingDocs(m, v, cs, docs)
+	capped := make([]bool, len(cs))
+	for _, ro := range reads {
+		walkSlots(ro.mt, slots, func(i int, p *posting) {
+			d, tf := docs[i], p.tf
+			capped[i] = capped[i] || isCapped(tf)
+			if ro.idx >= 0 {
+				d.title[ro.idx], d.kw[ro.idx], d.body[ro.idx] = float64(tf[0]), float64(tf[1]), float64(tf[2])
+			}
+			if ro.exact && tf[3] != 0 {
+				d.exact[ro.term] = float64(tf[3])
+			}
+		})
+	}
+	// A prefix's terms' counts are summed by chunk, as analyze counts the
+	// words under the prefix.
+	sums := make([][3]float64, len(cs))
+	for _, pr := range prefixes {
+		clear(sums)
+		for _, mt := range pr.terms {
+			walkSlots(mt, slots, func(i int, p *posting) {
+				capped[i] = capped[i] || isCapped(p.tf)
+				for c := range sums[i] {
+					sums[i][c] += float64(p.tf[c])
+				}
+			})
+		}
+		for _, at := range slots {
+			if n := sums[at.i]; n != [3]float64{} {
+				d := docs[at.i]
+				if d.variant == nil {
+					d.variant = map[string]*[3]float64{}
+				}
+				d.variant[pr.prefix] = &n
+			}
+		}
+	}
+	m.mu.RUnlock()
+	for i := range docs {
+		if capped[i] {
+			docs[i] = nil
+		}
+	}
+	ix.locateTerms(r, docs)
+	return docs
+}
+
+// postingRead is a term whose postings fromPostings reads, with what it
+// counts for: the place of a query term in reranker.order, the surface
+// of one for the exact column.
+type postingRead struct {
+	term  string
+	mt    *memTerm
+	idx   int // in r.order, or -1
+	exact bool
+}
+
+// prefixRead is a variant prefix with its terms' postings.
+type prefixRead struct {
+	prefix string
+	terms  []*memTerm
+}
+
+// postingReads lists the postings the query's counts are read from; ok is
+// false when they are more than maxRerankPostings bytes. Call with m's
+// read lock held.
+func (r *reranker) postingReads(m *memIndex, v *vocabulary) (reads []postingRead, prefixes []prefixRead, ok bool) {
+	reads = make([]postingRead, 0, 2*len(r.order))
 	seen := map[string]int{} // the query's terms and surfaces in reads
-	readOf := func(t string) *read {
+	readOf := func(t string) *postingRead {
 		i, ok := seen[t]
 		if !ok {
 			i = len(reads)
 			seen[t] = i
-			reads = append(reads, read{term: t, idx: -1})
+			reads = append(reads, postingRead{term: t, idx: -1})
 		}
 		return &reads[i]
 	}
@@ -66,40 +131,40 @@ func (ix *Index) fromPostings(r *reranker, cs []*candidate) []*rdoc {
 			}
 		}
 	}
-
-	// The chunks, by slot: postings are in slot order.
-	type at struct {
-		slot uint32
-		i    int
-	}
-	var slots []at
-	m := ix.mem
-	m.mu.RLock()
-	var total int
+	total := 0
 	for i := range reads {
 		if mt := m.terms[reads[i].term]; mt != nil {
 			reads[i].mt = mt
 			total += len(mt.post)
 		}
 	}
-	// Each variant prefix's terms, summed into one list. With the slots
-	// renumbered since the vocabulary was built, no chunk is read here.
-	type prefixRead struct {
-		prefix string
-		vp     *variantPostings
-	}
-	var prefixes []prefixRead
+	// With the slots renumbered since the vocabulary was built, no chunk
+	// is read (postingDocs), nor are the prefixes' terms.
 	if v != nil && v.renumbered == m.renumbered {
 		for p := range r.variants.idf {
-			vp := v.variantPostings(m, p)
-			prefixes = append(prefixes, prefixRead{p, vp})
-			total += vp.bytes
+			pr := prefixRead{prefix: p}
+			for _, t := range v.prefixTerms(p) {
+				if mt := m.terms[t]; mt != nil {
+					pr.terms = append(pr.terms, mt)
+					total += len(mt.post)
+				}
+			}
+			prefixes = append(prefixes, pr)
 		}
 	}
-	if total > maxRerankPostings {
-		m.mu.RUnlock()
-		return docs
-	}
+	return reads, prefixes, total <= maxRerankPostings
+}
+
+// slotAt is a reranked chunk's slot and its place in the candidates.
+type slotAt struct {
+	slot uint32
+	i    int
+}
+
+// postingDocs makes the rdoc of each candidate the index can stand for,
+// in docs, and returns their slots in order. Call with m's read lock held.
+func (r *reranker) postingDocs(m *memIndex, v *vocabulary, cs []*candidate, docs []*rdoc) []slotAt {
+	var slots []slotAt
 	// One allocation for the chunks' rdocs, one for their columns.
 	nq := len(r.order)
 	rdocs := make([]rdoc, len(cs))
@@ -124,61 +189,40 @@ func (ix *Index) fromPostings(r *reranker, cs []*candidate) []*rdoc {
 			d.exact = map[string]float64{}
 		}
 		docs[i] = d
-		slots = append(slots, at{s, i})
+		slots = append(slots, slotAt{s, i})
 	}
-	slices.SortFunc(slots, func(a, b at) int { return int(a.slot) - int(b.slot) })
-	capped := make([]bool, len(cs))
-	for _, ro := range reads {
-		mt := ro.mt
-		if mt == nil || len(slots) == 0 {
-			continue
-		}
-		j := 0
-		for p := mt.iter(); j < len(slots) && p.next(); {
-			slot, tf := p.slot, p.tf
-			for j < len(slots) && slots[j].slot < slot {
-				j++
-			}
-			if j == len(slots) || slots[j].slot != slot {
-				continue
-			}
-			i := slots[j].i
-			d := docs[i]
-			if tf[0] == math.MaxUint8 || tf[1] == math.MaxUint8 || tf[2] == math.MaxUint8 || tf[3] == math.MaxUint8 {
-				capped[i] = true
-			}
-			if ro.idx >= 0 {
-				d.title[ro.idx], d.kw[ro.idx], d.body[ro.idx] = float64(tf[0]), float64(tf[1]), float64(tf[2])
-			}
-			if ro.exact && tf[3] != 0 {
-				d.exact[ro.term] = float64(tf[3])
-			}
-		}
-	}
-	for _, pr := range prefixes {
-		j := 0
-		for it := pr.vp.iter(); j < len(slots) && it.next(); {
-			for j < len(slots) && slots[j].slot < it.slot {
-				j++
-			}
-			if j == len(slots) || slots[j].slot != it.slot {
-				continue
-			}
-			i := slots[j].i
-			if it.capped {
-				capped[i] = true
-			}
-			if it.tf != [3]uint64{} {
-				d := docs[i]
-				if d.variant == nil {
-					d.variant = map[string]*[3]float64{}
-				}
-				d.variant[pr.prefix] = &[3]float64{float64(it.tf[0]), float64(it.tf[1]), float64(it.tf[2])}
-			}
-		}
-	}
-	m.mu.RUnlock()
+	slices.SortFunc(slots, func(a, b slotAt) int { return int(a.slot) - int(b.slot) })
+	return slots
+}
 
+// walkSlots calls fn with each posting of mt in slots (in slot order, as
+// the postings are), and the candidate's place.
+func walkSlots(mt *memTerm, slots []slotAt, fn func(i int, p *posting)) {
+	if mt == nil {
+		return
+	}
+	j := 0
+	it := mt.iter()
+	for ps := it.next(); len(ps) > 0 && j < len(slots); ps = it.next() {
+		for k := range ps {
+			for j < len(slots) && slots[j].slot < ps[k].slot {
+				j++
+			}
+			if j < len(slots) && slots[j].slot == ps[k].slot {
+				fn(slots[j].i, &ps[k])
+			}
+		}
+	}
+}
+
+// isCapped reports a count at the postings' cap, which may stand for more.
+func isCapped(tf [4]uint8) bool {
+	return tf[0] == math.MaxUint8 || tf[1] == math.MaxUint8 || tf[2] == math.MaxUint8 || tf[3] == math.MaxUint8
+}
+
+// locateTerms finds where the query's words are in the text of each
+// chunk of docs, for proximity and for the evidence.
+func (ix *Index) locateTerms(r *reranker, docs []*rdoc) {
 	var present []string
 	var count, nearOf []int // nearOf: a present term's place in r.near's order, or -1
 	// The numbers of r.order's terms in the cache's term lists, and of the
@@ -187,12 +231,8 @@ func (ix *Index) fromPostings(r *reranker, cs []*candidate) []*rdoc {
 	// known, by language: the weighted terms that are their own words'
 	// terms, the same for every chunk.
 	known := map[string]map[string]bool{}
-	for i, d := range docs {
+	for _, d := range docs {
 		if d == nil {
-			continue
-		}
-		if capped[i] {
-			docs[i] = nil
 			continue
 		}
 		c := d.c
@@ -277,7 +317,6 @@ func (ix *Index) fromPostings(r *reranker, cs []*candidate) []*rdoc {
 		tm.known, tm.body, tm.index = kn, d.body, r.index
 		c.matches = tm
 	}
-	return docs
 }
 
 // slotMark returns how many slots the index has, and how many times they

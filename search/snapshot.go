@@ -352,9 +352,12 @@ func (m *memIndex) writeSnapshot(a *anchorIndex) error {
 		nt := memTerm{post: t.post, last: t.last, n: t.n, stem: t.stem, exact: t.exact}
 		if m.dead > 0 {
 			nt = memTerm{post: buf[:0]}
-			for p := t.iter(); p.next(); {
-				if s := remap[p.slot]; s != math.MaxUint32 {
-					nt.add(s, p.tf)
+			it := t.iter()
+			for ps := it.next(); len(ps) > 0; ps = it.next() {
+				for _, p := range ps {
+					if s := remap[p.slot]; s != math.MaxUint32 {
+						nt.add(s, p.tf)
+					}
 				}
 			}
 			buf = nt.post

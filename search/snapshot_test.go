@@ -222,19 +222,23 @@ func TestPostings_RoundTrip(t *testing.T) {
 		}
 	}
 	i := 0
-	for p := term.iter(); p.next(); i++ {
-		if i >= len(want) {
-			t.Fatalf("more postings read than written (%d)", len(want))
-		}
-		var mask uint8
-		for c, x := range want[i].tf {
-			if x != 0 {
-				mask |= 1 << c
+	it := term.iter()
+	for ps := it.next(); len(ps) > 0; ps = it.next() {
+		for _, p := range ps {
+			if i >= len(want) {
+				t.Fatalf("more postings read than written (%d)", len(want))
 			}
-		}
-		if p.slot != want[i].slot || p.tf != want[i].tf || p.mask != mask {
-			t.Fatalf("posting %d: slot %d tf %v mask %04b, want slot %d tf %v mask %04b", i, p.slot, p.tf, p.mask,
-				want[i].slot, want[i].tf, mask)
+			var mask uint8
+			for c, x := range want[i].tf {
+				if x != 0 {
+					mask |= 1 << c
+				}
+			}
+			if p.slot != want[i].slot || p.tf != want[i].tf || p.mask != mask {
+				t.Fatalf("posting %d: slot %d tf %v mask %04b, want slot %d tf %v mask %04b", i, p.slot, p.tf, p.mask,
+					want[i].slot, want[i].tf, mask)
+			}
+			i++
 		}
 	}
 	if i != len(want) || term.last != want[len(want)-1].slot || int(term.n) != len(want) {

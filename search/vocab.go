@@ -5,7 +5,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -34,11 +33,6 @@ type vocabulary struct {
 	sorted     []string
 	slots      int
 	renumbered uint64
-	// variants caches, by prefix, the rerank's merged postings of the
-	// prefix's terms (variantpost.go).
-	variantMu    sync.Mutex
-	variants     map[string]*variantPostings
-	variantBytes int
 }
 
 // prefixTerms returns the terms that start with p, a prefix of
