@@ -314,7 +314,7 @@ func BenchmarkWholePage(b *testing.B) {
 			ps := s.prepared(kind)
 			docs := make([][]*docHit, len(ps))
 			for i, p := range ps {
-				docs[i] = groupDocs(s.ix.an, p.fresh(), p.pq, p.q, p.rk, time.Time{}, nil)
+				docs[i] = groupDocs(s.ix.mem, p.fresh(), p.pq, p.q, p.rk, time.Time{}, nil)
 			}
 			b.ReportAllocs()
 			loop(b, func(i int) {
@@ -342,7 +342,7 @@ func BenchmarkEvidence(b *testing.B) {
 				if err := s.ix.rerank(ctx, p.pq, p.rk, p.df, cands); err != nil {
 					b.Fatal(err)
 				}
-				docs := groupDocs(s.ix.an, cands, p.pq, p.q, p.rk, time.Time{}, s.ix.docBM25)
+				docs := groupDocs(s.ix.mem, cands, p.pq, p.q, p.rk, time.Time{}, s.ix.docBM25)
 				docs = docs[:min(len(docs), 10)]
 				if err := s.ix.loadTexts(ctx, shown(docs, 1)); err != nil {
 					b.Fatal(err)
@@ -353,7 +353,7 @@ func BenchmarkEvidence(b *testing.B) {
 			loop(b, func(i int) {
 				h := all[i%len(all)]
 				for _, d := range h.docs {
-					makeHit(s.ix.an, d, d.chunks[0], h.p.pq, true)
+					s.ix.makeHit(d, d.chunks[0], h.p.pq, true)
 				}
 			})
 		})

@@ -6,35 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/askwp/askwpd/search/internal/testsite"
 	"github.com/askwp/askwpd/store"
 )
-
-func TestURLWords(t *testing.T) {
-	for _, c := range []struct{ url, want string }{
-		{"https://shop.test/2024/05/how-to-bake-sourdough/", "how to bake sourdough "},
-		{"https://docs.test/block-editor/reference/add_sidebar.html", "block editor reference add sidebar "},
-		{"https://site.test/?p=12", ""},
-		{"https://site.test/", ""},
-		{"beir:12345", ""},
-	} {
-		if got := urlWords(c.url); got != c.want {
-			t.Errorf("urlWords(%q) = %q, want %q", c.url, got, c.want)
-		}
-	}
-}
-
-// pageDoc is a page of one chunk per section.
-func pageDoc(url, title string, sections ...string) *store.Document {
-	d := &store.Document{URL: "http://x.test" + url, Title: title, PostType: "page", Lang: "en", ContentHash: url}
-	for i, s := range sections {
-		start := len([]rune(d.Body))
-		d.Body += s + "\n\n"
-		d.Chunks = append(d.Chunks, store.Chunk{Ord: i, Text: s, Start: start, End: start + len([]rune(s)),
-			HeadingPath: []string{fmt.Sprintf("Step %d", i+1)}, Type: "prose", ContentHash: fmt.Sprint(url, i)})
-	}
-	d.Text = d.Body
-	return d
-}
 
 // TestSearch_WholePage: the whole page's score is added and explained,
 // and a page named by its URL outranks one that only mentions the word
@@ -43,12 +17,12 @@ func TestSearch_WholePage(t *testing.T) {
 	db := openTB(t)
 	ctx := context.Background()
 	docs := []*store.Document{
-		pageDoc("/guides/how-it-works/", "How it works",
+		testsite.PageDoc("/guides/how-it-works/", "How it works",
 			"First register your plugin with registerPlugin.",
 			"Then add a coupon field to the checkout.",
 			"Styling is optional."),
-		pageDoc("/shop/returns/", "Returns", "A coupon refunds the shipping of the parcel you send back."),
-		pageDoc("/shop/coupons/", "Discounts", "A coupon code takes ten percent off the cart at checkout."),
+		testsite.PageDoc("/shop/returns/", "Returns", "A coupon refunds the shipping of the parcel you send back."),
+		testsite.PageDoc("/shop/coupons/", "Discounts", "A coupon code takes ten percent off the cart at checkout."),
 	}
 	// Filler pages give the words their IDF.
 	docs = append(docs, diaryPages()...)
@@ -100,10 +74,10 @@ func TestSearch_Associate(t *testing.T) {
 	db := openTB(t)
 	ctx := context.Background()
 	docs := []*store.Document{
-		pageDoc("/components/spinner/", "Spinner", "Spinner is a component that shows work in progress."),
-		pageDoc("/components/badge/", "Badge", "Badge is a component that shows a small count."),
-		pageDoc("/tutorials/list-posts/", "List posts", "Fetch the posts.", "Show a spinner while the posts are loading."),
-		pageDoc("/tutorials/edit-form/", "Edit form", "Save the form.", "A spinner tells the user the record is loading."),
+		testsite.PageDoc("/components/spinner/", "Spinner", "Spinner is a component that shows work in progress."),
+		testsite.PageDoc("/components/badge/", "Badge", "Badge is a component that shows a small count."),
+		testsite.PageDoc("/tutorials/list-posts/", "List posts", "Fetch the posts.", "Show a spinner while the posts are loading."),
+		testsite.PageDoc("/tutorials/edit-form/", "Edit form", "Save the form.", "A spinner tells the user the record is loading."),
 	}
 	docs = append(docs, diaryPages()...)
 	if err := db.PutDocuments(ctx, docs); err != nil {
@@ -147,7 +121,7 @@ func TestSearch_IntroBoost(t *testing.T) {
 	db := openTB(t)
 	ctx := context.Background()
 	page := func(url, title string, intro, section string, headed bool) *store.Document {
-		d := pageDoc(url, title, intro, section)
+		d := testsite.PageDoc(url, title, intro, section)
 		d.Chunks[0].HeadingPath = nil
 		if !headed {
 			d.Chunks[1].HeadingPath = nil
@@ -200,7 +174,7 @@ func TestSearch_IntroBoost(t *testing.T) {
 func diaryPages() []*store.Document {
 	var docs []*store.Document
 	for i := 0; i < 20; i++ {
-		docs = append(docs, pageDoc(fmt.Sprintf("/blog/diary-%d/", i), fmt.Sprintf("Garden diary %d", i),
+		docs = append(docs, testsite.PageDoc(fmt.Sprintf("/blog/diary-%d/", i), fmt.Sprintf("Garden diary %d", i),
 			"Roses and tulips in the garden this week."))
 	}
 	return docs
@@ -215,9 +189,9 @@ func TestSearch_WholePageAfterChanges(t *testing.T) {
 	ctx := context.Background()
 	// "voucher" is only in a URL at first: no term of the index.
 	docs := append(diaryPages(),
-		pageDoc("/shop/vouchers/", "Discounts", "A coupon code takes ten percent off the cart.", "Coupon codes expire."),
-		pageDoc("/shop/returns/", "Returns", "A coupon refunds the shipping of the parcel you send back."),
-		pageDoc("/help/checkout/", "Checkout", "Type the coupon at checkout."))
+		testsite.PageDoc("/shop/vouchers/", "Discounts", "A coupon code takes ten percent off the cart.", "Coupon codes expire."),
+		testsite.PageDoc("/shop/returns/", "Returns", "A coupon refunds the shipping of the parcel you send back."),
+		testsite.PageDoc("/help/checkout/", "Checkout", "Type the coupon at checkout."))
 	if err := db.PutDocuments(ctx, docs); err != nil {
 		t.Fatal(err)
 	}
@@ -251,8 +225,8 @@ func TestSearch_WholePageAfterChanges(t *testing.T) {
 	before := same("at first") // and the caches are filled
 	// Pages added, none removed: each term has more postings.
 	for _, d := range []*store.Document{
-		pageDoc("/help/garden-coupon/", "Garden coupons", "A garden coupon at checkout."),
-		pageDoc("/help/gifts/", "Gifts", "A voucher is a coupon someone gave you."),
+		testsite.PageDoc("/help/garden-coupon/", "Garden coupons", "A garden coupon at checkout."),
+		testsite.PageDoc("/help/gifts/", "Gifts", "A voucher is a coupon someone gave you."),
 	} {
 		if _, err := db.PutDocument(ctx, d); err != nil {
 			t.Fatal(err)
@@ -267,8 +241,8 @@ func TestSearch_WholePageAfterChanges(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, d := range []*store.Document{
-		pageDoc("/coupon-returns/", "Returns", "A coupon refunds the shipping of the parcel you send back."),
-		pageDoc("/blog/diary-3/", "Garden diary 3", "Coupon season in the garden."),
+		testsite.PageDoc("/coupon-returns/", "Returns", "A coupon refunds the shipping of the parcel you send back."),
+		testsite.PageDoc("/blog/diary-3/", "Garden diary 3", "Coupon season in the garden."),
 	} {
 		if _, err := db.PutDocument(ctx, d); err != nil {
 			t.Fatal(err)

@@ -3,6 +3,8 @@ package search
 import (
 	"math"
 	"slices"
+
+	"github.com/askwp/askwpd/search/index"
 )
 
 // maxRerankPostings bounds the bytes of postings fromPostings walks for one
@@ -37,17 +39,17 @@ func (ix *Index) fromPostings(r *reranker, cs []*candidate) []*rdoc {
 		}
 	}
 	m := ix.mem
-	m.mu.RLock()
+	m.RLock()
 	reads, prefixes, ok := r.postingReads(m, v)
 	if !ok {
-		m.mu.RUnlock()
+		m.RUnlock()
 		return docs
 	}
 	slots := r.postingDocs(m, v, cs, docs)
 	capped := make([]bool, len(cs))
 	for _, ro := range reads {
-		walkSlots(ro.mt, slots, func(i int, p *posting) {
-			d, tf := docs[i], p.tf
+		walkSlots(ro.mt, slots, func(i int, p *index.Posting) {
+			d, tf := docs[i], p.TF
 			capped[i] = capped[i] || isCapped(tf)
 			if ro.idx >= 0 {
 				d.title[ro.idx], d.kw[ro.idx], d.body[ro.idx] = float64(tf[0]), float64(tf[1]), float64(tf[2])
@@ -63,10 +65,10 @@ func (ix *Index) fromPostings(r *reranker, cs []*candidate) []*rdoc {
 	for _, pr := range prefixes {
 		clear(sums)
 		for _, mt := range pr.terms {
-			walkSlots(mt, slots, func(i int, p *posting) {
-				capped[i] = capped[i] || isCapped(p.tf)
+			walkSlots(mt, slots, func(i int, p *index.Posting) {
+				capped[i] = capped[i] || isCapped(p.TF)
 				for c := range sums[i] {
-					sums[i][c] += float64(p.tf[c])
+					sums[i][c] += float64(p.TF[c])
 				}
 			})
 		}
@@ -80,7 +82,7 @@ func (ix *Index) fromPostings(r *reranker, cs []*candidate) []*rdoc {
 			}
 		}
 	}
-	m.mu.RUnlock()
+	m.RUnlock()
 	for i := range docs {
 		if capped[i] {
 			docs[i] = nil
@@ -95,7 +97,7 @@ func (ix *Index) fromPostings(r *reranker, cs []*candidate) []*rdoc {
 // of one for the exact column.
 type postingRead struct {
 	term  string
-	mt    *memTerm
+	mt    *index.Term
 	idx   int // in r.order, or -1
 	exact bool
 }
@@ -103,13 +105,13 @@ type postingRead struct {
 // prefixRead is a variant prefix with its terms' postings.
 type prefixRead struct {
 	prefix string
-	terms  []*memTerm
+	terms  []*index.Term
 }
 
 // postingReads lists the postings the query's counts are read from; ok is
 // false when they are more than maxRerankPostings bytes. Call with m's
 // read lock held.
-func (r *reranker) postingReads(m *memIndex, v *vocabulary) (reads []postingRead, prefixes []prefixRead, ok bool) {
+func (r *reranker) postingReads(m *index.Index, v *vocabulary) (reads []postingRead, prefixes []prefixRead, ok bool) {
 	reads = make([]postingRead, 0, 2*len(r.order))
 	seen := map[string]int{} // the query's terms and surfaces in reads
 	readOf := func(t string) *postingRead {
@@ -133,20 +135,20 @@ func (r *reranker) postingReads(m *memIndex, v *vocabulary) (reads []postingRead
 	}
 	total := 0
 	for i := range reads {
-		if mt := m.terms[reads[i].term]; mt != nil {
+		if mt := m.Term(reads[i].term); mt != nil {
 			reads[i].mt = mt
-			total += len(mt.post)
+			total += mt.Bytes()
 		}
 	}
 	// With the slots renumbered since the vocabulary was built, no chunk
 	// is read (postingDocs), nor are the prefixes' terms.
-	if v != nil && v.renumbered == m.renumbered {
+	if v != nil && v.renumbered == m.Renumbered() {
 		for p := range r.variants.idf {
 			pr := prefixRead{prefix: p}
 			for _, t := range v.prefixTerms(p) {
-				if mt := m.terms[t]; mt != nil {
+				if mt := m.Term(t); mt != nil {
 					pr.terms = append(pr.terms, mt)
-					total += len(mt.post)
+					total += mt.Bytes()
 				}
 			}
 			prefixes = append(prefixes, pr)
@@ -163,7 +165,7 @@ type slotAt struct {
 
 // postingDocs makes the rdoc of each candidate the index can stand for,
 // in docs, and returns their slots in order. Call with m's read lock held.
-func (r *reranker) postingDocs(m *memIndex, v *vocabulary, cs []*candidate, docs []*rdoc) []slotAt {
+func (r *reranker) postingDocs(m *index.Index, v *vocabulary, cs []*candidate, docs []*rdoc) []slotAt {
 	var slots []slotAt
 	// One allocation for the chunks' rdocs, one for their columns.
 	nq := len(r.order)
@@ -171,20 +173,22 @@ func (r *reranker) postingDocs(m *memIndex, v *vocabulary, cs []*candidate, docs
 	cols := make([]float64, 3*nq*len(cs))
 	for i, c := range cs {
 		s := c.slot
-		if !c.loaded || int(s) >= len(m.slots) || m.lens[s] == deadLen || m.slots[s].chunkID != c.chunkID ||
-			m.slots[s].doc != c.doc {
+		if !c.loaded || int(s) >= m.NumSlots() {
 			continue
 		}
-		if v != nil && (int(s) >= v.slots || v.renumbered != m.renumbered) {
+		if sl := m.Slot(s); sl.Dead || sl.ChunkID != c.chunkID || sl.Doc != c.doc {
 			continue
 		}
-		sl := &m.slots[s]
+		if v != nil && (int(s) >= v.slots || v.renumbered != m.Renumbered()) {
+			continue
+		}
+		sl := m.Slot(s)
 		col := cols[3*nq*i : 3*nq*(i+1) : 3*nq*(i+1)]
 		d := &rdocs[i]
 		*d = rdoc{c: c, title: col[:nq:nq], kw: col[nq : 2*nq : 2*nq], body: col[2*nq:]}
-		d.nt = 1 - r.rk.BTitle + r.rk.BTitle*float64(c.doc.titleSize)/max(r.fs.avgTitle, 1)
-		d.nk = 1 - r.rk.BBody + r.rk.BBody*float64(sl.colSize[0])/max(r.fs.avgKeywords, 1)
-		d.nb = 1 - r.rk.BBody + r.rk.BBody*float64(sl.colSize[1])/max(r.fs.avgBody, 1)
+		d.nt = 1 - r.rk.BTitle + r.rk.BTitle*float64(c.doc.TitleSize)/max(r.fs.AvgTitle, 1)
+		d.nk = 1 - r.rk.BBody + r.rk.BBody*float64(sl.ColSize[0])/max(r.fs.AvgKeywords, 1)
+		d.nb = 1 - r.rk.BBody + r.rk.BBody*float64(sl.ColSize[1])/max(r.fs.AvgBody, 1)
 		if r.useExact {
 			d.exact = map[string]float64{}
 		}
@@ -197,18 +201,18 @@ func (r *reranker) postingDocs(m *memIndex, v *vocabulary, cs []*candidate, docs
 
 // walkSlots calls fn with each posting of mt in slots (in slot order, as
 // the postings are), and the candidate's place.
-func walkSlots(mt *memTerm, slots []slotAt, fn func(i int, p *posting)) {
+func walkSlots(mt *index.Term, slots []slotAt, fn func(i int, p *index.Posting)) {
 	if mt == nil {
 		return
 	}
 	j := 0
-	it := mt.iter()
-	for ps := it.next(); len(ps) > 0 && j < len(slots); ps = it.next() {
+	it := mt.Postings()
+	for ps := it.Next(); len(ps) > 0 && j < len(slots); ps = it.Next() {
 		for k := range ps {
-			for j < len(slots) && slots[j].slot < ps[k].slot {
+			for j < len(slots) && slots[j].slot < ps[k].Slot {
 				j++
 			}
-			if j < len(slots) && slots[j].slot == ps[k].slot {
+			if j < len(slots) && slots[j].slot == ps[k].Slot {
 				fn(slots[j].i, &ps[k])
 			}
 		}
@@ -256,7 +260,7 @@ func (ix *Index) locateTerms(r *reranker, docs []*rdoc) {
 				nearOf = append(nearOf, x)
 			}
 		}
-		list := ix.texts.forward(ix.an, c)
+		list := ix.mem.Texts.Forward(ix.an, c.cached, c.chunkID, c.doc.Lang)
 		if pairs <= 0 && (len(list) == 0 || found == 0) {
 			// Proximity scores pairs of distinct words, and the body
 			// holds one at most: its text is left alone, and analyzed
@@ -282,7 +286,7 @@ func (ix *Index) locateTerms(r *reranker, docs []*rdoc) {
 			// missing.
 			for fresh := orderIDs == nil; ; fresh = true {
 				if fresh {
-					orderIDs = ix.texts.ids(r.order)
+					orderIDs = ix.mem.Texts.IDs(r.order)
 				}
 				presentIDs = presentIDs[:0]
 				for k, t := range r.order {
@@ -294,7 +298,7 @@ func (ix *Index) locateTerms(r *reranker, docs []*rdoc) {
 					break
 				}
 			}
-			locateIn(list, presentIDs, count, locate)
+			index.LocateIn(list, presentIDs, count, locate)
 		} else {
 			ix.an.LocateIndexTerms(c.text, c.doc.Lang, r.initials, present, count, locate)
 		}
@@ -317,12 +321,4 @@ func (ix *Index) locateTerms(r *reranker, docs []*rdoc) {
 		tm.known, tm.body, tm.index = kn, d.body, r.index
 		c.matches = tm
 	}
-}
-
-// slotMark returns how many slots the index has, and how many times they
-// were renumbered.
-func (m *memIndex) slotMark() (slots int, renumbered uint64) {
-	m.mu.RLock()
-	defer m.mu.RUnlock()
-	return len(m.slots), m.renumbered
 }

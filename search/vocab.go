@@ -110,10 +110,7 @@ const vocabMaxAge = 10 * time.Second
 // a new one is read in the background: a search should not wait for a
 // walk over every term.
 func (ix *Index) vocabulary() *vocabulary {
-	m := ix.mem
-	m.mu.RLock()
-	gen := m.gen
-	m.mu.RUnlock()
+	gen := ix.mem.Gen()
 	ix.mu.Lock()
 	v := ix.vocab
 	fresh := v != nil && (v.gen == gen || time.Since(v.built) < vocabMaxAge) && v.prefixLen == ix.ranking.VariantPrefix
@@ -146,8 +143,8 @@ func (ix *Index) buildVocabulary(gen int64, prefixLen int) *vocabulary {
 	nv := &vocabulary{gen: gen, built: time.Now(), byKey: map[vocabKey][]vocabTerm{}, docCount: map[string]int{},
 		prefixLen: prefixLen, prefixDocs: map[string]int{}}
 	// Marked before the walk: every chunk in these slots is in it.
-	nv.slots, nv.renumbered = ix.mem.slotMark()
-	ix.mem.eachTerm(func(term string, docs int) {
+	nv.slots, nv.renumbered = ix.mem.SlotMark()
+	ix.mem.EachTerm(func(term string, docs int) {
 		nv.docCount[term] = docs
 		if p, ok := runePrefix(term, nv.prefixLen); ok && nv.prefixLen > 0 {
 			nv.prefixDocs[p] += docs
