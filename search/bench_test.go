@@ -232,14 +232,8 @@ type benchPrepared struct {
 func (s *benchSite) prepare(text string) *benchPrepared {
 	ix := s.ix
 	syn, rk := ix.config()
-	p := &benchPrepared{pq: parseQuery(text, "", syn), q: Query{Text: text, Limit: 10, PerDoc: 1}, rk: rk}
-	p.df = ix.queryStats(p.pq)
-	ix.correctTypos(p.pq, p.df, rk, &Result{})
-	for i := range p.pq.Terms {
-		if p.df[p.pq.Terms[i].Term] == 0 && p.df[p.pq.Terms[i].Surface] == 0 {
-			p.pq.Terms[i].Weight = 0
-		}
-	}
+	p := &benchPrepared{q: Query{Text: text}.withDefaults(), rk: rk}
+	p.pq, p.df, _ = ix.prepare(p.q, syn, rk)
 	p.cands = p.candidates(ix)
 	return p
 }

@@ -17,73 +17,121 @@ func matched(an *analysis.Analyzer, terms []string, text, lang string) []string 
 }
 
 // evidence returns the terms found in metaWords (analyzed already, as
-// index.Doc.metaWords), meta or text, in query order, and a
-// snippet of about n bytes of text around the first match, matched words
-// wrapped in ** so a reader sees why the passage matched. One pass over
-// the words serves both. tm, when set, is what the rerank found of the
-// terms in text: the text is analyzed again only for the terms it does
-// not know (a stem such as "increas", which a word may also match by its
+// index.DocWords.Meta), meta or text, in query order, and a snippet of
+// about n bytes of text around the first match, matched words wrapped in
+// ** so a reader sees why the passage matched. One pass over the words
+// serves both. tm, when set, is what the rerank found of the terms in
+// text: the text is analyzed again only for the terms it does not know
+// (a stem such as "increas", which a word may also match by its
 // surface), and not for the ones it knows are absent.
 func evidence(an *analysis.Analyzer, terms, metaWords []string, meta, text, lang string, n int, tm *textMatches) ([]string, string) {
-	want := make(map[string]bool, len(terms))
+	e := &evidenceScan{terms: terms, want: make(map[string]bool, len(terms)), have: map[string]bool{}, tm: tm, n: n, first: -1}
 	for _, t := range terms {
-		want[t] = true
-	}
-	initials := analysis.InitialsOf(terms)
-	have := map[string]bool{}
-	var known map[string]bool
-	if tm != nil {
-		known = tm.known
-	}
-	// pending counts, by initial, the terms the text may hold and no word
-	// matched yet; it is set up after the meta.
-	var pending map[rune]int
-	done := false // some initial's terms were all found since the last look
-	found := func(x string) {
-		if have[x] {
-			return
-		}
-		have[x] = true
-		if pending != nil && !tm.absent(x) {
-			r, _ := utf8.DecodeRuneInString(x)
-			if pending[r]--; pending[r] == 0 {
-				done = true
-			}
-		}
-	}
-	wanted := func(t analysis.Token) bool {
-		hit := false
-		index.TokenWords(t, func(x string) {
-			if want[x] {
-				found(x)
-				hit = true
-			}
-		})
-		return hit
+		e.want[t] = true
 	}
 	for _, x := range metaWords {
-		if want[x] {
-			found(x)
+		if e.want[x] {
+			e.found(x)
 		}
 	}
-	an.EachAt(meta, lang, initials, func(t analysis.Token, _ int) { wanted(t) })
-	// In the text, an initial is looked for while a word may still match
-	// one of its terms: not for absent terms, nor, past the words a snippet
-	// can show (n/2 at most, from 8 before the first match), for terms
-	// found already.
-	initials, pending = &analysis.Initials{}, map[rune]int{}
-	look := false
-	// With the rerank's places, what the text can add is a word whose
-	// surface is a term that is not its own word's (a stem such as
-	// "increas"): where the text's words are ASCII, such a word is the
-	// term spelt out as a whole word (analysis.MayHoldSurface), which
-	// most are not: "increas" is in "increase", not a word of its own.
-	// The scan for them was a twentieth of a search, and a tenth on
-	// wpdocs' questions. The surfaces are read at the first term that
-	// needs them: most terms are known.
-	var surfaces *[]byte
-	toRead := tm != nil
+	an.EachAt(meta, lang, analysis.InitialsOf(terms), func(t analysis.Token, _ int) { e.wanted(t) })
+	// From here on, pending counts by initial the terms the text may hold
+	// and no word matched yet.
+	e.pending = map[rune]int{}
+	initials, look, release := e.textInitials(text)
+	defer release()
+	// The text is analyzed in one pass; a token's offset says which of
+	// its space-separated words to highlight (no token spans a space).
+	// The spans are pooled: sized for a whole passage, they were a tenth
+	// of a search's allocated bytes.
+	sp := spanBufs.Get().(*[]span)
+	e.ws = &words{text: text, spans: (*sp)[:0]}
+	defer func() {
+		*sp = e.ws.spans[:0]
+		spanBufs.Put(sp)
+	}()
+	e.hits = make([]bool, 0, 64)
+	if tm != nil {
+		e.markMatches()
+	}
+	if look {
+		e.scanText(an, text, lang, initials)
+	}
+	out := []string{}
 	for _, t := range terms {
+		if e.have[t] {
+			out = append(out, t)
+		}
+	}
+	if n <= 0 {
+		return out, ""
+	}
+	return out, e.snippet(text)
+}
+
+// evidenceScan is one evidence call's state.
+type evidenceScan struct {
+	terms      []string
+	want, have map[string]bool
+	tm         *textMatches
+	pending    map[rune]int
+	done       bool // some initial's terms were all found since the last look
+	ws         *words
+	hits       []bool // by word of the text: it matched
+	first      int    // the first matched word, or -1
+	n          int    // the snippet's bytes
+}
+
+// found records that term x was found.
+func (e *evidenceScan) found(x string) {
+	if e.have[x] {
+		return
+	}
+	e.have[x] = true
+	if e.pending != nil && !e.tm.absent(x) {
+		r, _ := utf8.DecodeRuneInString(x)
+		if e.pending[r]--; e.pending[r] == 0 {
+			e.done = true
+		}
+	}
+}
+
+// wanted records the terms token t matches, and reports whether it
+// matched one.
+func (e *evidenceScan) wanted(t analysis.Token) bool {
+	hit := false
+	index.TokenWords(t, func(x string) {
+		if e.want[x] {
+			e.found(x)
+			hit = true
+		}
+	})
+	return hit
+}
+
+// textInitials returns the initials the text is analyzed for, and
+// whether it is to be analyzed at all. An initial is looked for while a
+// word may still match one of its terms: not for absent terms, nor, past
+// the words a snippet can show, for terms found already. release gives
+// back what it borrowed.
+//
+// With the rerank's places, what the text can add is a word whose
+// surface is a term that is not its own word's (a stem such as
+// "increas"): where the text's words are ASCII, such a word is the term
+// spelt out as a whole word (analysis.MayHoldSurface), which most are
+// not: "increas" is in "increase", not a word of its own. The scan for
+// them was a twentieth of a search, and a tenth on wpdocs' questions.
+// The surfaces are read at the first term that needs them: most terms
+// are known.
+func (e *evidenceScan) textInitials(text string) (initials *analysis.Initials, look bool, release func()) {
+	var known map[string]bool
+	if e.tm != nil {
+		known = e.tm.known
+	}
+	initials, release = &analysis.Initials{}, func() {}
+	var surfaces *[]byte
+	toRead := e.tm != nil
+	for _, t := range e.terms {
 		if known[t] || t == "" { // the absent terms are known ones
 			continue
 		}
@@ -93,7 +141,7 @@ func evidence(an *analysis.Analyzer, terms, metaWords []string, meta, text, lang
 			var ok bool
 			if *buf, ok = analysis.AppendSurfaces((*buf)[:0], text); ok {
 				surfaces = buf
-				defer lowerBufs.Put(buf)
+				release = func() { lowerBufs.Put(buf) }
 			} else {
 				lowerBufs.Put(buf)
 			}
@@ -104,114 +152,108 @@ func evidence(an *analysis.Analyzer, terms, metaWords []string, meta, text, lang
 		r, _ := utf8.DecodeRuneInString(t)
 		initials.Add(t)
 		look = true
-		if !have[t] {
-			pending[r]++
+		if !e.have[t] {
+			e.pending[r]++
 		}
 	}
-	// The text is analyzed in one pass; a token's offset says which of
-	// its space-separated words to highlight (no token spans a space).
-	// The words are split only as far as a snippet can show: past n/2
-	// words after the first match (at least 2 bytes a word in it), a match
-	// counts only among the terms found.
-	// The spans are pooled: sized for a whole passage, they were a tenth
-	// of a search's allocated bytes.
-	sp := spanBufs.Get().(*[]span)
-	ws := &words{text: text, spans: (*sp)[:0]}
-	defer func() {
-		*sp = ws.spans[:0]
-		spanBufs.Put(sp)
-	}()
-	hits := make([]bool, 0, 64)
-	hit := func(w int) {
-		if w >= len(hits) {
-			hits = append(hits, make([]bool, w+1-len(hits))...)
-		}
-		hits[w] = true
+	return initials, look, release
+}
+
+// hit marks word w of the text matched.
+func (e *evidenceScan) hit(w int) {
+	if w >= len(e.hits) {
+		e.hits = append(e.hits, make([]bool, w+1-len(e.hits))...)
 	}
-	first := -1
-	if tm != nil {
-		w := 0
-		for _, m := range tm.at {
-			if !want[m.term] {
-				continue
-			}
-			have[m.term] = true
-			if n <= 0 || first >= 0 && w > first+n/2 {
-				continue
-			}
-			for ws.has(w+1) && int(ws.spans[w+1].start) <= m.at {
+	e.hits[w] = true
+}
+
+// markMatches marks the words the rerank found the terms at. The words
+// are split only as far as a snippet can show: past n/2 words after the
+// first match (at least 2 bytes a word in it), a match counts only among
+// the terms found.
+func (e *evidenceScan) markMatches() {
+	w, ws, n := 0, e.ws, e.n
+	for _, m := range e.tm.at {
+		if !e.want[m.term] {
+			continue
+		}
+		e.have[m.term] = true
+		if n <= 0 || e.first >= 0 && w > e.first+n/2 {
+			continue
+		}
+		for ws.has(w+1) && int(ws.spans[w+1].start) <= m.at {
+			w++
+		}
+		e.hit(w)
+		if e.first < 0 {
+			e.first = w
+		}
+	}
+}
+
+// scanText analyzes the text for initials, marking the words that match
+// a term; past the words a snippet can show, it stops looking for the
+// initials whose terms were all found.
+func (e *evidenceScan) scanText(an *analysis.Analyzer, text, lang string, initials *analysis.Initials) {
+	w, ws, n := 0, e.ws, e.n
+	past := n <= 0
+	e.done = true
+	an.EachAt(text, lang, initials, func(t analysis.Token, at int) {
+		if !past {
+			for ws.has(w+1) && int(ws.spans[w+1].start) <= at {
 				w++
 			}
-			hit(w)
-			if first < 0 {
-				first = w
+			if e.first >= 0 && w > e.first+n/2 {
+				past = true
 			}
 		}
-	}
-	if look {
-		w := 0
-		past := n <= 0
-		done = true
-		an.EachAt(text, lang, initials, func(t analysis.Token, at int) {
-			if !past {
-				for ws.has(w+1) && int(ws.spans[w+1].start) <= at {
-					w++
-				}
-				if first >= 0 && w > first+n/2 {
-					past = true
-				}
+		if e.wanted(t) && !past {
+			e.hit(w)
+			if e.first < 0 || w < e.first {
+				e.first = w
 			}
-			if wanted(t) && !past {
-				hit(w)
-				if first < 0 || w < first {
-					first = w
-				}
-			}
-			if past && done {
-				done = false
-				for r, k := range pending {
-					if k == 0 {
-						initials.Remove(r)
-						delete(pending, r)
-					}
-				}
-			}
-		})
-	}
-	out := []string{}
-	for _, t := range terms {
-		if have[t] {
-			out = append(out, t)
 		}
-	}
-	if n <= 0 {
-		return out, ""
-	}
+		if past && e.done {
+			e.done = false
+			for r, k := range e.pending {
+				if k == 0 {
+					initials.Remove(r)
+					delete(e.pending, r)
+				}
+			}
+		}
+	})
+}
+
+// snippet is about n bytes of text from 8 words before the first match,
+// the matched words in **.
+func (e *evidenceScan) snippet(text string) string {
+	ws := e.ws
 	start := 0
-	if first > 8 {
-		start = first - 8
+	if e.first > 8 {
+		start = e.first - 8
 	}
 	var b strings.Builder
 	if start > 0 {
 		b.WriteString("…")
 	}
-	for i := start; ws.has(i) && b.Len() < n; i++ {
+	for i := start; ws.has(i) && b.Len() < e.n; i++ {
 		if i > start {
 			b.WriteByte(' ')
 		}
-		if i < len(hits) && hits[i] {
+		if i < len(e.hits) && e.hits[i] {
 			b.WriteString("**" + ws.spans[i].of(text) + "**")
 		} else {
 			b.WriteString(ws.spans[i].of(text))
 		}
 		if !ws.has(i + 1) {
-			return out, b.String()
+			return b.String()
 		}
 	}
 	if ws.has(0) {
 		b.WriteString("…")
 	}
-	return out, b.String()
+	return b.String()
 }
 
 var spanBufs = sync.Pool{New: func() any { return new([]span) }}

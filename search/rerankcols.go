@@ -227,98 +227,117 @@ func isCapped(tf [4]uint8) bool {
 // locateTerms finds where the query's words are in the text of each
 // chunk of docs, for proximity and for the evidence.
 func (ix *Index) locateTerms(r *reranker, docs []*rdoc) {
-	var present []string
-	var count, nearOf []int // nearOf: a present term's place in r.near's order, or -1
+	l := &locator{ix: ix, r: r, known: map[string]map[string]bool{}}
+	for _, d := range docs {
+		if d != nil {
+			l.locate(d)
+		}
+	}
+}
+
+// locator is locateTerms' state, kept from one chunk to the next.
+type locator struct {
+	ix *Index
+	r  *reranker
+	// present are the query's weighted terms a chunk's body holds, count
+	// how often, and nearOf each one's place in r.near's order, or -1.
+	present []string
+	count   []int
+	nearOf  []int
 	// The numbers of r.order's terms in the cache's term lists, and of the
 	// present ones, for the chunks that have a list.
-	var orderIDs, presentIDs []uint32
+	orderIDs, presentIDs []uint32
 	// known, by language: the weighted terms that are their own words'
 	// terms, the same for every chunk.
-	known := map[string]map[string]bool{}
-	for _, d := range docs {
-		if d == nil {
-			continue
+	known map[string]map[string]bool
+}
+
+// locate finds the query's words in d's text. Its text is read only to
+// find where they are, for proximity (the words in sequence among them)
+// and for the evidence, should the chunk be shown.
+func (l *locator) locate(d *rdoc) {
+	ix, r, c := l.ix, l.r, d.c
+	l.present, l.count, l.nearOf = l.present[:0], l.count[:0], l.nearOf[:0]
+	found, near, pairs := 0, 0, -1
+	for k, t := range r.order {
+		if _, ok := r.weights[t]; ok && d.body[k] > 0 {
+			l.present, l.count = append(l.present, t), append(l.count, int(d.body[k]))
+			found += int(d.body[k])
+			x, ok := r.near[t]
+			if ok {
+				near += int(d.body[k])
+				pairs++
+			} else {
+				x = -1
+			}
+			l.nearOf = append(l.nearOf, x)
 		}
-		c := d.c
-		// The query's weighted terms the body holds, and how often: its
-		// text is read only to find where they are, for proximity (the
-		// words in sequence among them) and for the evidence, should the
-		// chunk be shown.
-		present, count, nearOf = present[:0], count[:0], nearOf[:0]
-		found, near, pairs := 0, 0, -1
+	}
+	list := ix.mem.Texts.Forward(ix.an, c.cached, c.chunkID, c.doc.Lang)
+	if pairs <= 0 && (len(list) == 0 || found == 0) {
+		// Proximity scores pairs of distinct words, and the body holds
+		// one at most: its text is left alone, and analyzed for the
+		// evidence only if the chunk is shown (a quarter of the chunks of
+		// wpdocs' questions, a tenth of SciFact's). With a list of its
+		// terms, finding them for the evidence costs next to nothing.
+		return
+	}
+	tm := &textMatches{at: make([]textMatch, 0, found)}
+	if pairs > 0 {
+		d.near = make([]termAt, 0, near)
+	}
+	locate := func(i, pos, at int) {
+		if k := l.nearOf[i]; k >= 0 && pairs > 0 {
+			d.near = append(d.near, termAt{k, pos})
+		}
+		tm.at = append(tm.at, textMatch{l.present[i], at})
+	}
+	if len(list) > 0 {
+		index.LocateIn(list, l.listIDs(d), l.count, locate)
+	} else {
+		ix.an.LocateIndexTerms(c.text, c.doc.Lang, r.initials, l.present, l.count, locate)
+	}
+	tm.known, tm.body, tm.index = l.ownTerms(c.doc.Lang), d.body, r.index
+	c.matches = tm
+}
+
+// listIDs returns the numbers of the present terms in the cache's term
+// lists. A term new to the lists is numbered when a list with it is
+// made, so the numbers are looked up again while one is missing.
+func (l *locator) listIDs(d *rdoc) []uint32 {
+	r := l.r
+	for fresh := l.orderIDs == nil; ; fresh = true {
+		if fresh {
+			l.orderIDs = l.ix.mem.Texts.IDs(r.order)
+		}
+		l.presentIDs = l.presentIDs[:0]
 		for k, t := range r.order {
 			if _, ok := r.weights[t]; ok && d.body[k] > 0 {
-				present, count = append(present, t), append(count, int(d.body[k]))
-				found += int(d.body[k])
-				x, ok := r.near[t]
-				if ok {
-					near += int(d.body[k])
-					pairs++
-				} else {
-					x = -1
-				}
-				nearOf = append(nearOf, x)
+				l.presentIDs = append(l.presentIDs, l.orderIDs[k])
 			}
 		}
-		list := ix.mem.Texts.Forward(ix.an, c.cached, c.chunkID, c.doc.Lang)
-		if pairs <= 0 && (len(list) == 0 || found == 0) {
-			// Proximity scores pairs of distinct words, and the body
-			// holds one at most: its text is left alone, and analyzed
-			// for the evidence only if the chunk is shown (a quarter of
-			// the chunks of wpdocs' questions, a tenth of SciFact's).
-			// With a list of its terms, finding them for the evidence
-			// costs next to nothing.
-			continue
+		if fresh || !slices.Contains(l.presentIDs, 0) {
+			return l.presentIDs
 		}
-		tm := &textMatches{at: make([]textMatch, 0, found)}
-		if pairs > 0 {
-			d.near = make([]termAt, 0, near)
-		}
-		locate := func(i, pos, at int) {
-			if k := nearOf[i]; k >= 0 && pairs > 0 {
-				d.near = append(d.near, termAt{k, pos})
-			}
-			tm.at = append(tm.at, textMatch{present[i], at})
-		}
-		if len(list) > 0 {
-			// A term new to the lists is numbered when a list with it is
-			// made, so the numbers are looked up again while one is
-			// missing.
-			for fresh := orderIDs == nil; ; fresh = true {
-				if fresh {
-					orderIDs = ix.mem.Texts.IDs(r.order)
-				}
-				presentIDs = presentIDs[:0]
-				for k, t := range r.order {
-					if _, ok := r.weights[t]; ok && d.body[k] > 0 {
-						presentIDs = append(presentIDs, orderIDs[k])
-					}
-				}
-				if fresh || !slices.Contains(presentIDs, 0) {
-					break
-				}
-			}
-			index.LocateIn(list, presentIDs, count, locate)
-		} else {
-			ix.an.LocateIndexTerms(c.text, c.doc.Lang, r.initials, present, count, locate)
-		}
-		// Every word of the text that matches a weighted term was found
-		// now, as its term or one of its parts; the evidence also matches
-		// a word by its surface, which for a term that is its own word's
-		// term (most are) is the same.
-		kn, ok := known[c.doc.Lang]
-		if !ok {
-			for t := range r.weights {
-				if ix.an.OwnTerm(t, c.doc.Lang) {
-					if kn == nil {
-						kn = map[string]bool{}
-					}
-					kn[t] = true
-				}
-			}
-			known[c.doc.Lang] = kn
-		}
-		tm.known, tm.body, tm.index = kn, d.body, r.index
-		c.matches = tm
 	}
+}
+
+// ownTerms returns the weighted terms that are their own words' terms in
+// lang. Every word of a located text that matches a weighted term was
+// found, as its term or one of its parts; the evidence also matches a
+// word by its surface, which for such a term (most are) is the same.
+func (l *locator) ownTerms(lang string) map[string]bool {
+	kn, ok := l.known[lang]
+	if !ok {
+		for t := range l.r.weights {
+			if l.ix.an.OwnTerm(t, lang) {
+				if kn == nil {
+					kn = map[string]bool{}
+				}
+				kn[t] = true
+			}
+		}
+		l.known[lang] = kn
+	}
+	return kn
 }

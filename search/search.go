@@ -183,57 +183,15 @@ func (ix *Index) Search(ctx context.Context, q Query) (*Result, error) {
 }
 
 func (ix *Index) search(ctx context.Context, q Query) (*Result, error) {
-	if q.Limit <= 0 {
-		q.Limit = 10
-	}
-	if q.Limit > 1000 {
-		q.Limit = 1000
-	}
-	if q.PerDoc <= 0 {
-		q.PerDoc = 1
-		if q.Passages {
-			q.PerDoc = 3
-		}
-	}
+	q = q.withDefaults()
 	if err := ix.ready(ctx); err != nil {
 		return nil, err
 	}
 	ix.catchUp(ctx)
 	ix.searches.Add(1)
-	lang := q.Lang
-	if lang == "" {
-		lang = q.Filters.Lang
-	}
 	syn, rk := ix.config()
-	pq := parseQuery(q.Text, lang, syn)
-	res := &Result{Hits: []Hit{}, Action: "no_match", Temporal: pq.Temporal}
-	for _, t := range pq.Terms {
-		res.Terms = append(res.Terms, t.Term)
-	}
-	for _, in := range pq.Intents {
-		res.Intents = append(res.Intents, strings.Join(in, " "))
-	}
-	// A query vector can still find pages the words can't.
-	vector := q.Hybrid != nil && len(q.Hybrid.Vector) > 0 && q.Hybrid.Alpha > 0
-	if len(pq.Terms) == 0 && !vector {
-		res.Reason = "no searchable words in the query"
-		return res, nil
-	}
-
-	df := ix.queryStats(pq)
-	if !q.NoTypos {
-		ix.correctTypos(pq, df, rk, res)
-	}
-	live := 0
-	for i := range pq.Terms {
-		if df[pq.Terms[i].Term] == 0 && df[pq.Terms[i].Surface] == 0 {
-			pq.Terms[i].Weight = 0
-		} else {
-			live++
-		}
-	}
-	if live == 0 && !vector {
-		res.Reason = "no query word occurs on the site"
+	pq, df, res := ix.prepare(q, syn, rk)
+	if res.Reason != "" {
 		return res, nil
 	}
 	if len(pq.Phrases) > 0 {
@@ -241,7 +199,6 @@ func (ix *Index) search(ctx context.Context, q Query) (*Result, error) {
 			return nil, fmt.Errorf("search: %w", err)
 		}
 	}
-
 	docs, err := ix.rank(ctx, pq, q, rk, df)
 	if err != nil {
 		return nil, fmt.Errorf("search: %w", err)
@@ -265,6 +222,63 @@ func (ix *Index) search(ctx context.Context, q Query) (*Result, error) {
 	}
 	ix.decide(pq, rk, df, docs, res)
 	return res, nil
+}
+
+// withDefaults is q with its limits set.
+func (q Query) withDefaults() Query {
+	if q.Limit <= 0 {
+		q.Limit = 10
+	}
+	if q.Limit > 1000 {
+		q.Limit = 1000
+	}
+	if q.PerDoc <= 0 {
+		q.PerDoc = 1
+		if q.Passages {
+			q.PerDoc = 3
+		}
+	}
+	return q
+}
+
+// prepare parses q, looks its terms up, corrects its typos and leaves out
+// the terms found nowhere. The result it starts has a Reason when there
+// is nothing to search for.
+func (ix *Index) prepare(q Query, syn *Synonyms, rk Ranking) (*parsedQuery, map[string]int, *Result) {
+	lang := q.Lang
+	if lang == "" {
+		lang = q.Filters.Lang
+	}
+	pq := parseQuery(q.Text, lang, syn)
+	res := &Result{Hits: []Hit{}, Action: "no_match", Temporal: pq.Temporal}
+	for _, t := range pq.Terms {
+		res.Terms = append(res.Terms, t.Term)
+	}
+	for _, in := range pq.Intents {
+		res.Intents = append(res.Intents, strings.Join(in, " "))
+	}
+	// A query vector can still find pages the words can't.
+	vector := q.Hybrid != nil && len(q.Hybrid.Vector) > 0 && q.Hybrid.Alpha > 0
+	if len(pq.Terms) == 0 && !vector {
+		res.Reason = "no searchable words in the query"
+		return pq, nil, res
+	}
+	df := ix.queryStats(pq)
+	if !q.NoTypos {
+		ix.correctTypos(pq, df, rk, res)
+	}
+	live := 0
+	for i := range pq.Terms {
+		if df[pq.Terms[i].Term] == 0 && df[pq.Terms[i].Surface] == 0 {
+			pq.Terms[i].Weight = 0
+		} else {
+			live++
+		}
+	}
+	if live == 0 && !vector {
+		res.Reason = "no query word occurs on the site"
+	}
+	return pq, df, res
 }
 
 // shown lists the chunks that become hits: each document's best perDoc.

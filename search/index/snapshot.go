@@ -107,6 +107,24 @@ func (m *Index) readSnapshot(ctx context.Context, db *store.DB) (fresh *contents
 	for i := range fresh.colTotal {
 		fresh.colTotal[i] = r.varint()
 	}
+	docs := m.readDocs(r)
+	fresh.readSlots(r, docs)
+	if err := fresh.readTerms(ctx, r); err != nil {
+		return nil, 0, false, err
+	}
+	fresh.links = readLinks(r)
+	if r.err != nil {
+		return nil, 0, false, nil
+	}
+	var sum [4]byte
+	if _, err := io.ReadFull(r.r, sum[:]); err != nil || binary.LittleEndian.Uint32(sum[:]) != r.crc {
+		return nil, 0, false, nil // torn or damaged: the store has it all
+	}
+	return fresh, gen, true, nil
+}
+
+// readDocs reads the documents, in the order the slots number them.
+func (m *Index) readDocs(r *snapReader) []*Doc {
 	docs := make([]*Doc, r.count())
 	for i := range docs {
 		d := store.IndexDoc{ID: r.varint(), URL: r.str(), Title: r.str(), Lang: r.str(), PostType: r.str()}
@@ -117,6 +135,11 @@ func (m *Index) readSnapshot(ctx context.Context, db *store.DB) (fresh *contents
 		md.TitleSize, md.ExactSize = uint32(r.uvarint()), uint32(r.uvarint())
 		docs[i] = md
 	}
+	return docs
+}
+
+// readSlots reads the kinds and the slots, of docs.
+func (fresh *contents) readSlots(r *snapReader, docs []*Doc) {
 	for range r.count() {
 		k := Kind{r.str(), r.str()}
 		fresh.kindOf[k] = uint16(len(fresh.kinds))
@@ -142,9 +165,13 @@ func (m *Index) readSnapshot(ctx context.Context, db *store.DB) (fresh *contents
 		fresh.docSlots[sl.Doc.ID] = append(fresh.docSlots[sl.Doc.ID], uint32(i))
 	}
 	fresh.live, fresh.lens = len(fresh.slots), slotLens(fresh.slots)
+}
+
+// readTerms reads the terms with their postings.
+func (fresh *contents) readTerms(ctx context.Context, r *snapReader) error {
 	for range r.count() {
 		if ctx.Err() != nil {
-			return nil, 0, false, ctx.Err()
+			return ctx.Err()
 		}
 		term := r.str()
 		t := &Term{last: uint32(r.uvarint()), n: uint32(r.uvarint()), stem: uint32(r.uvarint()), exact: uint32(r.uvarint())}
@@ -154,15 +181,7 @@ func (m *Index) readSnapshot(ctx context.Context, db *store.DB) (fresh *contents
 		}
 		fresh.terms[term] = t
 	}
-	fresh.links = readLinks(r)
-	if r.err != nil {
-		return nil, 0, false, nil
-	}
-	var sum [4]byte
-	if _, err := io.ReadFull(r.r, sum[:]); err != nil || binary.LittleEndian.Uint32(sum[:]) != r.crc {
-		return nil, 0, false, nil // torn or damaged: the store has it all
-	}
-	return fresh, gen, true, nil
+	return nil
 }
 
 // readLinks reads what writeLinks wrote into a fresh Links.
@@ -265,8 +284,38 @@ func (m *Index) writeSnapshotLocked() error {
 	for _, n := range m.colTotal {
 		w.varint(n)
 	}
-	// Live slots only, renumbered in order.
-	remap := make([]uint32, len(m.slots))
+	remap := m.writeSlots(w)
+	m.writeTerms(w, remap)
+	writeLinks(w, m.links)
+	if w.err != nil {
+		return fmt.Errorf("snapshot: %w", w.err)
+	}
+	if err := w.w.Flush(); err != nil {
+		return fmt.Errorf("snapshot: %w", err)
+	}
+	if err := binary.Write(tmp, binary.LittleEndian, w.crc); err != nil {
+		return fmt.Errorf("snapshot: %w", err)
+	}
+	if err := tmp.Sync(); err != nil {
+		return fmt.Errorf("snapshot: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("snapshot: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), m.snapPath); err != nil {
+		return fmt.Errorf("snapshot: %w", err)
+	}
+	// Under the read lock: other writers of these hold the write lock,
+	// and snapMu keeps out another writeSnapshot.
+	m.snapGen, m.snapOnDisk = m.gen, true
+	return nil
+}
+
+// writeSlots writes the documents, the kinds and the live slots,
+// renumbered in order, and returns the slots' new numbers (MaxUint32 for
+// the dead). Call with the read lock held.
+func (m *Index) writeSlots(w *snapWriter) (remap []uint32) {
+	remap = make([]uint32, len(m.slots))
 	docIdx := map[*Doc]uint64{}
 	var docs []*Doc
 	live := 0
@@ -284,22 +333,7 @@ func (m *Index) writeSnapshotLocked() error {
 	}
 	w.uvarint(uint64(len(docs)))
 	for _, d := range docs {
-		w.varint(d.ID)
-		w.str(d.URL)
-		w.str(d.Title)
-		w.str(d.Lang)
-		w.str(d.PostType)
-		w.strs(d.Categories)
-		w.strs(d.Tags)
-		w.time(d.Published)
-		w.time(d.Modified)
-		if d.Thin {
-			w.uvarint(1)
-		} else {
-			w.uvarint(0)
-		}
-		w.uvarint(uint64(d.TitleSize))
-		w.uvarint(uint64(d.ExactSize))
+		writeDoc(w, d)
 	}
 	w.uvarint(uint64(len(m.kinds)))
 	for _, k := range m.kinds {
@@ -322,7 +356,32 @@ func (m *Index) writeSnapshotLocked() error {
 		}
 		w.uvarint(uint64(sl.Kind)<<1 | headed)
 	}
-	// Terms whose chunks all died are left out, as compaction drops them.
+	return remap
+}
+
+func writeDoc(w *snapWriter, d *Doc) {
+	w.varint(d.ID)
+	w.str(d.URL)
+	w.str(d.Title)
+	w.str(d.Lang)
+	w.str(d.PostType)
+	w.strs(d.Categories)
+	w.strs(d.Tags)
+	w.time(d.Published)
+	w.time(d.Modified)
+	if d.Thin {
+		w.uvarint(1)
+	} else {
+		w.uvarint(0)
+	}
+	w.uvarint(uint64(d.TitleSize))
+	w.uvarint(uint64(d.ExactSize))
+}
+
+// writeTerms writes the terms with their postings, renumbered by remap.
+// Terms whose chunks all died are left out, as compaction drops them.
+// Call with the read lock held.
+func (m *Index) writeTerms(w *snapWriter, remap []uint32) {
 	var (
 		buf   []byte
 		terms int
@@ -357,29 +416,6 @@ func (m *Index) writeSnapshotLocked() error {
 		w.uvarint(uint64(nt.exact))
 		w.bytes(nt.post)
 	}
-	writeLinks(w, m.links)
-	if w.err != nil {
-		return fmt.Errorf("snapshot: %w", w.err)
-	}
-	if err := w.w.Flush(); err != nil {
-		return fmt.Errorf("snapshot: %w", err)
-	}
-	if err := binary.Write(tmp, binary.LittleEndian, w.crc); err != nil {
-		return fmt.Errorf("snapshot: %w", err)
-	}
-	if err := tmp.Sync(); err != nil {
-		return fmt.Errorf("snapshot: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("snapshot: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), m.snapPath); err != nil {
-		return fmt.Errorf("snapshot: %w", err)
-	}
-	// Under the read lock: other writers of these hold the write lock,
-	// and snapMu keeps out another writeSnapshot.
-	m.snapGen, m.snapOnDisk = m.gen, true
-	return nil
 }
 
 // liveIn reports whether a live chunk holds t. Call with m.mu held.
