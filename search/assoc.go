@@ -329,12 +329,12 @@ func namesOf(m *index.Index, doc *index.Doc) []nameWord {
 			words = append(words, nameWord{mt, title})
 		}
 	}
-	w := m.Words(doc)
-	for _, t := range w.TitleTerms {
-		add(m.Term(t), true)
+	dt := m.DocTerms(doc)
+	for _, mt := range dt.Title {
+		add(mt, true)
 	}
-	for _, t := range w.URL {
-		add(m.Term(t), false)
+	for _, mt := range dt.URL {
+		add(mt, false)
 	}
 	return words
 }

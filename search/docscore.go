@@ -49,7 +49,7 @@ func (ix *Index) docBM25(pq *parsedQuery, rk Ranking, docs []*docHit) []float64 
 		pg.targets = m.Links().TargetIDs(keys)
 	}
 	if rk.URLWeight > 0 {
-		pg.urlTF = urlCounts(m, terms, pg.words)
+		pg.urlTF = urlCounts(m, terms, docs)
 	}
 	pg.norms()
 	// Each candidate document's chunks are marked with its place in docs
@@ -103,7 +103,7 @@ type pageNorm struct{ title, body float64 }
 
 // urlCounts counts how often each query term is among each document's
 // URL words. Call with m's read lock held.
-func urlCounts(m *index.Index, terms []string, words []*index.DocWords) map[*index.Term][]float64 {
+func urlCounts(m *index.Index, terms []string, docs []*docHit) map[*index.Term][]float64 {
 	var qts []*index.Term
 	for _, t := range terms {
 		if mt := m.Term(t); mt != nil && !slices.Contains(qts, mt) {
@@ -111,15 +111,14 @@ func urlCounts(m *index.Index, terms []string, words []*index.DocWords) map[*ind
 		}
 	}
 	urlTF := make(map[*index.Term][]float64, len(qts))
-	for i, w := range words {
-		for _, t := range w.URL {
-			u := m.Term(t)
-			if u == nil || !slices.Contains(qts, u) {
+	for i, d := range docs {
+		for _, u := range m.DocTerms(d.chunks[0].doc).URL {
+			if !slices.Contains(qts, u) {
 				continue
 			}
 			n := urlTF[u]
 			if n == nil {
-				n = make([]float64, len(words))
+				n = make([]float64, len(docs))
 				urlTF[u] = n
 			}
 			n[i]++

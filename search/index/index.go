@@ -29,13 +29,11 @@ type Index struct {
 	ctx       context.Context
 	stop      context.CancelFunc
 
-	// loadMu guards loading and closed.
-	loadMu  sync.Mutex
-	loading *loadCall
-	closed  bool
-
 	mu sync.RWMutex
 	contents
+	// loading is the load under way; after closed, none starts.
+	loading *loadCall
+	closed  bool
 	enabled bool // a load started: commits are worth following
 	ready   bool
 	// building is set while a load reads the store; commits that land
@@ -46,9 +44,6 @@ type Index struct {
 	// wrote the store, and only a reload brings its changes in.
 	missed bool
 	gen    int64 // the store's index_writes count the index reflects
-	// delGen changes whenever slots die or move; cached term counts from
-	// another delGen are stale.
-	delGen uint64
 	// renumbered changes whenever slots move (a compaction, a load): a
 	// slot number kept from before means another chunk, or none.
 	renumbered uint64
@@ -125,8 +120,10 @@ type Doc struct {
 	// candidate page.
 	Archive bool
 	// words are what the ranking reads of the page's fields, analyzed
-	// at its first search (Words).
+	// at its first search (Words); terms are its name words resolved to
+	// the index's terms (DocTerms).
 	words atomic.Pointer[DocWords]
+	terms atomic.Pointer[DocTerms]
 }
 
 // Slot is a chunk in the index. Every chunk has one, so it is kept
@@ -240,7 +237,6 @@ func newIndex(an *analysis.Analyzer) *Index {
 // resetLocked empties the index.
 func (m *Index) resetLocked() {
 	m.contents = *newContents()
-	m.delGen++
 }
 
 func (m *Index) newDoc(d *store.IndexDoc) *Doc {
@@ -432,7 +428,6 @@ func (m *Index) deleteDocLocked(docID int64) {
 		}
 	}
 	delete(m.docSlots, docID)
-	m.delGen++
 }
 
 func (m *Index) setGenLocked(gen int64) {
@@ -529,7 +524,6 @@ func (m *Index) compactLocked() {
 	m.slots = slots
 	m.lens = slotLens(slots)
 	m.dead = 0
-	m.delGen++
 	m.renumbered++
 }
 

@@ -74,18 +74,16 @@ func (m *Index) Load(ctx context.Context) error {
 
 // startLoad starts a load unless one is running, and returns it.
 func (ix *Index) startLoad() (*loadCall, error) {
-	ix.loadMu.Lock()
-	defer ix.loadMu.Unlock()
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
 	if ix.closed {
 		return nil, ErrClosed
 	}
 	if ix.loading != nil {
 		return ix.loading, nil
 	}
-	ix.mu.Lock()
 	reload := ix.ready
 	ix.enabled, ix.building, ix.buffered = true, true, nil
-	ix.mu.Unlock()
 	c := &loadCall{done: make(chan struct{})}
 	ix.loading = c
 	// The load belongs to the index, not to whoever asked first: a search
@@ -109,9 +107,9 @@ func (ix *Index) startLoad() (*loadCall, error) {
 			w, _ := ix.Warm(ix.ctx, held, 0) // closed, or the store failed: searches read what they need
 			ix.reread.Add(int64(w.Texts))
 		}
-		ix.loadMu.Lock()
+		ix.mu.Lock()
 		ix.loading = nil
-		ix.loadMu.Unlock()
+		ix.mu.Unlock()
 		close(c.done)
 	}()
 	return c, nil
@@ -244,14 +242,14 @@ func (ix *Index) Gen() int64 {
 // Close stops following the store and frees the index's memory. Loads
 // after Close fail with ErrClosed.
 func (ix *Index) Close() {
-	ix.loadMu.Lock()
+	ix.mu.Lock()
 	if ix.closed {
-		ix.loadMu.Unlock()
+		ix.mu.Unlock()
 		return
 	}
 	ix.closed = true
 	loading := ix.loading
-	ix.loadMu.Unlock()
+	ix.mu.Unlock()
 	ix.unobserve()
 	ix.stop()
 	if loading != nil {
@@ -287,7 +285,6 @@ func (m *Index) build(ctx context.Context) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.contents = *fresh
-	m.delGen++
 	m.renumbered++
 	m.setGenLocked(gen)
 	m.ready, m.missed, m.building = true, false, false

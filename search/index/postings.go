@@ -172,7 +172,10 @@ func uvarint(b []byte, k int) (uint64, int) {
 // and in the exact column (the document frequencies of the two kinds of
 // match), and in any column (the vocabulary's count).
 type count struct {
-	delGen           uint64
+	// renumbered and dead are the index's when counted: a slot that dies
+	// or moves changes one of them, and the counts with it.
+	renumbered       uint64
+	dead             int
 	off              int    // bytes of postings counted
 	slot             uint32 // the slot of the last posting counted
 	stem, exact, any int32
@@ -183,10 +186,10 @@ type count struct {
 }
 
 // PageCount returns how many live pages hold t in the stemmed columns, as
-// counted at this delGen over its postings as they are now; ok is false
+// counted with the slots as they are, over its postings as they are now; ok is false
 // when no count is. Call with the read lock held.
 func (m *Index) PageCount(t *Term) (n int, ok bool) {
-	if c := t.cnt.Load(); c != nil && c.delGen == m.delGen && c.pagesOff == len(t.post) && len(t.post) > 0 {
+	if c := t.cnt.Load(); c != nil && m.current(c) && c.pagesOff == len(t.post) && len(t.post) > 0 {
 		return int(c.pages), true
 	}
 	return 0, false
@@ -196,12 +199,12 @@ func (m *Index) PageCount(t *Term) (n int, ok bool) {
 // whatever chunk counts are cached. Call with the read lock held.
 func (m *Index) SetPageCount(t *Term, n int) {
 	var nc count
-	if c := t.cnt.Load(); c != nil && c.delGen == m.delGen && c.off <= len(t.post) {
+	if c := t.cnt.Load(); c != nil && m.current(c) && c.off <= len(t.post) {
 		nc = *c
 	} else {
 		// Chunk counts from nothing: counts starts again at the first
 		// posting.
-		nc = count{delGen: m.delGen}
+		nc = count{renumbered: m.renumbered, dead: m.dead}
 	}
 	nc.pagesOff, nc.pages = len(t.post), int32(n)
 	t.cnt.Store(&nc)
@@ -221,11 +224,11 @@ func (m *Index) counts(t *Term) count {
 		return count{any: int32(t.n), stem: int32(t.stem), exact: int32(t.exact)}
 	}
 	c := t.cnt.Load()
-	if c != nil && c.delGen == m.delGen && c.off == len(t.post) {
+	if c != nil && m.current(c) && c.off == len(t.post) {
 		return *c
 	}
-	nc := count{delGen: m.delGen}
-	if c != nil && c.delGen == m.delGen && c.off <= len(t.post) {
+	nc := count{renumbered: m.renumbered, dead: m.dead}
+	if c != nil && m.current(c) && c.off <= len(t.post) {
 		// Only appended since: count the new postings.
 		nc = *c
 	}
@@ -248,6 +251,9 @@ func (m *Index) counts(t *Term) count {
 	t.cnt.Store(&nc)
 	return nc
 }
+
+// current reports whether c was counted with the slots as they are.
+func (m *Index) current(c *count) bool { return c.renumbered == m.renumbered && c.dead == m.dead }
 
 // deadLen marks a dead slot in Index.lens.
 const deadLen = math.MaxUint32

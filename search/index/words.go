@@ -52,6 +52,42 @@ func (m *Index) Words(d *Doc) *DocWords {
 	return w
 }
 
+// DocTerms are a page's name words (DocWords.TitleTerms and URL) as the
+// index's terms, those it holds, in order: the whole-page score reads
+// them for each candidate page, and looking each word up in the index
+// at every search cost BenchmarkWholePage a third more. They stay good
+// until the slots are renumbered (the only time a term is dropped), or,
+// when a word was no term, until the index has more terms.
+type DocTerms struct {
+	Title, URL []*Term
+	renumbered uint64
+	terms      int // the index's terms when a word was missing; else -1
+}
+
+// DocTerms returns d's DocTerms, resolving them when the index's terms
+// may have changed since. Call with the read lock held.
+func (m *Index) DocTerms(d *Doc) *DocTerms {
+	if t := d.terms.Load(); t != nil && t.renumbered == m.renumbered && (t.terms < 0 || t.terms == len(m.terms)) {
+		return t
+	}
+	w := m.Words(d)
+	t := &DocTerms{renumbered: m.renumbered, terms: -1}
+	resolve := func(words []string) []*Term {
+		var out []*Term
+		for _, x := range words {
+			if mt := m.terms[x]; mt != nil {
+				out = append(out, mt)
+			} else {
+				t.terms = len(m.terms)
+			}
+		}
+		return out
+	}
+	t.Title, t.URL = resolve(w.TitleTerms), resolve(w.URL)
+	d.terms.Store(t)
+	return t
+}
+
 // TokenWords calls f with each word by which t matches a query term: its
 // parts, its term and its surface (none for a token without a term). A
 // hit's evidence and a page's Meta words both match by these.
