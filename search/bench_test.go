@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/askwp/askwpd/analysis"
+	"github.com/askwp/askwpd/search/index"
 	"github.com/askwp/askwpd/store"
 )
 
@@ -28,6 +30,7 @@ const (
 )
 
 type benchSite struct {
+	db    *store.DB
 	ix    *Index
 	claim []string // SciFact-like claims: a declarative sentence of 8-14 words
 	chat  []string // chat questions: "how do I ..." of 10-18 words
@@ -143,7 +146,7 @@ func buildBenchSite(dir string) (*benchSite, error) {
 	if err := ix.Load(ctx); err != nil {
 		return nil, err
 	}
-	s := &benchSite{ix: ix}
+	s := &benchSite{db: db, ix: ix}
 	for range 64 {
 		topic := topics[rng.IntN(benchTopics)]
 		s.claim = append(s.claim, sentence(topic, 8+rng.IntN(7)))
@@ -352,6 +355,21 @@ func BenchmarkEvidence(b *testing.B) {
 			})
 		})
 	}
+}
+
+// BenchmarkLoad is a load of the whole site from the store: every chunk
+// analyzed into its postings and links.
+func BenchmarkLoad(b *testing.B) {
+	s := benchSiteOnce(b)
+	ctx := context.Background()
+	b.ReportAllocs()
+	loop(b, func(int) {
+		m := index.New(s.db, analysis.NewAnalyzer())
+		defer m.Close()
+		if err := m.Load(ctx); err != nil {
+			b.Fatal(err)
+		}
+	})
 }
 
 // loop runs f(0), f(1), … as b.Loop asks, and reports beside the wall
