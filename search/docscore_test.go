@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/askwp/askwpd/search/internal/testsite"
 	"github.com/askwp/askwpd/store"
 )
 
@@ -17,12 +16,12 @@ func TestSearch_WholePage(t *testing.T) {
 	db := openTB(t)
 	ctx := context.Background()
 	docs := []*store.Document{
-		testsite.PageDoc("/guides/how-it-works/", "How it works",
+		pageDoc("/guides/how-it-works/", "How it works",
 			"First register your plugin with registerPlugin.",
 			"Then add a coupon field to the checkout.",
 			"Styling is optional."),
-		testsite.PageDoc("/shop/returns/", "Returns", "A coupon refunds the shipping of the parcel you send back."),
-		testsite.PageDoc("/shop/coupons/", "Discounts", "A coupon code takes ten percent off the cart at checkout."),
+		pageDoc("/shop/returns/", "Returns", "A coupon refunds the shipping of the parcel you send back."),
+		pageDoc("/shop/coupons/", "Discounts", "A coupon code takes ten percent off the cart at checkout."),
 	}
 	// Filler pages give the words their IDF.
 	docs = append(docs, diaryPages()...)
@@ -74,10 +73,10 @@ func TestSearch_Associate(t *testing.T) {
 	db := openTB(t)
 	ctx := context.Background()
 	docs := []*store.Document{
-		testsite.PageDoc("/components/spinner/", "Spinner", "Spinner is a component that shows work in progress."),
-		testsite.PageDoc("/components/badge/", "Badge", "Badge is a component that shows a small count."),
-		testsite.PageDoc("/tutorials/list-posts/", "List posts", "Fetch the posts.", "Show a spinner while the posts are loading."),
-		testsite.PageDoc("/tutorials/edit-form/", "Edit form", "Save the form.", "A spinner tells the user the record is loading."),
+		pageDoc("/components/spinner/", "Spinner", "Spinner is a component that shows work in progress."),
+		pageDoc("/components/badge/", "Badge", "Badge is a component that shows a small count."),
+		pageDoc("/tutorials/list-posts/", "List posts", "Fetch the posts.", "Show a spinner while the posts are loading."),
+		pageDoc("/tutorials/edit-form/", "Edit form", "Save the form.", "A spinner tells the user the record is loading."),
 	}
 	docs = append(docs, diaryPages()...)
 	if err := db.PutDocuments(ctx, docs); err != nil {
@@ -121,7 +120,7 @@ func TestSearch_IntroBoost(t *testing.T) {
 	db := openTB(t)
 	ctx := context.Background()
 	page := func(url, title string, intro, section string, headed bool) *store.Document {
-		d := testsite.PageDoc(url, title, intro, section)
+		d := pageDoc(url, title, intro, section)
 		d.Chunks[0].HeadingPath = nil
 		if !headed {
 			d.Chunks[1].HeadingPath = nil
@@ -174,7 +173,7 @@ func TestSearch_IntroBoost(t *testing.T) {
 func diaryPages() []*store.Document {
 	var docs []*store.Document
 	for i := 0; i < 20; i++ {
-		docs = append(docs, testsite.PageDoc(fmt.Sprintf("/blog/diary-%d/", i), fmt.Sprintf("Garden diary %d", i),
+		docs = append(docs, pageDoc(fmt.Sprintf("/blog/diary-%d/", i), fmt.Sprintf("Garden diary %d", i),
 			"Roses and tulips in the garden this week."))
 	}
 	return docs
@@ -189,9 +188,9 @@ func TestSearch_WholePageAfterChanges(t *testing.T) {
 	ctx := context.Background()
 	// "voucher" is only in a URL at first: no term of the index.
 	docs := append(diaryPages(),
-		testsite.PageDoc("/shop/vouchers/", "Discounts", "A coupon code takes ten percent off the cart.", "Coupon codes expire."),
-		testsite.PageDoc("/shop/returns/", "Returns", "A coupon refunds the shipping of the parcel you send back."),
-		testsite.PageDoc("/help/checkout/", "Checkout", "Type the coupon at checkout."))
+		pageDoc("/shop/vouchers/", "Discounts", "A coupon code takes ten percent off the cart.", "Coupon codes expire."),
+		pageDoc("/shop/returns/", "Returns", "A coupon refunds the shipping of the parcel you send back."),
+		pageDoc("/help/checkout/", "Checkout", "Type the coupon at checkout."))
 	if err := db.PutDocuments(ctx, docs); err != nil {
 		t.Fatal(err)
 	}
@@ -225,8 +224,8 @@ func TestSearch_WholePageAfterChanges(t *testing.T) {
 	before := same("at first") // and the caches are filled
 	// Pages added, none removed: each term has more postings.
 	for _, d := range []*store.Document{
-		testsite.PageDoc("/help/garden-coupon/", "Garden coupons", "A garden coupon at checkout."),
-		testsite.PageDoc("/help/gifts/", "Gifts", "A voucher is a coupon someone gave you."),
+		pageDoc("/help/garden-coupon/", "Garden coupons", "A garden coupon at checkout."),
+		pageDoc("/help/gifts/", "Gifts", "A voucher is a coupon someone gave you."),
 	} {
 		if _, err := db.PutDocument(ctx, d); err != nil {
 			t.Fatal(err)
@@ -241,8 +240,8 @@ func TestSearch_WholePageAfterChanges(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, d := range []*store.Document{
-		testsite.PageDoc("/coupon-returns/", "Returns", "A coupon refunds the shipping of the parcel you send back."),
-		testsite.PageDoc("/blog/diary-3/", "Garden diary 3", "Coupon season in the garden."),
+		pageDoc("/coupon-returns/", "Returns", "A coupon refunds the shipping of the parcel you send back."),
+		pageDoc("/blog/diary-3/", "Garden diary 3", "Coupon season in the garden."),
 	} {
 		if _, err := db.PutDocument(ctx, d); err != nil {
 			t.Fatal(err)

@@ -149,8 +149,9 @@ func (p *Postings) Next() []Posting {
 }
 
 // uvarint decodes the varint at b[k:] and returns it with the offset
-// after it. Small enough to be inlined: the loops over postings call it
-// for every posting, where a call that was not inlined showed.
+// after it. It is small enough to be inlined into the decoder, which
+// calls it for every posting: with binary.Uvarint, which is not,
+// BenchmarkRerank took 15-30 % longer.
 func uvarint(b []byte, k int) (uint64, int) {
 	x := uint64(b[k])
 	k++
