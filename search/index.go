@@ -85,11 +85,9 @@ func (ix *Index) Load(ctx context.Context) error { return ix.mem.Load(ctx) }
 // cache is full).
 //
 // A search reads the texts of the chunks it reranks from the store, and
-// lists a text's terms at its third sighting, so most of a daemon's
-// first questions reached pages no earlier one had: half of SciFact's
-// claims, asked after the other half, took 1.8 ms each in process, 1.25
-// ms after a warm-up that took 0.4-0.5 s of CPU once, the vocabulary
-// included, and held 14.4 MB for the 5,245 chunks that fit.
+// lists a text's terms at its third sighting: without a warm-up, most of
+// a daemon's first questions reach pages no earlier one had, and pay for
+// both (bench/search tool -cold).
 func (ix *Index) Warm(ctx context.Context, maxBytes int) (Warmed, error) {
 	if err := ix.mem.Ready(ctx); err != nil {
 		return Warmed{}, err

@@ -119,10 +119,9 @@ func (ix *Index) vocabulary() *vocabulary {
 		return v
 	}
 	if first := ix.vocabFirst; v == nil && first != nil {
-		// The first one is being read. The searches that came meanwhile
-		// each read their own: on a daemon started under 200 searches a
-		// second, the longest a search waited fell from 232 to 113 ms
-		// once they waited for this one instead.
+		// The first one is being read: the searches that come meanwhile
+		// wait for it rather than each read their own, which on a daemon
+		// started under load doubled the longest wait.
 		ix.mu.Unlock()
 		<-first
 		return ix.vocabulary()
