@@ -13,9 +13,7 @@ import (
 // section; a visitor's words are often spread over a page's sections, and
 // a word all over one page is rare on the site even when it is in many of
 // that page's chunks. It reads the query terms' postings, as the candidate
-// query does; what it keeps between searches is each term's page count
-// (index.Index.PageCount), dropped as the index changes. The scores are in
-// docs' order.
+// query does. The scores are in docs' order.
 func (ix *Index) docBM25(pq *parsedQuery, rk Ranking, docs []*docHit) []float64 {
 	if rk.DocWeight <= 0 || len(docs) == 0 {
 		return nil
@@ -155,11 +153,7 @@ func (pg *pageScore) term(t queryTerm, mt *index.Term) {
 		bit = pg.aq.term(m, t.Term, mt)
 	}
 	clear(tf)
-	// The term's pages are counted once for as long as no slot dies and
-	// none is added: the count reads each posting's slot, 32 bytes a slot
-	// apart where the rest reads 2 (and 4 when some are dead), and
-	// waiting on memory for the slots was a tenth of the whole-page score.
-	df, counted := m.PageCount(mt)
+	df := 0
 	var last *index.Doc
 	dead := m.HasDead()
 	it := mt.Postings()
@@ -176,11 +170,9 @@ func (pg *pageScore) term(t queryTerm, mt *index.Term) {
 			}
 			// A document's chunks are added together, so its postings are
 			// adjacent: counting changes of document counts documents.
-			if !counted {
-				if d := m.Slot(p.Slot).Doc; d != last {
-					df++
-					last = d
-				}
+			if d := m.Slot(p.Slot).Doc; d != last {
+				df++
+				last = d
 			}
 			if at := int(pg.buf.doc[p.Slot]) - 1; at >= 0 && at < len(tf) {
 				tf[at][0] = max(tf[at][0], float64(p.TF[0]))
@@ -188,9 +180,6 @@ func (pg *pageScore) term(t queryTerm, mt *index.Term) {
 				tf[at][2] += float64(p.TF[2])
 			}
 		}
-	}
-	if !counted {
-		m.SetPageCount(mt, df)
 	}
 	for i, n := range pg.urlTF[mt] {
 		tf[i][3] = n

@@ -30,7 +30,7 @@
 // and more than a compactShare-th of the live, the commit that killed
 // them compacts: every posting list is written anew without them, terms
 // left with no posting go, and the slots are renumbered. A term's live
-// counts (Counts, PageCount) are cached on the term and keyed by
+// chunk counts (Counts) are cached on the term and keyed by
 // Renumbered and the number of dead slots, which together change
 // whenever a slot dies or moves; with no dead slot they are the term's
 // own counts and need no scan.

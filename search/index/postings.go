@@ -180,35 +180,6 @@ type count struct {
 	off              int    // bytes of postings counted
 	slot             uint32 // the slot of the last posting counted
 	stem, exact, any int32
-	// pages is how many live pages hold the term in the stemmed columns,
-	// counted over pagesOff bytes of postings (pageCount).
-	pagesOff int
-	pages    int32
-}
-
-// PageCount returns how many live pages hold t in the stemmed columns, as
-// counted with the slots as they are, over its postings as they are now; ok is false
-// when no count is. Call with the read lock held.
-func (m *Index) PageCount(t *Term) (n int, ok bool) {
-	if c := t.cnt.Load(); c != nil && m.current(c) && c.pagesOff == len(t.post) && len(t.post) > 0 {
-		return int(c.pages), true
-	}
-	return 0, false
-}
-
-// SetPageCount keeps n, counted over t's postings as they are now, beside
-// whatever chunk counts are cached. Call with the read lock held.
-func (m *Index) SetPageCount(t *Term, n int) {
-	var nc count
-	if c := t.cnt.Load(); c != nil && m.current(c) && c.off <= len(t.post) {
-		nc = *c
-	} else {
-		// Chunk counts from nothing: counts starts again at the first
-		// posting.
-		nc = count{renumbered: m.renumbered, dead: m.dead}
-	}
-	nc.pagesOff, nc.pages = len(t.post), int32(n)
-	t.cnt.Store(&nc)
 }
 
 // Counts returns how many live chunks hold t in the stemmed columns and
