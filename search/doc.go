@@ -43,6 +43,9 @@
 // The candidate pass's score arrays (12 bytes a chunk) come from a
 // channel of 2×GOMAXPROCS: their number, not the number of searches,
 // bounds the memory; a search takes one before the index's read lock, so
-// that waiting for one never holds up a commit. The whole-page score's
-// marks by slot (slotBuf) are pooled, and cleared as they were set.
+// that waiting for one never holds up a commit. Three sync.Pools hold
+// the rest of a search's scratch: the whole-page score's marks by slot
+// (slotBufs, cleared as they were set), and the evidence's words and
+// surfaces of a passage (spanBufs, lowerBufs). Each names the benchmark
+// that keeps it.
 package search

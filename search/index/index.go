@@ -79,12 +79,7 @@ type Index struct {
 
 // contents is what a load builds, and swaps in whole.
 type contents struct {
-	slots []Slot
-	// lens is each slot's size, or deadLen once it died: what scoring
-	// reads for every posting, four bytes a slot apart, where the slots
-	// are 32 (on a site of 700,000 chunks, reading the slots themselves
-	// was most of a search's time, waiting on memory).
-	lens     []uint32
+	slots    []Slot
 	terms    map[string]*Term
 	docSlots map[int64][]uint32
 	// chunkSlot finds a chunk's slot by its id, for the vectors' nearest
@@ -416,7 +411,6 @@ func (m *Index) deleteDocLocked(docID int64) {
 			continue
 		}
 		sl.Dead = true
-		m.lens[s] = deadLen
 		m.live--
 		m.dead++
 		m.colTotal[0] -= int64(sl.Doc.TitleSize)
@@ -458,7 +452,6 @@ func (m *contents) add(mc *chunk) {
 		m.colTotal[i] += int64(n)
 	}
 	m.slots = append(m.slots, sl)
-	m.lens = append(m.lens, sl.Size)
 	m.docSlots[mc.doc.ID] = append(m.docSlots[mc.doc.ID], s)
 	if m.chunkSlot != nil {
 		m.chunkSlot[mc.chunkID] = s
@@ -522,18 +515,6 @@ func (m *Index) compactLocked() {
 		m.chunkSlot[id] = remap[s]
 	}
 	m.slots = slots
-	m.lens = slotLens(slots)
 	m.dead = 0
 	m.renumbered++
-}
-
-func slotLens(slots []Slot) []uint32 {
-	lens := make([]uint32, len(slots))
-	for i, sl := range slots {
-		lens[i] = sl.Size
-		if sl.Dead {
-			lens[i] = deadLen
-		}
-	}
-	return lens
 }

@@ -361,7 +361,7 @@ func (m *Index) readStore(ctx context.Context, db *store.DB) (*contents, int64, 
 			t.post = bytes.Clone(t.post)
 		}
 	}
-	fresh.slots, fresh.lens = slices.Clip(fresh.slots), slices.Clip(fresh.lens)
+	fresh.slots = slices.Clip(fresh.slots)
 	return fresh, gen, nil
 }
 

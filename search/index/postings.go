@@ -2,7 +2,6 @@ package index
 
 import (
 	"encoding/binary"
-	"math"
 	"math/bits"
 	"sync/atomic"
 )
@@ -207,7 +206,7 @@ func (m *Index) counts(t *Term) count {
 	it := Postings{b: t.post, off: nc.off, slot: nc.slot}
 	for ps := it.Next(); len(ps) > 0; ps = it.Next() {
 		for _, p := range ps {
-			if m.lens[p.Slot] == deadLen {
+			if m.slots[p.Slot].Dead {
 				continue
 			}
 			nc.any++
@@ -226,6 +225,3 @@ func (m *Index) counts(t *Term) count {
 
 // current reports whether c was counted with the slots as they are.
 func (m *Index) current(c *count) bool { return c.renumbered == m.renumbered && c.dead == m.dead }
-
-// deadLen marks a dead slot in Index.lens.
-const deadLen = math.MaxUint32
