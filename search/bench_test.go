@@ -12,8 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/askwp/askwpd/analysis"
-	"github.com/askwp/askwpd/search/index"
 	"github.com/askwp/askwpd/store"
 )
 
@@ -364,9 +362,9 @@ func BenchmarkLoad(b *testing.B) {
 	ctx := context.Background()
 	b.ReportAllocs()
 	loop(b, func(int) {
-		m := index.New(s.db, analysis.NewAnalyzer())
-		defer m.Close()
-		if err := m.Load(ctx); err != nil {
+		ix := New(s.db)
+		defer ix.Close()
+		if err := ix.Load(ctx); err != nil {
 			b.Fatal(err)
 		}
 	})
