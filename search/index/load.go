@@ -73,19 +73,19 @@ func (m *Index) Load(ctx context.Context) error {
 }
 
 // startLoad starts a load unless one is running, and returns it.
-func (ix *Index) startLoad() (*loadCall, error) {
-	ix.mu.Lock()
-	defer ix.mu.Unlock()
-	if ix.closed {
+func (m *Index) startLoad() (*loadCall, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
 		return nil, ErrClosed
 	}
-	if ix.loading != nil {
-		return ix.loading, nil
+	if m.loading != nil {
+		return m.loading, nil
 	}
-	reload := ix.ready
-	ix.enabled, ix.building, ix.buffered = true, true, nil
+	reload := m.ready
+	m.enabled, m.building, m.buffered = true, true, nil
 	c := &loadCall{done: make(chan struct{})}
-	ix.loading = c
+	m.loading = c
 	// The load belongs to the index, not to whoever asked first: a search
 	// that gives up waiting leaves it running for the next; Close stops it.
 	go func() {
@@ -96,20 +96,20 @@ func (ix *Index) startLoad() (*loadCall, error) {
 		// daemon's next pass warmed the cache.
 		var held map[int64]bool
 		if reload {
-			held = ix.Texts.Held()
+			held = m.Texts.Held()
 		}
-		ix.Texts.clear()
-		if err := ix.build(ix.ctx); err != nil {
+		m.Texts.clear()
+		if err := m.build(m.ctx); err != nil {
 			c.err = fmt.Errorf("search: load: %w", err)
 		}
-		ix.Texts.clear()
+		m.Texts.clear()
 		if c.err == nil && len(held) > 0 {
-			w, _ := ix.Warm(ix.ctx, held, 0) // closed, or the store failed: searches read what they need
-			ix.reread.Add(int64(w.Texts))
+			w, _ := m.Warm(m.ctx, held, 0) // closed, or the store failed: searches read what they need
+			m.reread.Add(int64(w.Texts))
 		}
-		ix.mu.Lock()
-		ix.loading = nil
-		ix.mu.Unlock()
+		m.mu.Lock()
+		m.loading = nil
+		m.mu.Unlock()
 		close(c.done)
 	}()
 	return c, nil
@@ -118,15 +118,15 @@ func (ix *Index) startLoad() (*loadCall, error) {
 // Ready waits until the index has been loaded once, starting the load
 // when nobody did. Only ctx bounds the wait: a search during start-up is
 // slow, not an error.
-func (ix *Index) Ready(ctx context.Context) error {
+func (m *Index) Ready(ctx context.Context) error {
 	for {
-		ix.mu.RLock()
-		ok := ix.ready
-		ix.mu.RUnlock()
+		m.mu.RLock()
+		ok := m.ready
+		m.mu.RUnlock()
 		if ok {
 			return nil
 		}
-		c, err := ix.startLoad()
+		c, err := m.startLoad()
 		if err != nil {
 			return err
 		}
@@ -165,15 +165,14 @@ const reloadEvery = 10 * time.Second
 // (Delivering). Another process's writes wait for a reload anyway, so the
 // store's count, a query that cost 4 % of a search, is read at most once
 // per lookEvery unless a commit of this process is on its way.
-func (ix *Index) CatchUp(ctx context.Context) {
-	m := ix
-	if !ix.db.Delivering() {
-		now, last := time.Now().UnixNano(), ix.lastLook.Load()
-		if now-last < int64(lookEvery) || !ix.lastLook.CompareAndSwap(last, now) {
+func (m *Index) CatchUp(ctx context.Context) {
+	if !m.db.Delivering() {
+		now, last := time.Now().UnixNano(), m.lastLook.Load()
+		if now-last < int64(lookEvery) || !m.lastLook.CompareAndSwap(last, now) {
 			return
 		}
 	}
-	cur, err := ix.db.IndexWrites(ctx)
+	cur, err := m.db.IndexWrites(ctx)
 	if err != nil {
 		return // the index as it is beats no answer
 	}
@@ -185,7 +184,7 @@ func (ix *Index) CatchUp(ctx context.Context) {
 	if _, b := behind(); !b {
 		return
 	}
-	if ix.db.Delivering() {
+	if m.db.Delivering() {
 		// The count may be ahead by this process's commit alone, which
 		// will land: on a busy machine its delivery can take longer than
 		// memWaitMax, and a reload then read the whole store again and
@@ -201,9 +200,9 @@ func (ix *Index) CatchUp(ctx context.Context) {
 			return
 		}
 	}
-	now, last := time.Now().UnixNano(), ix.lastReload.Load()
-	if now-last >= int64(reloadEvery) && ix.lastReload.CompareAndSwap(last, now) {
-		ix.startLoad() //nolint:errcheck // closed: nothing to reload; a failed load is retried by a later search
+	now, last := time.Now().UnixNano(), m.lastReload.Load()
+	if now-last >= int64(reloadEvery) && m.lastReload.CompareAndSwap(last, now) {
+		m.startLoad() //nolint:errcheck // closed: nothing to reload; a failed load is retried by a later search
 	}
 }
 
@@ -212,28 +211,26 @@ func (ix *Index) CatchUp(ctx context.Context) {
 // read last: /metrics and /v1/status ask for it on every scrape, and
 // under load a scrape waited for the lock for 26-28 ms, where the state
 // of one commit ago is as good an answer.
-func (ix *Index) Stats() Stats {
-	m := ix
-	s := ix.stats.Load()
+func (m *Index) Stats() Stats {
+	s := m.stats.Load()
 	if s == nil {
 		m.mu.RLock()
 	} else if !m.mu.TryRLock() {
-		return s.public(ix)
+		return s.public(m)
 	}
 	s = &stats{enabled: m.enabled, ready: m.ready, live: m.live, loads: m.loads}
 	m.mu.RUnlock()
-	ix.stats.Store(s)
-	return s.public(ix)
+	m.stats.Store(s)
+	return s.public(m)
 }
 
-func (s *stats) public(ix *Index) Stats {
-	return Stats{Enabled: s.enabled, Ready: s.ready, Chunks: s.live, Loads: s.loads, Reread: ix.reread.Load()}
+func (s *stats) public(m *Index) Stats {
+	return Stats{Enabled: s.enabled, Ready: s.ready, Chunks: s.live, Loads: s.loads, Reread: m.reread.Load()}
 }
 
 // Gen is the store's count of index writes the index reflects: it moves
 // with every commit the index follows.
-func (ix *Index) Gen() int64 {
-	m := ix
+func (m *Index) Gen() int64 {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	return m.gen
@@ -241,25 +238,25 @@ func (ix *Index) Gen() int64 {
 
 // Close stops following the store and frees the index's memory. Loads
 // after Close fail with ErrClosed.
-func (ix *Index) Close() {
-	ix.mu.Lock()
-	if ix.closed {
-		ix.mu.Unlock()
+func (m *Index) Close() {
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
 		return
 	}
-	ix.closed = true
-	loading := ix.loading
-	ix.mu.Unlock()
-	ix.unobserve()
-	ix.stop()
+	m.closed = true
+	loading := m.loading
+	m.mu.Unlock()
+	m.unobserve()
+	m.stop()
 	if loading != nil {
 		<-loading.done
 	}
-	ix.an.Forget()
-	ix.mu.Lock()
-	ix.resetLocked()
-	ix.enabled, ix.ready, ix.buffered = false, false, nil
-	ix.mu.Unlock()
+	m.an.Forget()
+	m.mu.Lock()
+	m.resetLocked()
+	m.enabled, m.ready, m.buffered = false, false, nil
+	m.mu.Unlock()
 }
 
 // build reads the whole store (or the snapshot of it, when there is one

@@ -1,9 +1,9 @@
 package index
 
-// The read API. A reader takes the read lock, calls the accessors below
-// that say "call with the read lock held", and lets go: slot numbers,
-// terms and docs it holds are then good until it takes the lock again
-// only if Renumbered is unchanged (doc.go).
+// The read API. A reader takes the read lock (RLock), calls the accessors
+// that say "call with the read lock held", and lets go. What it reads is
+// good while it holds the lock; a slot number it keeps past that is good
+// only while Renumbered is unchanged (doc.go).
 
 // RLock takes the index's read lock: commits wait, other readers do not.
 func (m *Index) RLock() { m.mu.RLock() }

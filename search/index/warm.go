@@ -28,12 +28,12 @@ const warmBatch = 256
 // the chunks (those in only, or all when only is nil), with the lists of
 // their terms, the newest pages first, until the cache is full or
 // maxBytes are used (0: until the cache is full).
-func (ix *Index) Warm(ctx context.Context, only map[int64]bool, maxBytes int) (Warmed, error) {
+func (m *Index) Warm(ctx context.Context, only map[int64]bool, maxBytes int) (Warmed, error) {
 	var w Warmed
-	if err := ix.Ready(ctx); err != nil {
+	if err := m.Ready(ctx); err != nil {
 		return w, err
 	}
-	order := ix.warmOrder(only)
+	order := m.warmOrder(only)
 	ids := make([]int64, 0, warmBatch)
 	for i := 0; i < len(order); i += warmBatch {
 		if err := ctx.Err(); err != nil {
@@ -44,11 +44,11 @@ func (ix *Index) Warm(ctx context.Context, only map[int64]bool, maxBytes int) (W
 		for _, c := range part {
 			ids = append(ids, c.id)
 		}
-		held, missing, epoch := ix.Texts.lookup(ids)
+		held, missing, epoch := m.Texts.lookup(ids)
 		var chunks map[int64]*store.Chunk
 		if len(missing) > 0 {
 			var err error
-			if chunks, err = ix.db.ChunksByID(ctx, missing); err != nil {
+			if chunks, err = m.db.ChunksByID(ctx, missing); err != nil {
 				return w, fmt.Errorf("search: warm: %w", err)
 			}
 		}
@@ -60,7 +60,7 @@ func (ix *Index) Warm(ctx context.Context, only map[int64]bool, maxBytes int) (W
 					continue
 				}
 				var full bool
-				if e, full = ix.Texts.addWithin(epoch, ch); full {
+				if e, full = m.Texts.addWithin(epoch, ch); full {
 					w.Full = true
 					return w, nil
 				}
@@ -70,7 +70,7 @@ func (ix *Index) Warm(ctx context.Context, only map[int64]bool, maxBytes int) (W
 				w.Texts++
 				w.Bytes += e.cost()
 			}
-			if e.terms.Load() == nil && ix.Texts.list(ix.an, c.id, e, c.lang) != nil {
+			if e.terms.Load() == nil && m.Texts.list(m.an, c.id, e, c.lang) != nil {
 				w.Lists++
 				w.Bytes += e.listCost()
 			}
