@@ -220,15 +220,15 @@ func (a *assocPass) findNames(pq *parsedQuery, docs []*docHit) {
 			continue
 		}
 		a.lacked |= a.full &^ a.held[k]
-		for _, nw := range namesOf(m, doc) {
-			if nw.mt.Chunks() > assocMaxPostings || slices.Contains(inQuery, nw.mt) {
+		for _, nw := range m.DocTerms(doc).Names {
+			if nw.Term.Chunks() > assocMaxPostings || slices.Contains(inQuery, nw.Term) {
 				continue
 			}
 			// The page lacks the terms it is scored for, so a tie is
 			// counted in the word's other chunks: a word of its title
 			// in fewer than assocMinChunks besides the page's own has
 			// none, and its postings need not be read.
-			if nw.title && nw.mt.Chunks()-own < assocMinChunks {
+			if nw.Title && nw.Term.Chunks()-own < assocMinChunks {
 				continue
 			}
 			a.names[k] = append(a.names[k], a.word(nw, own, len(ss)))
@@ -239,19 +239,19 @@ func (a *assocPass) findNames(pq *parsedQuery, docs []*docHit) {
 // word returns name word nw of a page with own of its n chunks still its
 // own, numbering the word at its first page: pages share words, and each
 // word's postings are read once.
-func (a *assocPass) word(nw nameWord, own, n int) pageWord {
+func (a *assocPass) word(nw index.Name, own, n int) pageWord {
 	wordAt := a.aq.buf.wordAt
-	w, ok := wordAt[nw.mt]
+	w, ok := wordAt[nw.Term]
 	if !ok {
 		w = len(a.words)
-		a.words = append(a.words, nw.mt)
+		a.words = append(a.words, nw.Term)
 		a.counted = append(a.counted, false)
-		wordAt[nw.mt] = w
+		wordAt[nw.Term] = w
 	}
 	// A word of the title is in each of the page's chunks, unless some
 	// were replaced since the page was found.
 	pw := pageWord{w, own}
-	if !nw.title || own != n {
+	if !nw.Title || own != n {
 		pw.own, a.counted[w] = -1, true
 	}
 	return pw
@@ -315,30 +315,4 @@ func (a *assocPass) score(k int, idfs map[string]float64) float64 {
 		}
 	}
 	return s
-}
-
-type nameWord struct {
-	mt    *index.Term
-	title bool
-}
-
-// namesOf returns doc's name words that are terms of the index, each
-// once: its title's (in each of its chunks), then its URL path's. Call
-// with m's read lock held.
-func namesOf(m *index.Index, doc *index.Doc) []nameWord {
-	var words []nameWord
-	add := func(mt *index.Term, title bool) {
-		// A permalink repeats its title's words.
-		if mt != nil && !slices.ContainsFunc(words, func(w nameWord) bool { return w.mt == mt }) {
-			words = append(words, nameWord{mt, title})
-		}
-	}
-	dt := m.DocTerms(doc)
-	for _, mt := range dt.Title {
-		add(mt, true)
-	}
-	for _, mt := range dt.URL {
-		add(mt, false)
-	}
-	return words
 }

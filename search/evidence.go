@@ -38,14 +38,14 @@ func evidence(an *analysis.Analyzer, terms, metaWords []string, meta, text, lang
 	// From here on, pending counts by initial the terms the text may hold
 	// and no word matched yet.
 	e.pending = map[rune]int{}
-	initials, look, release := e.textInitials(text)
-	defer release()
+	initials, look := e.textInitials(text)
+	defer e.release()
 	// The text is analyzed in one pass; a token's offset says which of
 	// its space-separated words to highlight (no token spans a space).
 	// The spans are pooled, as are the surfaces (lowerBufs): made anew,
 	// BenchmarkEvidence took 37-39 % longer.
 	sp := spanBufs.Get().(*[]span)
-	e.ws = &words{text: text, spans: (*sp)[:0]}
+	e.ws = words{text: text, spans: (*sp)[:0]}
 	defer func() {
 		*sp = e.ws.spans[:0]
 		spanBufs.Put(sp)
@@ -76,10 +76,11 @@ type evidenceScan struct {
 	tm         *textMatches
 	pending    map[rune]int
 	done       bool // some initial's terms were all found since the last look
-	ws         *words
-	hits       []bool // by word of the text: it matched
-	first      int    // the first matched word, or -1
-	n          int    // the snippet's bytes
+	ws         words
+	hits       []bool  // by word of the text: it matched
+	surfaces   *[]byte // from lowerBufs, given back by release
+	first      int     // the first matched word, or -1
+	n          int     // the snippet's bytes
 }
 
 // found records that term x was found.
@@ -112,8 +113,7 @@ func (e *evidenceScan) wanted(t analysis.Token) bool {
 // textInitials returns the initials the text is analyzed for, and
 // whether it is to be analyzed at all. An initial is looked for while a
 // word may still match one of its terms: not for absent terms, nor, past
-// the words a snippet can show, for terms found already. release gives
-// back what it borrowed.
+// the words a snippet can show, for terms found already.
 //
 // With the rerank's places, what the text can add is a word whose
 // surface is a term that is not its own word's (a stem such as
@@ -123,13 +123,12 @@ func (e *evidenceScan) wanted(t analysis.Token) bool {
 // every such term, BenchmarkEvidence took 15 % longer on chat questions
 // (p=0.029; within noise on claims). The surfaces are read at the first
 // term that needs them: most terms are known.
-func (e *evidenceScan) textInitials(text string) (initials *analysis.Initials, look bool, release func()) {
+func (e *evidenceScan) textInitials(text string) (initials *analysis.Initials, look bool) {
 	var known map[string]bool
 	if e.tm != nil {
 		known = e.tm.known
 	}
-	initials, release = &analysis.Initials{}, func() {}
-	var surfaces *[]byte
+	initials = &analysis.Initials{}
 	toRead := e.tm != nil
 	for _, t := range e.terms {
 		if known[t] || t == "" { // the absent terms are known ones
@@ -140,13 +139,12 @@ func (e *evidenceScan) textInitials(text string) (initials *analysis.Initials, l
 			buf := lowerBufs.Get().(*[]byte)
 			var ok bool
 			if *buf, ok = analysis.AppendSurfaces((*buf)[:0], text); ok {
-				surfaces = buf
-				release = func() { lowerBufs.Put(buf) }
+				e.surfaces = buf
 			} else {
 				lowerBufs.Put(buf)
 			}
 		}
-		if surfaces != nil && !analysis.MayHoldSurface(*surfaces, t) {
+		if e.surfaces != nil && !analysis.MayHoldSurface(*e.surfaces, t) {
 			continue
 		}
 		r, _ := utf8.DecodeRuneInString(t)
@@ -156,7 +154,15 @@ func (e *evidenceScan) textInitials(text string) (initials *analysis.Initials, l
 			e.pending[r]++
 		}
 	}
-	return initials, look, release
+	return initials, look
+}
+
+// release gives back the surfaces textInitials borrowed.
+func (e *evidenceScan) release() {
+	if e.surfaces != nil {
+		lowerBufs.Put(e.surfaces)
+		e.surfaces = nil
+	}
 }
 
 // hit marks word w of the text matched.
@@ -172,7 +178,7 @@ func (e *evidenceScan) hit(w int) {
 // first match (at least 2 bytes a word in it), a match counts only among
 // the terms found.
 func (e *evidenceScan) markMatches() {
-	w, ws, n := 0, e.ws, e.n
+	w, ws, n := 0, &e.ws, e.n
 	for _, m := range e.tm.at {
 		if !e.want[m.term] {
 			continue
@@ -195,7 +201,7 @@ func (e *evidenceScan) markMatches() {
 // a term; past the words a snippet can show, it stops looking for the
 // initials whose terms were all found.
 func (e *evidenceScan) scanText(an *analysis.Analyzer, text, lang string, initials *analysis.Initials) {
-	w, ws, n := 0, e.ws, e.n
+	w, ws, n := 0, &e.ws, e.n
 	past := n <= 0
 	e.done = true
 	an.EachAt(text, lang, initials, func(t analysis.Token, at int) {
@@ -228,7 +234,7 @@ func (e *evidenceScan) scanText(an *analysis.Analyzer, text, lang string, initia
 // snippet is about n bytes of text from 8 words before the first match,
 // the matched words in **.
 func (e *evidenceScan) snippet(text string) string {
-	ws := e.ws
+	ws := &e.ws
 	start := 0
 	if e.first > 8 {
 		start = e.first - 8

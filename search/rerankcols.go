@@ -47,17 +47,19 @@ func (ix *Index) fromPostings(r *reranker, cs []*candidate) []*rdoc {
 	}
 	slots := r.postingDocs(m, v, cs, docs)
 	capped := make([]bool, len(cs))
+	var hits []slotHit
 	for _, ro := range reads {
-		walkSlots(ro.mt, slots, func(i int, p *index.Posting) {
-			d, tf := docs[i], p.TF
-			capped[i] = capped[i] || isCapped(tf)
+		hits = inSlots(ro.mt, slots, hits[:0])
+		for _, h := range hits {
+			d, tf := docs[h.i], h.tf
+			capped[h.i] = capped[h.i] || isCapped(tf)
 			if ro.idx >= 0 {
 				d.title[ro.idx], d.kw[ro.idx], d.body[ro.idx] = float64(tf[0]), float64(tf[1]), float64(tf[2])
 			}
 			if ro.exact && tf[3] != 0 {
 				d.exact[ro.term] = float64(tf[3])
 			}
-		})
+		}
 	}
 	// A prefix's terms' counts are summed by chunk, as analyze counts the
 	// words under the prefix.
@@ -65,21 +67,23 @@ func (ix *Index) fromPostings(r *reranker, cs []*candidate) []*rdoc {
 	for _, pr := range prefixes {
 		clear(sums)
 		for _, mt := range pr.terms {
-			walkSlots(mt, slots, func(i int, p *index.Posting) {
-				capped[i] = capped[i] || isCapped(p.TF)
-				for c := range sums[i] {
-					sums[i][c] += float64(p.TF[c])
+			hits = inSlots(mt, slots, hits[:0])
+			for _, h := range hits {
+				capped[h.i] = capped[h.i] || isCapped(h.tf)
+				for c := range sums[h.i] {
+					sums[h.i][c] += float64(h.tf[c])
 				}
-			})
+			}
 		}
 		for _, at := range slots {
-			if n := sums[at.i]; n != [3]float64{} {
-				d := docs[at.i]
-				if d.variant == nil {
-					d.variant = map[string]*[3]float64{}
-				}
-				d.variant[pr.prefix] = &n
+			if sums[at.i] == ([3]float64{}) {
+				continue
 			}
+			d, n := docs[at.i], sums[at.i]
+			if d.variant == nil {
+				d.variant = map[string]*[3]float64{}
+			}
+			d.variant[pr.prefix] = &n
 		}
 	}
 	m.RUnlock()
@@ -199,11 +203,18 @@ func (r *reranker) postingDocs(m *index.Index, v *vocabulary, cs []*candidate, d
 	return slots
 }
 
-// walkSlots calls fn with each posting of mt in slots (in slot order, as
-// the postings are), and the candidate's place.
-func walkSlots(mt *index.Term, slots []slotAt, fn func(i int, p *index.Posting)) {
+// slotHit is a posting of a reranked chunk: the chunk's place in the
+// candidates, and the term's frequencies.
+type slotHit struct {
+	i  int
+	tf [4]uint8
+}
+
+// inSlots appends to hits the postings of mt at slots (in slot order, as
+// the postings are).
+func inSlots(mt *index.Term, slots []slotAt, hits []slotHit) []slotHit {
 	if mt == nil {
-		return
+		return hits
 	}
 	j := 0
 	it := mt.Postings()
@@ -213,10 +224,11 @@ func walkSlots(mt *index.Term, slots []slotAt, fn func(i int, p *index.Posting))
 				j++
 			}
 			if j < len(slots) && slots[j].slot == ps[k].Slot {
-				fn(slots[j].i, &ps[k])
+				hits = append(hits, slotHit{slots[j].i, ps[k].TF})
 			}
 		}
 	}
+	return hits
 }
 
 // isCapped reports a count at the postings' cap, which may stand for more.

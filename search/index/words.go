@@ -59,7 +59,10 @@ func (m *Index) Words(d *Doc) *DocWords {
 // until the slots are renumbered (the only time a term is dropped), or,
 // when a word was no term, until the index has more terms.
 type DocTerms struct {
-	Title, URL []*Term
+	// URL is the URL path's terms, as often as the path has them; Names
+	// the title's then the URL's, each once.
+	URL        []*Term
+	Names      []Name
 	renumbered uint64
 	terms      int // the index's terms when a word was missing; else -1
 }
@@ -83,9 +86,28 @@ func (m *Index) DocTerms(d *Doc) *DocTerms {
 		}
 		return out
 	}
-	t.Title, t.URL = resolve(w.TitleTerms), resolve(w.URL)
+	t.URL = resolve(w.URL)
+	add := func(mt *Term, title bool) {
+		// A permalink repeats its title's words.
+		if !slices.ContainsFunc(t.Names, func(n Name) bool { return n.Term == mt }) {
+			t.Names = append(t.Names, Name{mt, title})
+		}
+	}
+	for _, mt := range resolve(w.TitleTerms) {
+		add(mt, true)
+	}
+	for _, mt := range t.URL {
+		add(mt, false)
+	}
 	d.terms.Store(t)
 	return t
+}
+
+// Name is a page's name word: a term of its title (and so of each of its
+// chunks) or of its URL path.
+type Name struct {
+	Term  *Term
+	Title bool
 }
 
 // TokenWords calls f with each word by which t matches a query term: its
