@@ -23,9 +23,9 @@
 // # Dead slots and compaction
 //
 // A commit that deletes or replaces a page kills its slots: Slot.Dead is
-// set, but their postings stay where they are until a compaction. Every
-// reader of postings skips the dead (Len's live flag, checked per
-// posting). The column totals and
+// set and the slot's length (Len) reads as dead, but its postings stay
+// where they are until a compaction. Every reader of postings skips the
+// dead (Len's live flag, checked per posting). The column totals and
 // Live count the live slots only. Once the dead are more than compactMin
 // and more than a compactShare-th of the live, the commit that killed
 // them compacts: every posting list is written anew without them, terms

@@ -79,7 +79,12 @@ type Index struct {
 
 // contents is what a load builds, and swaps in whole.
 type contents struct {
-	slots    []Slot
+	slots []Slot
+	// lens is each slot's size, or deadLen once it died: what scoring
+	// reads for every posting, four bytes a slot apart, where the slots
+	// are 32. Read from the slots, BenchmarkCandidates took 22-27 %
+	// longer, and more on a site whose slots do not fit the caches.
+	lens     []uint32
 	terms    map[string]*Term
 	docSlots map[int64][]uint32
 	// chunkSlot finds a chunk's slot by its id, for the vectors' nearest
@@ -411,6 +416,7 @@ func (m *Index) deleteDocLocked(docID int64) {
 			continue
 		}
 		sl.Dead = true
+		m.lens[s] = deadLen
 		m.live--
 		m.dead++
 		m.colTotal[0] -= int64(sl.Doc.TitleSize)
@@ -452,6 +458,7 @@ func (m *contents) add(mc *chunk) {
 		m.colTotal[i] += int64(n)
 	}
 	m.slots = append(m.slots, sl)
+	m.lens = append(m.lens, sl.Size)
 	m.docSlots[mc.doc.ID] = append(m.docSlots[mc.doc.ID], s)
 	if m.chunkSlot != nil {
 		m.chunkSlot[mc.chunkID] = s
@@ -515,6 +522,18 @@ func (m *Index) compactLocked() {
 		m.chunkSlot[id] = remap[s]
 	}
 	m.slots = slots
+	m.lens = slotLens(slots)
 	m.dead = 0
 	m.renumbered++
+}
+
+func slotLens(slots []Slot) []uint32 {
+	lens := make([]uint32, len(slots))
+	for i, sl := range slots {
+		lens[i] = sl.Size
+		if sl.Dead {
+			lens[i] = deadLen
+		}
+	}
+	return lens
 }

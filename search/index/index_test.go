@@ -224,6 +224,9 @@ func TestMemIndex_ChunkSlot(t *testing.T) {
 		if len(m.chunkSlot) != len(stored) {
 			t.Fatalf("%s: %d chunks mapped, %d stored", when, len(m.chunkSlot), len(stored))
 		}
+		if want := slotLens(m.slots); !slices.Equal(m.lens, want) {
+			t.Fatalf("%s: the slot lengths scoring reads are not the slots'", when)
+		}
 	}
 	check("first lookup")
 	if err := db.PutDocuments(ctx, randomSite(rng, 0, 40)); err != nil { // replacements

@@ -358,7 +358,7 @@ func (m *Index) readStore(ctx context.Context, db *store.DB) (*contents, int64, 
 			t.post = bytes.Clone(t.post)
 		}
 	}
-	fresh.slots = slices.Clip(fresh.slots)
+	fresh.slots, fresh.lens = slices.Clip(fresh.slots), slices.Clip(fresh.lens)
 	return fresh, gen, nil
 }
 

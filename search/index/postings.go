@@ -2,6 +2,7 @@ package index
 
 import (
 	"encoding/binary"
+	"math"
 	"math/bits"
 	"sync/atomic"
 )
@@ -206,7 +207,7 @@ func (m *Index) counts(t *Term) count {
 	it := Postings{b: t.post, off: nc.off, slot: nc.slot}
 	for ps := it.Next(); len(ps) > 0; ps = it.Next() {
 		for _, p := range ps {
-			if m.slots[p.Slot].Dead {
+			if m.lens[p.Slot] == deadLen {
 				continue
 			}
 			nc.any++
@@ -225,3 +226,6 @@ func (m *Index) counts(t *Term) count {
 
 // current reports whether c was counted with the slots as they are.
 func (m *Index) current(c *count) bool { return c.renumbered == m.renumbered && c.dead == m.dead }
+
+// deadLen marks a dead slot in Index.lens.
+const deadLen = math.MaxUint32

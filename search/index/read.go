@@ -28,11 +28,11 @@ func (m *Index) Slot(s uint32) *Slot { return &m.slots[s] }
 func (m *Index) NumSlots() int { return len(m.slots) }
 
 // Len returns slot s's length in tokens, all columns, and whether it is
-// live: the one read of a slot that scoring does per posting. Call with
-// the read lock held.
+// live: the one read of a slot that scoring does per posting, from an
+// array apart from the slots'. Call with the read lock held.
 func (m *Index) Len(s uint32) (n uint32, live bool) {
-	sl := &m.slots[s]
-	return sl.Size, !sl.Dead
+	n = m.lens[s]
+	return n, n != deadLen
 }
 
 // Live is how many chunks the index holds. Call with the read lock held.

@@ -164,7 +164,7 @@ func (fresh *contents) readSlots(r *snapReader, docs []*Doc) {
 		}
 		fresh.docSlots[sl.Doc.ID] = append(fresh.docSlots[sl.Doc.ID], uint32(i))
 	}
-	fresh.live = len(fresh.slots)
+	fresh.live, fresh.lens = len(fresh.slots), slotLens(fresh.slots)
 }
 
 // readTerms reads the terms with their postings.
