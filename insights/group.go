@@ -198,8 +198,32 @@ func isNumeric(s string) bool {
 // cluster groups keys (sorted term lists) given how many questions each
 // has. It returns, for each key, the index of its group's first key.
 func cluster(keys [][]string, count []int) []int {
-	// Among keys asked as often, the most central seeds first: the one
-	// whose terms the other questions hold most.
+	groups, groupOf := seedGroups(keys, count)
+	into := mergeGroups(groups)
+	for k, gi := range groupOf {
+		for {
+			next, ok := into[gi]
+			if !ok {
+				break
+			}
+			gi = next
+		}
+		groupOf[k] = gi
+	}
+	return groupOf
+}
+
+// termGroup is a group of keys as cluster builds it.
+type termGroup struct {
+	n     int
+	terms map[string]int // questions holding each term
+	core  []string
+}
+
+// seedOrder is the order keys are placed in: among keys asked as often,
+// the most central first, the one whose terms the other questions hold
+// most.
+func seedOrder(keys [][]string, count []int) []int {
 	tfreq := map[string]int{}
 	for k, key := range keys {
 		for _, t := range key {
@@ -225,15 +249,17 @@ func cluster(keys [][]string, count []int) []int {
 		}
 		return strings.Join(keys[ka], " ") < strings.Join(keys[kb], " ")
 	})
-	type group struct {
-		n     int
-		terms map[string]int // questions holding each term
-		core  []string
-	}
-	groups := map[int]*group{} // by first key
+	return idx
+}
+
+// seedGroups places each key, in seedOrder, into the group whose core it
+// is most like, or a group of its own. The groups are keyed by their
+// first key.
+func seedGroups(keys [][]string, count []int) (map[int]*termGroup, []int) {
+	groups := map[int]*termGroup{}
 	byTerm := map[string][]int{}
 	groupOf := make([]int, len(keys))
-	for _, k := range idx {
+	for _, k := range seedOrder(keys, count) {
 		key := keys[k]
 		best, bestSim := -1, 0.0
 		seen := map[int]bool{}
@@ -256,7 +282,7 @@ func cluster(keys [][]string, count []int) []int {
 		}
 		if best < 0 {
 			best = k
-			groups[k] = &group{terms: map[string]int{}}
+			groups[k] = &termGroup{terms: map[string]int{}}
 		}
 		g := groups[best]
 		g.n += count[k]
@@ -269,9 +295,13 @@ func cluster(keys [][]string, count []int) []int {
 		g.core = coreOf(g.terms, g.n)
 		groupOf[k] = best
 	}
-	// A group that began from a less central key may ask what a larger
-	// one asks: the smaller joins the larger when its core would join it
-	// as a key.
+	return groups, groupOf
+}
+
+// mergeGroups joins groups that ask what a larger one asks: a group that
+// began from a less central key joins a larger one when its core would
+// join it as a key. It returns where each joined group went.
+func mergeGroups(groups map[int]*termGroup) map[int]int {
 	order := make([]int, 0, len(groups))
 	for gi := range groups {
 		order = append(order, gi)
@@ -307,17 +337,7 @@ func cluster(keys [][]string, count []int) []int {
 		bg.core = coreOf(bg.terms, bg.n)
 		into[small] = best
 	}
-	for k, gi := range groupOf {
-		for {
-			next, ok := into[gi]
-			if !ok {
-				break
-			}
-			gi = next
-		}
-		groupOf[k] = gi
-	}
-	return groupOf
+	return into
 }
 
 // joins is the rule by which a key of n terms, sharing shared of them

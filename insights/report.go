@@ -181,13 +181,48 @@ func (l *Log) report(ctx context.Context, opt ReportOptions) (*Report, error) {
 		RetentionDays: int(l.opt.Retention / (24 * time.Hour)), ByStatus: map[string]int{}, Outcomes: map[string]int{},
 		Gaps: []Group{}, Answered: []Group{}}
 	g := &grouper{syn: l.opt.Synonyms}
-	type row struct {
-		q      *store.Question
-		status string
-		words  []word
+	rows, voc, err := l.collect(ctx, opt, r, g)
+	if err != nil {
+		return nil, err
 	}
-	var rows []row
-	sfreq, sterm, rawTerms := map[string]int{}, map[string]string{}, map[string]int{}
+	keys, counts, keyOf := groupKeys(rows, g, voc)
+	groupOf := cluster(keys, counts)
+	accs := map[int]*groupAcc{}
+	recentFrom, previousFrom := opt.Now.Add(-7*24*time.Hour), opt.Now.Add(-14*24*time.Hour)
+	for i, rw := range rows {
+		gi := groupOf[keyOf[i]]
+		a := accs[gi]
+		if a == nil {
+			a = &groupAcc{g: Group{Terms: keys[gi], ByStatus: map[string]int{}, FirstSeen: rw.q.At.UTC()},
+				phrasing: map[string]int{}, nearMiss: map[string]int{}, pages: map[string]int{}}
+			accs[gi] = a
+		}
+		a.add(rw, recentFrom, previousFrom)
+	}
+	l.finish(ctx, r, accs, recentFrom, opt.Limit)
+	return r, nil
+}
+
+// reportRow is one question the report groups.
+type reportRow struct {
+	q      *store.Question
+	status string
+	words  []word
+}
+
+// vocabulary is how often the questions use each word: by surface form,
+// the surface's term, and by term.
+type vocabulary struct {
+	sfreq    map[string]int
+	sterm    map[string]string
+	rawTerms map[string]int
+}
+
+// collect reads the window's questions into r's counts and its daily
+// series, and returns those with words to group.
+func (l *Log) collect(ctx context.Context, opt ReportOptions, r *Report, g *grouper) ([]reportRow, vocabulary, error) {
+	var rows []reportRow
+	voc := vocabulary{sfreq: map[string]int{}, sterm: map[string]string{}, rawTerms: map[string]int{}}
 	days := map[string]map[string]int{}
 	err := l.db.EachQuestion(ctx, r.Since, func(q *store.Question) error {
 		if q.At.After(opt.Now) || (opt.Site != "" && q.Site != opt.Site) {
@@ -219,15 +254,15 @@ func (l *Log) report(ctx context.Context, opt ReportOptions) (*Report, error) {
 			return nil
 		}
 		for _, w := range ws {
-			sfreq[w.surface]++
-			sterm[w.surface] = w.term
-			rawTerms[w.term]++
+			voc.sfreq[w.surface]++
+			voc.sterm[w.surface] = w.term
+			voc.rawTerms[w.term]++
 		}
-		rows = append(rows, row{q, st, ws})
+		rows = append(rows, reportRow{q, st, ws})
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, voc, err
 	}
 	for d := r.Since.Truncate(24 * time.Hour); !d.After(r.Until); d = d.Add(24 * time.Hour) {
 		key := d.Format("2006-01-02")
@@ -237,15 +272,22 @@ func (l *Log) report(ctx context.Context, opt ReportOptions) (*Report, error) {
 		}
 		r.Daily = append(r.Daily, Day{Date: key, ByStatus: by})
 	}
+	return rows, voc, nil
+}
 
+// groupKeys gives each row its key, the sorted list of its folded terms,
+// and returns the distinct keys, how many rows hold each, and each row's
+// key.
+func groupKeys(rows []reportRow, g *grouper, voc vocabulary) ([][]string, []int, []int) {
 	// Typos fold into the questions' common spellings first; the
 	// search's corrections, to the site's words, apply to what is left.
+	sfreq := voc.sfreq
 	sfold := foldWords(sfreq, func(rare, common string) bool { return sfreq[common] >= 2*sfreq[rare] && typo(rare, common) })
 	terms := make([][]string, len(rows))
 	tfreq := map[string]int{}
 	for i, rw := range rows {
 		for _, w := range rw.words {
-			if t := g.termOf(w, sfold, sterm, rw.q.Corrections, sfreq, rawTerms); !containsStr(terms[i], t) {
+			if t := g.termOf(w, sfold, voc.sterm, rw.q.Corrections, sfreq, voc.rawTerms); !containsStr(terms[i], t) {
 				terms[i] = append(terms[i], t)
 				tfreq[t]++
 			}
@@ -275,47 +317,45 @@ func (l *Log) report(ctx context.Context, opt ReportOptions) (*Report, error) {
 		counts[n]++
 		keyOf[i] = n
 	}
-	groupOf := cluster(keys, counts)
+	return keys, counts, keyOf
+}
 
-	type acc struct {
-		g        Group
-		phrasing map[string]int
-		nearMiss map[string]int
-		pages    map[string]int
+// groupAcc gathers one group's questions.
+type groupAcc struct {
+	g        Group
+	phrasing map[string]int
+	nearMiss map[string]int
+	pages    map[string]int
+}
+
+func (a *groupAcc) add(rw reportRow, recentFrom, previousFrom time.Time) {
+	q := rw.q
+	a.g.Count++
+	a.g.ByStatus[rw.status]++
+	a.g.LastSeen = q.At.UTC()
+	a.phrasing[strings.Join(strings.Fields(q.Text), " ")]++
+	if rw.status != "answered" {
+		a.g.Failed++
+		if len(q.TopURLs) > 0 {
+			a.nearMiss[q.TopURLs[0]]++
+		}
+	} else if len(q.TopURLs) > 0 {
+		a.pages[q.TopURLs[0]]++
 	}
-	accs := map[int]*acc{}
-	recentFrom, previousFrom := opt.Now.Add(-7*24*time.Hour), opt.Now.Add(-14*24*time.Hour)
-	for i, rw := range rows {
-		gi := groupOf[keyOf[i]]
-		a := accs[gi]
-		if a == nil {
-			a = &acc{g: Group{Terms: keys[gi], ByStatus: map[string]int{}, FirstSeen: rw.q.At.UTC()},
-				phrasing: map[string]int{}, nearMiss: map[string]int{}, pages: map[string]int{}}
-			accs[gi] = a
-		}
-		q := rw.q
-		a.g.Count++
-		a.g.ByStatus[rw.status]++
-		a.g.LastSeen = q.At.UTC()
-		a.phrasing[strings.Join(strings.Fields(q.Text), " ")]++
-		if rw.status != "answered" {
-			a.g.Failed++
-			if len(q.TopURLs) > 0 {
-				a.nearMiss[q.TopURLs[0]]++
-			}
-		} else if len(q.TopURLs) > 0 {
-			a.pages[q.TopURLs[0]]++
-		}
-		if q.Vote < 0 && q.Comment != "" && len(a.g.Comments) < 5 {
-			a.g.Comments = append(a.g.Comments, q.Comment)
-		}
-		switch {
-		case !q.At.Before(recentFrom):
-			a.g.Recent++
-		case !q.At.Before(previousFrom):
-			a.g.Previous++
-		}
+	if q.Vote < 0 && q.Comment != "" && len(a.g.Comments) < 5 {
+		a.g.Comments = append(a.g.Comments, q.Comment)
 	}
+	switch {
+	case !q.At.Before(recentFrom):
+		a.g.Recent++
+	case !q.At.Before(previousFrom):
+		a.g.Previous++
+	}
+}
+
+// finish turns the groups into r's gaps and answered questions, ranked
+// and cut to limit.
+func (l *Log) finish(ctx context.Context, r *Report, accs map[int]*groupAcc, recentFrom time.Time, limit int) {
 	// A page that left the index (made private, deleted) is no longer
 	// shown as a near miss or an answer.
 	live := map[string]bool{}
@@ -365,13 +405,12 @@ func (l *Log) report(ctx context.Context, opt ReportOptions) (*Report, error) {
 		return moreAsked(a, b)
 	})
 	sort.Slice(r.Answered, func(i, j int) bool { return moreAsked(r.Answered[i], r.Answered[j]) })
-	if len(r.Gaps) > opt.Limit {
-		r.Gaps = r.Gaps[:opt.Limit]
+	if len(r.Gaps) > limit {
+		r.Gaps = r.Gaps[:limit]
 	}
-	if len(r.Answered) > opt.Limit {
-		r.Answered = r.Answered[:opt.Limit]
+	if len(r.Answered) > limit {
+		r.Answered = r.Answered[:limit]
 	}
-	return r, nil
 }
 
 func containsStr(xs []string, s string) bool {
