@@ -105,9 +105,6 @@ func (d *Daemon) Serve(ctx context.Context) error {
 	d.lifeMu.Lock()
 	d.life = bg
 	d.lifeMu.Unlock()
-	if !d.Config.Search.MemoryIndex {
-		d.Log.Warn("search.memory_index is deprecated and ignored: the search index is always in memory")
-	}
 	go d.loadSearchIndex(bg)
 	go d.purgeQuestions(bg)
 	sched := d.schedule(bg)
