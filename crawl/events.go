@@ -2,7 +2,6 @@ package crawl
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"sync/atomic"
 	"time"
@@ -45,16 +44,11 @@ func (c *Crawler) ReceiveEvents(ctx context.Context, evs []*store.Event) (int, e
 // changedAt is when the sender saw the change an event reports: its "at",
 // or when it was received, which is never before the change.
 func changedAt(e *store.Event) time.Time {
-	var p struct {
-		At float64 `json:"at"`
-	}
-	_ = json.Unmarshal(e.Payload, &p)
-	if p.At <= 0 {
+	if e.At.IsZero() {
 		return e.ReceivedAt
 	}
-	at := time.Unix(0, int64(p.At*1e9))
-	if e.ReceivedAt.IsZero() || at.Before(e.ReceivedAt) {
-		return at
+	if e.ReceivedAt.IsZero() || e.At.Before(e.ReceivedAt) {
+		return e.At
 	}
 	return e.ReceivedAt
 }
@@ -69,12 +63,7 @@ func removes(e *store.Event) bool {
 		if e.Status != "" && e.Status != "publish" {
 			return true
 		}
-		var p struct {
-			Public   *bool `json:"public"`
-			Password *bool `json:"has_password"`
-		}
-		_ = json.Unmarshal(e.Payload, &p)
-		return p.Public != nil && !*p.Public || p.Password != nil && *p.Password
+		return e.Public != nil && !*e.Public || e.HasPassword
 	}
 	return false
 }
@@ -420,15 +409,7 @@ func (c *Crawler) termPosts(ctx context.Context, e *store.Event) ([]int64, error
 	if len(e.PostIDs) > 0 || c.WP == nil {
 		return e.PostIDs, nil
 	}
-	var p struct {
-		TermID  int64   `json:"term_id"`
-		TermIDs []int64 `json:"term_ids"`
-	}
-	_ = json.Unmarshal(e.Payload, &p)
-	if p.TermID > 0 {
-		p.TermIDs = append(p.TermIDs, p.TermID)
-	}
-	return c.WP.TermPosts(ctx, p.TermIDs)
+	return c.WP.TermPosts(ctx, e.TermIDs)
 }
 
 // refreshPost re-checks one post with the database and re-renders its page

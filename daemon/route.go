@@ -194,19 +194,6 @@ func mergeRecent(outs []any, tags []*tool.SiteTag) *tool.RecentResponse {
 	return merged
 }
 
-// blogOf reads the blog id an event names (the shim's blog_id), 0 when
-// it names none.
-func blogOf(payload json.RawMessage) int64 {
-	var p struct {
-		BlogID json.Number `json:"blog_id"`
-	}
-	if json.Unmarshal(payload, &p) != nil {
-		return 0
-	}
-	id, _ := strconv.ParseInt(p.BlogID.String(), 10, 64)
-	return id
-}
-
 // receiveNetworkEvents hands each event to the crawler of the site its
 // blog_id names, else the site the request came from, else the main site. A site change reads the network's
 // sites again; an event of a site askwpd does not index is accepted and
@@ -226,8 +213,8 @@ func (d *Daemon) receiveNetworkEvents(ctx context.Context, evs []*store.Event) (
 		}
 		// An event without a blog_id is the requesting site's (the shim's header).
 		ref := tool.SiteOf(ctx)
-		if id := blogOf(e.Payload); id > 0 {
-			ref = strconv.FormatInt(id, 10)
+		if e.BlogID > 0 {
+			ref = strconv.FormatInt(e.BlogID, 10)
 		}
 		s, err := d.siteFor(ref)
 		if err != nil {
