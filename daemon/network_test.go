@@ -29,6 +29,7 @@ import (
 	"github.com/askwp/askwpd/internal/wptest"
 	"github.com/askwp/askwpd/store"
 	"github.com/askwp/askwpd/tool"
+	"github.com/askwp/askwpd/wp"
 )
 
 // netPHP runs PHP inside one site of the test network. The network's
@@ -135,7 +136,7 @@ func TestNetwork_RealWordPress(t *testing.T) {
 		t.Fatalf("Open: %v", err)
 	}
 	defer d.Close()
-	if d.net == nil {
+	if !d.net.multisite() {
 		t.Fatal("the network was read as a single site")
 	}
 
@@ -767,13 +768,13 @@ func TestSiteLabelsBounded(t *testing.T) {
 func TestNetworkSiteSchedules(t *testing.T) {
 	cfg := config.Default()
 	cfg.Network.Sites = map[string]config.ScheduleConfig{"3": {Incremental: "*/2 * * * *", Nightly: "5 4 * * *"}}
-	d := &Daemon{Config: cfg, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), net: &network{sites: map[int64]*netSite{}}}
+	d := &Daemon{Config: cfg, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), net: &network{conf: &wp.Network{}, sites: map[int64]*Site{}}}
 	c := cron.New()
 	d.scheduleSites(context.Background(), c)
 	if n := len(c.Entries()); n != 2 {
 		t.Errorf("%d cron entries for site 3, want 2", n)
 	}
-	own, other := &netSite{ID: 3}, &netSite{ID: 2}
+	own, other := &Site{ID: 3}, &Site{ID: 2}
 	if !d.ownSchedule(own, "incremental") || !d.ownSchedule(own, "nightly") {
 		t.Error("site 3 is not left to its own schedule")
 	}

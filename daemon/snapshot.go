@@ -20,26 +20,27 @@ import (
 // reads it instead of analyzing every stored chunk again.
 const snapshotFile = "search-index.snap"
 
-// setSnapshot names the search index's snapshot. Its version is this
-// build's Go build ID, since another build may analyze text differently,
-// and the store's own id, so a snapshot is never read against another
-// store that happens to have the same write count.
-func (d *Daemon) setSnapshot(ctx context.Context) error {
+// setSnapshot names a site's search index's snapshot, in its state dir.
+// Its version is this build's Go build ID, since another build may
+// analyze text differently, and the store's own id, so a snapshot is
+// never read against another store that happens to have the same write
+// count.
+func setSnapshot(ctx context.Context, s *Site) error {
 	build, err := buildID()
 	if err != nil {
 		return err
 	}
-	id, err := d.Store.GetMeta(ctx, "store_id")
+	id, err := s.Store.GetMeta(ctx, "store_id")
 	if err != nil {
 		return err
 	}
 	if id == "" {
 		id = rand.Text()
-		if err := d.Store.SetMeta(ctx, "store_id", id); err != nil {
+		if err := s.Store.SetMeta(ctx, "store_id", id); err != nil {
 			return err
 		}
 	}
-	d.Search.SetSnapshot(filepath.Join(d.Config.StateDir, snapshotFile), build+" "+id)
+	s.Search.SetSnapshot(filepath.Join(s.dir, snapshotFile), build+" "+id)
 	return nil
 }
 

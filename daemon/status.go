@@ -201,7 +201,7 @@ func (d *Daemon) readView(ctx context.Context) (*statusView, error) {
 	if d.Agent != nil {
 		v.provider = d.Agent.ProviderStatus(ctx)
 	}
-	if d.net != nil {
+	if d.net.multisite() {
 		v.sites = map[int64]siteView{}
 		for _, s := range d.allSites() {
 			sv := siteView{stats: v.stats}
@@ -232,7 +232,7 @@ func (d *Daemon) readView(ctx context.Context) (*statusView, error) {
 // readSite is a network site's part of a view: its last reading while
 // its store had no index write since and the reading is younger than
 // siteReadingAge, else read now.
-func (d *Daemon) readSite(ctx context.Context, s *netSite) (siteView, error) {
+func (d *Daemon) readSite(ctx context.Context, s *Site) (siteView, error) {
 	writes, err := s.Store.IndexWrites(ctx)
 	if err != nil {
 		return siteView{}, err
@@ -259,7 +259,7 @@ func (d *Daemon) readSite(ctx context.Context, s *netSite) (siteView, error) {
 }
 
 // readSiteView reads a network site's counts and last pass.
-func readSiteView(ctx context.Context, s *netSite) (siteView, error) {
+func readSiteView(ctx context.Context, s *Site) (siteView, error) {
 	var sv siteView
 	var err error
 	if sv.stats, err = s.Store.Stats(ctx); err != nil {
@@ -273,7 +273,7 @@ func readSiteView(ctx context.Context, s *netSite) (siteView, error) {
 
 // siteView returns s's part of v, read now for a site that joined the
 // network after v was, or whose read failed.
-func (v *statusView) siteView(ctx context.Context, s *netSite) (siteView, error) {
+func (v *statusView) siteView(ctx context.Context, s *Site) (siteView, error) {
 	if sv, ok := v.sites[s.ID]; ok {
 		return sv, nil
 	}

@@ -158,7 +158,7 @@ func TestTools_ThinPageHasLabeledSupport(t *testing.T) {
 	// A lean read (the chat agent reading for itself) is the same page
 	// without the supporting searches.
 	raw, _ := json.Marshal(map[string]any{"id_or_url": d.Crawler.Site.URL + "/workshops/"})
-	res, err := d.Tools.Call(tool.Lean(context.Background()), "get_document", raw)
+	res, err := d.Tools.Lean().Call(context.Background(), "get_document", raw)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -409,7 +409,7 @@ func TestTools_ExpansionFetchesMissingPage(t *testing.T) {
 	// A lean search (the chat's context builder) answers from the index
 	// alone: nothing is fetched.
 	raw, _ := json.Marshal(map[string]any{"query": "pricing frequently asked questions"})
-	res, err := d.Tools.Call(tool.Lean(ctx), "search_site", raw)
+	res, err := d.Tools.Lean().Call(ctx, "search_site", raw)
 	if err != nil {
 		t.Fatal(err)
 	}
