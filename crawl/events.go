@@ -8,6 +8,7 @@ import (
 
 	"github.com/sourcegraph/conc/pool"
 
+	"github.com/askwp/askwpd/freshness"
 	"github.com/askwp/askwpd/store"
 	"github.com/askwp/askwpd/wp"
 )
@@ -15,10 +16,6 @@ import (
 // MaxEventAttempts bounds retries of an event whose work keeps failing
 // (the site answering 5xx, say); the nightly pass covers it after that.
 const MaxEventAttempts = 8
-
-// EventTick is how often the worker looks at the queue without a nudge:
-// events that failed are retried, and a restart finds what was pending.
-const EventTick = 10 * time.Second
 
 // ReceiveEvents stores a batch of verified events, then takes every page
 // an event says is no longer public out of search at once, before the
@@ -106,7 +103,7 @@ func (c *Crawler) StartEvents(ctx context.Context, catchUp bool) (stop func()) {
 				c.Log.Warn("Unable to catch up on changes made while the daemon was down; the next pass will", "error", err)
 			}
 		}
-		t := time.NewTicker(EventTick)
+		t := time.NewTicker(freshness.EventTick)
 		defer t.Stop()
 		lastPrune := time.Time{}
 		for {
@@ -118,9 +115,9 @@ func (c *Crawler) StartEvents(ctx context.Context, catchUp bool) (stop func()) {
 				continue
 			}
 			c.startRecrawl(ctx, &recrawls)
-			if time.Since(lastPrune) > time.Hour {
+			if time.Since(lastPrune) > freshness.EventPruneEvery {
 				lastPrune = time.Now()
-				if _, err := c.Store.PruneEvents(ctx, c.Store.Now().Add(-24*time.Hour)); err != nil && ctx.Err() == nil {
+				if _, err := c.Store.PruneEvents(ctx, c.Store.Now().Add(-freshness.EventKeep)); err != nil && ctx.Err() == nil {
 					c.Log.Warn("Unable to prune events", "error", err)
 				}
 			}

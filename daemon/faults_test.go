@@ -28,6 +28,7 @@ import (
 	"github.com/askwp/askwpd/api"
 	"github.com/askwp/askwpd/config"
 	"github.com/askwp/askwpd/crawl"
+	"github.com/askwp/askwpd/freshness"
 	"github.com/askwp/askwpd/internal/wptest"
 	"github.com/askwp/askwpd/store"
 	"github.com/askwp/askwpd/tool"
@@ -632,11 +633,11 @@ func TestFaults_DatabaseDown(t *testing.T) {
 	// connection attempts over a window longer than the event worker's
 	// tick. The window must hold the worker's retry on its own tick, or the
 	// count proves nothing on a machine too loaded to tick in time.
-	window := crawl.EventTick + 2*time.Second
+	window := freshness.EventTick + 2*time.Second
 	mark := logs.mark()
 	w0 := dbp.accepts.Load()
 	idleFrom := time.Now()
-	logs.waitLine(t, mark, "Event not applied; will retry", crawl.EventTick+30*time.Second)
+	logs.waitLine(t, mark, "Event not applied; will retry", freshness.EventTick+30*time.Second)
 	// The rest of the window is time left alone, over which the rate is
 	// measured: it waits for nothing.
 	time.Sleep(window - time.Since(idleFrom))

@@ -7,6 +7,8 @@ import (
 	"runtime/debug"
 	rtmetrics "runtime/metrics"
 	"time"
+
+	"github.com/askwp/askwpd/freshness"
 )
 
 // LimitMemory sets the Go runtime's soft memory limit from the live heap,
@@ -36,7 +38,7 @@ func LimitMemory(ctx context.Context) {
 	setMemoryLimit(int64(ms.HeapAlloc))
 	go func() {
 		sample := []rtmetrics.Sample{{Name: "/gc/heap/live:bytes"}}
-		t := time.NewTicker(time.Minute)
+		t := time.NewTicker(freshness.MemoryLimitEvery)
 		defer t.Stop()
 		for {
 			select {

@@ -18,14 +18,11 @@ import (
 
 	"github.com/askwp/askwpd/api"
 	"github.com/askwp/askwpd/crawl"
+	"github.com/askwp/askwpd/freshness"
 	"github.com/askwp/askwpd/store"
 	"github.com/askwp/askwpd/tool"
 	"github.com/askwp/askwpd/wp"
 )
-
-// siteResync is how often a network's blogs table is read again, for
-// sites created, archived or opted out while no event said so.
-const siteResync = 5 * time.Minute
 
 // network is the daemon's sites, by blog id, and what they share: a
 // single site is a network of one; a multisite install's indexable sites
@@ -274,7 +271,7 @@ func (d *Daemon) serveNetwork(bg context.Context) func() {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		t := time.NewTicker(siteResync)
+		t := time.NewTicker(freshness.SiteResync)
 		defer t.Stop()
 		for {
 			select {

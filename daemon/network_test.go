@@ -25,6 +25,7 @@ import (
 	"github.com/askwp/askwpd/api"
 	"github.com/askwp/askwpd/chat"
 	"github.com/askwp/askwpd/config"
+	"github.com/askwp/askwpd/freshness"
 	"github.com/askwp/askwpd/internal/llmtest"
 	"github.com/askwp/askwpd/internal/wptest"
 	"github.com/askwp/askwpd/store"
@@ -697,13 +698,13 @@ func TestNetwork_RealWordPress(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		// Within statusViewGap of the reading, the commit does not make the
+		// Within freshness.StatusViewGap of the reading, the commit does not make the
 		// next request read again.
 		got, scraped := docsOf(st), scrape(t, d)[label]
-		if (got != before || scraped != float64(before)) && time.Since(v.at) < statusViewGap {
+		if (got != before || scraped != float64(before)) && time.Since(v.at) < freshness.StatusViewGap {
 			t.Errorf("just after a page left site %d: status %d, metrics %v documents, want the view's %d", s.ID, got, scraped, before)
 		}
-		waitFor(t, statusViewAge+5*time.Second, fmt.Sprintf("site %d's removal in the status and the metrics", s.ID), func() bool {
+		waitFor(t, freshness.StatusViewAge+5*time.Second, fmt.Sprintf("site %d's removal in the status and the metrics", s.ID), func() bool {
 			st, err := d.Status(ctx)
 			if err != nil {
 				t.Fatal(err)

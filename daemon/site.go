@@ -12,6 +12,7 @@ import (
 	"github.com/askwp/askwpd/chat"
 	"github.com/askwp/askwpd/crawl"
 	"github.com/askwp/askwpd/embed"
+	"github.com/askwp/askwpd/freshness"
 	"github.com/askwp/askwpd/search"
 	"github.com/askwp/askwpd/store"
 	"github.com/askwp/askwpd/tool"
@@ -182,7 +183,7 @@ func (d *Daemon) loadSearchIndex(ctx context.Context, s *Site, loaded func(conte
 		}
 	}
 	d.warmSite(ctx, s)
-	t := time.NewTicker(snapshotQuiet)
+	t := time.NewTicker(freshness.SnapshotQuiet)
 	defer t.Stop()
 	keepSnapshot(ctx, s.Search, t.C, s.log)
 }

@@ -69,10 +69,6 @@ var buildIDOnce = sync.OnceValues(func() (string, error) {
 // any change to the code it was built from.
 func buildID() (string, error) { return buildIDOnce() }
 
-// snapshotQuiet is how long the search index must go without a commit
-// before the daemon writes its snapshot again.
-const snapshotQuiet = 5 * time.Minute
-
 // keepSnapshot writes the search index's snapshot again whenever the
 // index went from one tick to the next without following a commit, until
 // ctx ends. A commit removes the snapshot (it no longer matches the

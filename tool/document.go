@@ -6,16 +6,12 @@ import (
 	"errors"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/askwp/askwpd/extract"
+	"github.com/askwp/askwpd/freshness"
 	"github.com/askwp/askwpd/search"
 	"github.com/askwp/askwpd/store"
 )
-
-// staleAfter is how old a fetch may be before get_document calls the page
-// stale even when the site reports no change.
-const staleAfter = 7 * 24 * time.Hour
 
 func (s *Service) toolGetDocument(ctx context.Context, raw json.RawMessage, c *toolCall) (any, error) {
 	var a DocumentArgs
@@ -102,13 +98,13 @@ func itoa(n int) string {
 // stale reports a page the site changed after it was fetched, or that
 // was fetched long ago.
 func (s *Service) stale(ctx context.Context, doc *store.Document) bool {
-	if doc.FetchedAt.IsZero() || s.Store.Now().Sub(doc.FetchedAt) > staleAfter {
+	if doc.FetchedAt.IsZero() || s.Store.Now().Sub(doc.FetchedAt) > freshness.PageStaleAfter {
 		return true
 	}
 	if st, err := s.Store.FindURL(ctx, doc.URL); err == nil && st.LastMod.After(doc.FetchedAt) {
 		return true
 	}
-	return !doc.Modified.IsZero() && doc.Modified.After(doc.FetchedAt.Add(time.Minute))
+	return !doc.Modified.IsZero() && doc.Modified.After(doc.FetchedAt.Add(freshness.ModifiedSlack))
 }
 
 // pageOf cuts text[start:start+max], ending at a line break when one is
