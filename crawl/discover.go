@@ -154,7 +154,7 @@ func (c *Crawler) discover(ctx context.Context, opt IndexOptions) (items []store
 				}
 			}
 			fresh = append(fresh, p)
-			c.addPost(ds, p, SourceDB, postURLs)
+			c.addPost(ds, p, SourceDB, postURLs, nil)
 		}
 		public = postMap(fresh)
 		ok = !smFault
@@ -166,7 +166,7 @@ func (c *Crawler) discover(ctx context.Context, opt IndexOptions) (items []store
 		// 4. The posts page, when it is not the home page.
 		if c.Site.PageForPosts > 0 {
 			if p := public[c.Site.PageForPosts]; p != nil {
-				c.addPost(ds, p, SourceArchive, postURLs)
+				c.addPost(ds, p, SourceArchive, postURLs, public)
 			}
 		}
 	}
@@ -226,7 +226,7 @@ func (c *Crawler) addMenu(ds *discovery, menu []wp.MenuLink, public map[int64]*w
 	for _, l := range menu {
 		switch {
 		case l.PostID > 0 && public[l.PostID] != nil:
-			c.addPost(ds, public[l.PostID], SourceMenu, postURLs)
+			c.addPost(ds, public[l.PostID], SourceMenu, postURLs, public)
 		case l.PostID > 0:
 			// Not a public post: never fetched on the menu's word.
 		case l.URL != "":
@@ -236,18 +236,20 @@ func (c *Crawler) addMenu(ds *discovery, menu []wp.MenuLink, public map[int64]*w
 }
 
 // addPost targets a post at the address its page was last indexed at, or
-// at /?p=ID, which WordPress redirects to the permalink. Posts the
+// at its permalink, or at /?p=ID, which WordPress redirects to the
+// permalink (see postAddress). A menu's page is then the sitemap's URL,
+// not a second row that the pass skips once the post is fetched. Posts the
 // database alone names without a known address wait: the pass adds them
 // once the URL sources are crawled and it knows which posts those covered
 // (see missingPosts), so a large site's frontier does not hold every post
 // twice.
-func (c *Crawler) addPost(ds *discovery, p *wp.Post, source string, postURLs map[int64]string) {
+func (c *Crawler) addPost(ds *discovery, p *wp.Post, source string, postURLs map[int64]string, public map[int64]*wp.Post) {
 	if u := postURLs[p.ID]; u != "" {
 		ds.add(u, source, p.Modified, p.ID, prioURL)
 		return
 	}
 	if source != SourceDB {
-		ds.add(c.postURL(p.ID, p), source, p.Modified, p.ID, prioPost)
+		ds.add(c.postAddress(p.ID, p, public), source, p.Modified, p.ID, prioPost)
 	}
 }
 

@@ -430,7 +430,7 @@ func (c *Crawler) refreshPost(ctx context.Context, w *postWork) error {
 	} else if urls, err := c.Store.PostDocuments(ctx, w.id); err == nil && len(urls) > 0 {
 		target = urls[0]
 	} else {
-		target = c.postAddress(w.id, post)
+		target = c.postAddress(w.id, post, nil)
 	}
 	out, err := c.renderNow(ctx, target, w, post)
 	if err != nil {

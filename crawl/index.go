@@ -283,23 +283,16 @@ func (c *Crawler) crawlQueue(ctx context.Context, ps *passState, q *queue, brk *
 					q.done(t)
 					return
 				}
-				ps.mu.Lock()
-				// Covered already: its post was fetched at its permalink, or
-				// another row's redirect landed on it.
-				skip := t.PostID > 0 && postIDURL(t.URL) && ps.seenPost[t.PostID] || ps.seenURL[t.URL]
-				over := !skip && ps.fetched >= budget
-				if !skip && !over {
-					ps.fetched++
-				}
-				ps.mu.Unlock()
+				covered, skip, over := ps.claim(t, budget)
 				switch {
 				case over:
 					exhausted.Store(true)
 					q.stop()
 					q.done(t)
 				case skip:
-					// No write: a resumed pass skips it the same way, and the
-					// end of the pass clears the frontier.
+					if covered {
+						c.recordCovered(ctx, ps, t)
+					}
 					q.done(t)
 				default:
 					f := c.crawlFetch(ctx, ps, t)
@@ -315,6 +308,34 @@ func (c *Crawler) crawlQueue(ctx context.Context, ps *passState, q *queue, brk *
 	close(results)
 	procs.Wait()
 	return exhausted.Load()
+}
+
+// claim decides whether the pass fetches t, counting it against the
+// budget if so. skip: covered already, its post fetched at its permalink
+// (covered: t is a /?p=ID row) or another row's redirect landed on it.
+// over: the budget is spent.
+func (ps *passState) claim(t *store.URLState, budget int) (covered, skip, over bool) {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	covered = t.PostID > 0 && postIDURL(t.URL) && ps.seenPost[t.PostID] && !ps.seenURL[t.URL]
+	skip = covered || ps.seenURL[t.URL]
+	over = !skip && ps.fetched >= budget
+	if !skip && !over {
+		ps.fetched++
+	}
+	return covered, skip, over
+}
+
+// recordCovered records a /?p=ID row whose post the pass fetched at its
+// permalink: it is that page, as a redirect would have shown, and leaves
+// the frontier as a duplicate rather than stay pending. Other skips need
+// no write: a resumed pass skips them the same way, and the end of the
+// pass clears the frontier.
+func (c *Crawler) recordCovered(ctx context.Context, ps *passState, t *store.URLState) {
+	rec := store.URLResult{Status: "duplicate", PostID: t.PostID, Run: ps.run.ID}
+	if err := c.Store.RecordFetch(context.WithoutCancel(ctx), t.URL, rec); err != nil {
+		c.Log.Error("Unable to record fetch", "url", t.URL, "error", err)
+	}
 }
 
 // breaker counts the site's failures in a pass. A site that is down
@@ -384,7 +405,7 @@ func (c *Crawler) missingPosts(ctx context.Context, ps *passState) []*store.URLS
 	rows := make([]*store.URLState, len(ids))
 	for i, id := range ids {
 		p := ps.public[id]
-		items[i] = store.FrontierItem{URL: c.postAddress(id, p), Sources: []string{SourceDB}, PostID: id, LastMod: p.Modified, Priority: prioPost}
+		items[i] = store.FrontierItem{URL: c.postAddress(id, p, ps.public), Sources: []string{SourceDB}, PostID: id, LastMod: p.Modified, Priority: prioPost}
 		rows[i] = &store.URLState{URL: items[i].URL, Sources: items[i].Sources, PostID: id, Priority: prioPost,
 			RunID: ps.run.ID, Queued: true}
 	}
@@ -581,14 +602,21 @@ func (c *Crawler) isListing(u string, body []byte) bool { return isArchive(body)
 var permalinkTag = regexp.MustCompile(`%[a-z_]+%`)
 
 // permalink spells a post's address as WordPress does for the common
-// structures (dates, %postname%, %post_id%), so a post the index has no
-// page for is fetched where it is, not as /?p=ID, which WordPress first
-// answers with a redirect: a quarter of a render. "" where it cannot
-// tell: another post type (its own base), a tag such as %category%, no
-// slug. A wrong guess is a 404, after which the caller asks /?p=ID.
-func (c *Crawler) permalink(p *wp.Post) string {
+// structures (dates, %postname%, %post_id%), and a page's (its slug under
+// its parents', found in pages), so a post the index has no page for is
+// fetched where it is, not as /?p=ID, which WordPress first answers with a
+// redirect: a quarter of a render. "" where it cannot tell: another post
+// type (its own base), a tag such as %category%, no slug, a parent page not
+// in pages. A wrong guess is a 404, after which the caller asks /?p=ID.
+func (c *Crawler) permalink(p *wp.Post, pages map[int64]*wp.Post) string {
 	s, _ := c.structure.Load().(string)
-	if !strings.HasPrefix(s, "/") || p == nil || p.Type != "post" || p.Name == "" || p.Date.IsZero() {
+	if !strings.HasPrefix(s, "/") || p == nil || p.Name == "" {
+		return ""
+	}
+	if p.Type == "page" {
+		return c.pageLink(p, s, pages)
+	}
+	if p.Type != "post" || p.Date.IsZero() {
 		return ""
 	}
 	d, known := p.Date, true
@@ -620,10 +648,39 @@ func (c *Crawler) permalink(p *wp.Post) string {
 	return c.Site.URL + path
 }
 
+// pageLink is a page's address under the permalink structure s: the home
+// page for the static front page, else the slugs of its parents and its own
+// (WordPress's %pagename%), with the structure's trailing slash.
+func (c *Crawler) pageLink(p *wp.Post, s string, pages map[int64]*wp.Post) string {
+	if p.ID == c.Site.PageOnFront {
+		return c.Site.URL + "/"
+	}
+	path := p.Name
+	seen := map[int64]bool{p.ID: true}
+	for parent := p.Parent; parent != 0; {
+		pp := pages[parent]
+		if pp == nil || pp.Name == "" || seen[parent] {
+			return ""
+		}
+		seen[parent] = true
+		path = pp.Name + "/" + path
+		parent = pp.Parent
+	}
+	root := ""
+	if strings.HasPrefix(s, "/index.php/") {
+		root = "/index.php"
+	}
+	if strings.HasSuffix(s, "/") {
+		path += "/"
+	}
+	return c.Site.URL + root + "/" + path
+}
+
 // postAddress is where to fetch a post whose page the index does not
-// know: its permalink when that can be spelled, else /?p=ID.
-func (c *Crawler) postAddress(id int64, p *wp.Post) string {
-	if u := c.permalink(p); u != "" {
+// know: its permalink when that can be spelled (pages holds the public
+// pages, for a page's parents), else /?p=ID.
+func (c *Crawler) postAddress(id int64, p *wp.Post, pages map[int64]*wp.Post) string {
+	if u := c.permalink(p, pages); u != "" {
 		return u
 	}
 	return c.postURL(id, p)
@@ -653,11 +710,21 @@ type outcome struct {
 }
 
 // passwordForm marks a page that WordPress rendered for a visitor who
-// must type a password: never public content.
+// must type a password.
 var (
 	passwordForm = []byte(`post-password-form`)
 	bodyClassRe  = regexp.MustCompile(`<body[^>]*class="([^"]*)"`)
 )
+
+// protected reports a page WordPress rendered for a visitor who must type
+// its password: never public content. A blog index or an archive lists a
+// password-protected post with its form, in that post's item; such a page
+// is a listing (the extractor leaves the item out). The extractor tells
+// the page's own form from a listed post's (Result.Protected); any form on
+// a page that names no post and is no listing counts as the page's.
+func protected(body []byte, res *extract.Result) bool {
+	return res.Protected || bytes.Contains(body, passwordForm) && res.PostID == 0 && !isArchive(body)
+}
 
 // indexURL does the work of one page and says what happened, both for the
 // run counters and the frontier row. public, when not nil, holds posts the
@@ -744,7 +811,7 @@ func (c *Crawler) indexPage(ctx context.Context, page *Page, sources []string, p
 			}
 		}
 	}
-	if bytes.Contains(page.Body, passwordForm) || (c.WP != nil && res.PostID > 0 && (post == nil || !post.Public())) {
+	if protected(page.Body, res) || (c.WP != nil && res.PostID > 0 && (post == nil || !post.Public())) {
 		rec.Status = "private"
 		removed, derr := c.Store.DeleteDocument(ctx, final)
 		if derr == nil && res.PostID > 0 {
@@ -796,20 +863,30 @@ func (c *Crawler) indexPage(ctx context.Context, page *Page, sources []string, p
 }
 
 // dropMovedCopies removes a post's pages at other addresses (an old slug
-// or permalink structure), keeping its own sub-pages (page/2/).
+// or permalink structure), keeping its own sub-pages (page/2/) and, when
+// keep is one of them, the pages it is a sub-page of: a post split by
+// <!--nextpage--> is one post at /post/, /post/2/, /post/3/, fetched in
+// any order.
 func (c *Crawler) dropMovedCopies(ctx context.Context, postID int64, keep string) {
 	urls, err := c.Store.PostDocuments(ctx, postID)
 	if err != nil {
 		return
 	}
 	for _, u := range urls {
-		if u == keep || strings.HasPrefix(u, strings.TrimSuffix(keep, "/")+"/") {
+		if u == keep || strings.HasPrefix(u, strings.TrimSuffix(keep, "/")+"/") || subPage(keep, u) {
 			continue
 		}
 		if ok, err := c.Store.DeleteDocument(ctx, u); err == nil && ok {
 			c.Log.Info("Removed page", "url", u, "post_id", postID, "reason", "post moved to "+keep)
 		}
 	}
+}
+
+// subPage reports whether u is a numbered page of base: base/N or base/N/.
+func subPage(u, base string) bool {
+	rest, ok := strings.CutPrefix(u, strings.TrimSuffix(base, "/")+"/")
+	rest = strings.TrimSuffix(rest, "/")
+	return ok && rest != "" && strings.Trim(rest, "0123456789") == ""
 }
 
 func (c *Crawler) lookupPost(ctx context.Context, id int64) (*wp.Post, error) {

@@ -216,6 +216,12 @@ var roleNoise = map[string]bool{
 
 // isNoise reports whether an element inside the main content is boilerplate.
 func isNoise(n *html.Node) bool {
+	if n.DataAtom == atom.Main || strings.EqualFold(attr(n, "role"), "main") {
+		// The main landmark is never boilerplate, whatever its words:
+		// WordPress 7 names it the skip link's target (id
+		// "wp--skip-link--target").
+		return false
+	}
 	switch n.DataAtom {
 	case atom.Nav, atom.Aside, atom.Footer, atom.Form, atom.Menu, atom.Figcaption:
 		return !forced(n)
@@ -290,8 +296,10 @@ func noiseAttr(v string, words map[string]bool) bool {
 }
 
 // cleanContent removes boilerplate below root (root itself is kept): noise
-// elements, then link-dense lists and boxes.
-func cleanContent(root *html.Node) {
+// elements, then link-dense lists and boxes. In a post's own text (post, see
+// selectContent) a list of links is the author's (a reading list, the
+// resources of a how-to) and stays; boxes of links are still the plugins'.
+func cleanContent(root *html.Node, post bool) {
 	var dead []*html.Node
 	total := measureClean(root).text
 	walk(root, func(n *html.Node) bool {
@@ -320,7 +328,7 @@ func cleanContent(root *html.Node) {
 		}
 		switch n.DataAtom {
 		case atom.Ul, atom.Ol, atom.Dl, atom.Div, atom.Section, atom.Table:
-			if forced(n) {
+			if forced(n) || post && (n.DataAtom == atom.Ul || n.DataAtom == atom.Ol) {
 				return true
 			}
 			s := measure(n)
@@ -334,7 +342,7 @@ func cleanContent(root *html.Node) {
 	for _, n := range dead {
 		removeNode(n)
 	}
-	dropIllustrations(root)
+	dropIllustrations(root, post)
 }
 
 // captionMax is the most text (characters) an illustration block may carry and
@@ -344,7 +352,13 @@ const captionMax = 200
 // dropIllustrations removes picture blocks: an element holding an image and
 // no more than a caption's worth of text. Images never reach the output, and a
 // caption or photo credit read without its picture is noise in the text.
-func dropIllustrations(root *html.Node) {
+//
+// In a post's own text (post), a block of WordPress's layout (a column, a
+// group, a cover, media and text) is not a picture box however little text
+// it holds beside its picture: the author set that text there. Only the
+// picture blocks inside it (an image or gallery block, a classic caption)
+// are.
+func dropIllustrations(root *html.Node, post bool) {
 	var dead []*html.Node
 	walk(root, func(n *html.Node) bool {
 		if n == root || n.Type != html.ElementNode {
@@ -353,6 +367,9 @@ func dropIllustrations(root *html.Node) {
 		switch n.DataAtom {
 		case atom.Figure, atom.Div, atom.Span, atom.A, atom.Section:
 		default:
+			return true
+		}
+		if post && layoutBlock(n) {
 			return true
 		}
 		if forced(n) || !hasImage(n) {
@@ -365,6 +382,10 @@ func dropIllustrations(root *html.Node) {
 		return true
 	})
 	for _, n := range dead {
+		if post {
+			// The renderer keeps a label of the picture (see trimTail).
+			n.Parent.InsertBefore(marker("picture"), n)
+		}
 		removeNode(n)
 	}
 }

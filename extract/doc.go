@@ -7,6 +7,17 @@
 //	main-content selection (container, readability, body) -> bluemonday ->
 //	Markdown + plain text -> quality flags -> chunks
 //
+// On a singular WordPress page (the body classes name the post) whose markup
+// has one wrapper of the post's content (core's post-content block, or the
+// entry-content of classic themes) that is not inside another post's
+// container, the text is that wrapper's, at any length: a one-line page is
+// its line, never the template around it. Core's theme and widget blocks
+// (site title, post title, date, author, terms, navigation, comments, query
+// loops, latest posts...) are the site's data, not the post's text, wherever
+// they stand; on listings the query loops stay. Inside a post's own text the
+// cleaning keeps what it must guess at elsewhere: lists of links, the text
+// laid out beside a picture, and labels followed by more text.
+//
 // Main-content selection is structural, never keyed to a site: the chosen
 // container is widened to its repeated peers (forum posts, recipe or CMS
 // sections: same tag and base class at the same place under repeated siblings;

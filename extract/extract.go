@@ -56,9 +56,14 @@ type Result struct {
 	FetchedAt time.Time `json:"fetched_at"`
 	// Truncated reports that the input exceeded MaxBytes and was cut.
 	Truncated bool `json:"truncated,omitempty"`
+	// Protected reports that WordPress asks here for the password of the
+	// page's own post: the page shows a password form, and not in a listed
+	// post's item (see protectedPage). Its text is never content.
+	Protected bool `json:"protected,omitempty"`
 }
 
-// Link is an outgoing link of the page.
+// Link is an outgoing link of the page. Text is its anchor text when the
+// link is in the main content, "" for the template's links (see anchorTexts).
 type Link struct {
 	URL  string `json:"url"`
 	Text string `json:"text"`
@@ -116,22 +121,27 @@ func Extract(ctx context.Context, r io.Reader, opt Options) (res *Result, err er
 
 	meta := collectMeta(doc)
 	res.Links = collectLinks(doc, base)
+	res.Protected = protectedPage(doc)
 	preclean(doc)
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("extract: %w", err)
 	}
+	// The headlines are read before content selection cuts the page down:
+	// the title is the page's, wherever its <h1> stands.
+	meta.h1s = headlines(doc)
 
-	node, source := selectContent(doc, base)
+	node, source, post := selectContent(doc, base)
 	res.Source = source
+	anchorTexts(res.Links, node, base)
 	if node != nil {
 		node = sanitize(node)
 		rd := newRenderer(base)
 		rd.render(node)
 		rd.flush()
-		rd.trimTail()
+		rd.trimTail(post)
 		res.Markdown, res.Text = rd.output()
 	}
-	fillMeta(res, meta, doc, base, opt)
+	fillMeta(res, meta, base, opt)
 	finish(res, opt, res.Title)
 	return res, nil
 }
@@ -152,7 +162,7 @@ func finish(res *Result, opt Options, title string) {
 	}
 }
 
-func fillMeta(res *Result, m *pageMeta, doc *html.Node, base *url.URL, opt Options) {
+func fillMeta(res *Result, m *pageMeta, base *url.URL, opt Options) {
 	site := opt.SiteName
 	if site == "" {
 		site = m.metas["og:site_name"]
@@ -162,7 +172,7 @@ func fillMeta(res *Result, m *pageMeta, doc *html.Node, base *url.URL, opt Optio
 		title = m.ld.headline
 	}
 	if title == "" {
-		title = pickTitle(m.title, site, doc)
+		title = pickTitle(m.title, site, m.h1s)
 	}
 	res.Title = stripSiteName(title, site)
 
@@ -263,6 +273,45 @@ func excerpt(text string, max int) string {
 	return cut + "…"
 }
 
+// anchorTexts keeps the text of the links the content holds, and only
+// theirs: a link's text elsewhere on the page is the template's (menus, post
+// navigation, "More posts", a sidebar's recent posts), made of other posts'
+// titles, the password-protected ones' included. The links themselves stay
+// for discovery.
+func anchorTexts(links []Link, content *html.Node, base *url.URL) {
+	inContent := map[string]string{}
+	if content != nil {
+		walk(content, func(n *html.Node) bool {
+			if n.Type != html.ElementNode || n.DataAtom != atom.A {
+				return true
+			}
+			if u := linkURL(n, base); u != "" {
+				if t := textContent(n); t != "" && inContent[u] == "" {
+					inContent[u] = t
+				}
+			}
+			return false
+		})
+	}
+	for i := range links {
+		links[i].Text = inContent[links[i].URL]
+	}
+}
+
+// linkURL is the absolute address of a link, without its fragment, or "".
+func linkURL(n *html.Node, base *url.URL) string {
+	href := attr(n, "href")
+	if href == "" || strings.HasPrefix(href, "#") {
+		return ""
+	}
+	u := resolveURL(base, href)
+	if u == nil {
+		return ""
+	}
+	u.Fragment, u.RawFragment = "", ""
+	return u.String()
+}
+
 // collectLinks returns the page's outgoing links (absolute, deduplicated, without
 // fragments), from the whole page including navigation: they feed discovery.
 func collectLinks(doc *html.Node, base *url.URL) []Link {
@@ -275,16 +324,10 @@ func collectLinks(doc *html.Node, base *url.URL) []Link {
 		if n.Type != html.ElementNode || n.DataAtom != atom.A {
 			return true
 		}
-		href := attr(n, "href")
-		if href == "" || strings.HasPrefix(href, "#") {
+		abs := linkURL(n, base)
+		if abs == "" {
 			return false
 		}
-		u := resolveURL(base, href)
-		if u == nil {
-			return false
-		}
-		u.Fragment, u.RawFragment = "", ""
-		abs := u.String()
 		text := textContent(n)
 		if text == "" {
 			text = attr(n, "title")
@@ -406,10 +449,8 @@ func plainToMarkdown(txt string) string {
 	return strings.Join(lines, "\n\n")
 }
 
-// pickTitle chooses between <title> and the page's <h1> elements: an h1 that the
-// <title> contains is the headline without the site decoration; otherwise the
-// <title> minus the site name, or its longest part around a separator.
-func pickTitle(docTitle, site string, doc *html.Node) string {
+// headlines returns the text of the page's first <h1> elements.
+func headlines(doc *html.Node) []string {
 	var h1s []string
 	walk(doc, func(n *html.Node) bool {
 		if n.Type == html.ElementNode && n.DataAtom == atom.H1 {
@@ -420,6 +461,13 @@ func pickTitle(docTitle, site string, doc *html.Node) string {
 		}
 		return true
 	})
+	return h1s
+}
+
+// pickTitle chooses between <title> and the page's <h1> elements: an h1 that the
+// <title> contains is the headline without the site decoration; otherwise the
+// <title> minus the site name, or its longest part around a separator.
+func pickTitle(docTitle, site string, h1s []string) string {
 	lt := strings.ToLower(docTitle)
 	best := ""
 	for _, h := range h1s {

@@ -28,6 +28,7 @@ type pageMeta struct {
 	relAuthor  string
 	articleCls string // class of <article id="post-N">
 	byline     string // text of an author-name element
+	h1s        []string
 }
 
 // underClass reports whether an ancestor of n (up to depth levels) has a class containing sub.

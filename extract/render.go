@@ -17,6 +17,11 @@ type block struct {
 	code    bool
 	heading int
 	links   int // runes of link text in txt
+	quote   bool
+	// introduces: right after the block came a picture or the links to the
+	// post's next page, which the text leaves out ("Eight columns:", then a
+	// gallery).
+	introduces bool
 }
 
 // renderer turns a cleaned content subtree into Markdown and plain text at once,
@@ -45,8 +50,9 @@ func newRenderer(base *url.URL) *renderer { return &renderer{base: base} }
 // trimTail drops the boilerplate that survives cleaning after the article's
 // last paragraph of prose: "Related" / "More on this" headings whose lists were
 // removed, link-only lines ("Back to overview"), and short label lines that do
-// not end like a sentence ("Share this article", "Tags").
-func (r *renderer) trimTail() {
+// not end like a sentence ("Share this article", "Tags"). post says the blocks
+// are a post's own text (see selectContent).
+func (r *renderer) trimTail(post bool) {
 	last := -1
 	for i, b := range r.blocks {
 		if b.heading == 0 && !b.code && isProse(b) {
@@ -77,8 +83,21 @@ func (r *renderer) trimTail() {
 		}
 		kept = append(kept, b)
 	}
-	for _, b := range r.blocks[last+1:] {
-		if tailJunk(b) {
+	// In a post's own text (post), a label or link line followed by text
+	// ("Delete Tag", then a sentence; a list item that is half link) belongs
+	// to that text: only the trailing run of junk goes, and of it neither a
+	// list (see cleanContent), nor a quote, nor a label (no link) of a picture
+	// or of the next page.
+	tail := r.blocks[last+1:]
+	trailing := 0
+	if post {
+		trailing = len(tail)
+		for trailing > 0 && tailJunk(tail[trailing-1]) {
+			trailing--
+		}
+	}
+	for i, b := range tail {
+		if tailJunk(b) && i >= trailing && !(post && (b.list || b.quote || b.introduces && b.links == 0)) {
 			continue
 		}
 		kept = append(kept, b)
@@ -169,10 +188,15 @@ func (r *renderer) render(n *html.Node) {
 		return
 	}
 	switch n.DataAtom {
-	case atom.Script, atom.Style, atom.Noscript, atom.Template, atom.Svg, atom.Math, atom.Img, atom.Picture,
+	case atom.Img, atom.Picture, atom.Hr:
+		if n.DataAtom != atom.Hr || attr(n, markerAttr) != "" {
+			r.introduce()
+		}
+		return
+	case atom.Script, atom.Style, atom.Noscript, atom.Template, atom.Svg, atom.Math,
 		atom.Input, atom.Button, atom.Select, atom.Textarea, atom.Option, atom.Iframe, atom.Object,
 		atom.Embed, atom.Video, atom.Audio, atom.Canvas, atom.Map, atom.Head, atom.Title, atom.Meta,
-		atom.Link, atom.Source, atom.Track, atom.Hr:
+		atom.Link, atom.Source, atom.Track:
 		return
 	case atom.Br:
 		r.lineBreak()
@@ -361,6 +385,14 @@ func (r *renderer) text(s string) {
 	}
 }
 
+// introduce marks the last block as the label of what follows it, when
+// nothing came in between.
+func (r *renderer) introduce() {
+	if len(strings.TrimSpace(string(r.txt))) == 0 && len(r.blocks) > 0 {
+		r.blocks[len(r.blocks)-1].introduces = true
+	}
+}
+
 func (r *renderer) lineBreak() {
 	if len(r.txt) == 0 || endsWithNL(r.txt) {
 		return
@@ -380,7 +412,7 @@ func (r *renderer) flush() {
 	if txt == "" {
 		return
 	}
-	b := block{txt: txt, links: links}
+	b := block{txt: txt, links: links, quote: r.quote > 0}
 	lines := strings.Split(md, "\n")
 	for i := range lines {
 		lines[i] = strings.TrimSpace(lines[i])

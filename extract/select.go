@@ -69,18 +69,37 @@ func (c candidate) good() float64 {
 }
 
 // selectContent picks the main-content node and cleans it. Order: a forced
-// container, the largest WordPress/CMS content container, the largest <article>,
-// <main>, [role=main]; then readability scoring when none of those holds enough
-// non-link text; then the body.
-func selectContent(doc *html.Node, base *url.URL) (*html.Node, string) {
+// container; on a singular WordPress page, the one element its post's content
+// was printed into, at any length (post is then true: the node is the post's
+// own text, see theContent); the largest WordPress/CMS content container, the
+// largest <article>, <main>, [role=main]; then readability scoring when none of
+// those holds enough non-link text; then the body.
+func selectContent(doc *html.Node, base *url.URL) (n *html.Node, source string, post bool) {
 	body := findFirst(doc, func(n *html.Node) bool { return n.DataAtom == atom.Body })
 	if body == nil {
 		body = doc
 	}
 	if f := findFirst(body, func(n *html.Node) bool { return forced(n) && attr(n, "data-askwp") != "keep" }); f != nil {
-		cleanContent(f)
-		return f, "forced"
+		cleanContent(f, false)
+		return f, "forced", false
 	}
+	if pc, ok := theContent(body); ok {
+		if pc == nil {
+			return nil, "wp_content", true
+		}
+		pullLead(pc, body)
+		dropChromeBlocks(pc, true)
+		unwrapButtons(pc)
+		cleanContent(pc, true)
+		return pc, "wp_content", true
+	}
+	n, source = selectByScore(doc, body, base)
+	return n, source, false
+}
+
+// selectByScore is the selection for pages whose markup does not name their
+// content: candidates ranked by their non-link text.
+func selectByScore(doc, body *html.Node, base *url.URL) (*html.Node, string) {
 
 	var wp, art, mainEl, roleMain []candidate
 	walk(body, func(n *html.Node) bool {
@@ -148,22 +167,25 @@ func selectContent(doc *html.Node, base *url.URL) (*html.Node, string) {
 		if m := mergeRepeated(n, body); m != nil {
 			n = m
 		}
-		cleanContent(n)
+		dropChromeBlocks(n, false)
+		cleanContent(n, false)
 		return n, chosen.source
 	}
 	// Readability re-scores the whole tree; on multi-megabyte documents that
 	// costs seconds for little gain, so they go straight to the body.
 	if big := measure(body); big.text > 1<<20 {
-		cleanContent(body)
+		cleanContent(body, false)
 		return body, "body"
 	}
 	if n := readabilityNode(doc, base); n != nil {
-		cleanContent(n)
+		dropChromeBlocks(n, false)
+		cleanContent(n, false)
 		if s := measure(n); s.text-s.linkText >= minContent/2 {
 			return n, "readability"
 		}
 	}
-	cleanContent(body)
+	dropChromeBlocks(body, false)
+	cleanContent(body, false)
 	return body, "body"
 }
 
@@ -216,6 +238,7 @@ func sanitizer() *bluemonday.Policy {
 	policyOnce.Do(func() {
 		p := bluemonday.UGCPolicy()
 		p.AllowAttrs("class").Matching(regexp.MustCompile(`^language-[a-z0-9_+#.-]+$`)).OnElements("pre", "code")
+		p.AllowAttrs(markerAttr).Matching(regexp.MustCompile(`^(?:picture|pages)$`)).OnElements("hr")
 		policy = p
 	})
 	return policy

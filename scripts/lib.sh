@@ -20,6 +20,12 @@ case "$WP_VERSION" in
   6.1) WP_SOURCE=debian ;;
   *) WP_SOURCE="${ASKWPD_WP_TARBALL:-$ASKWPD_REPO_ROOT/../shared/wordpress/wordpress-$WP_VERSION.tar.gz}" ;;
 esac
+# Without ../shared (a clone on its own), the default falls back to Debian's 6.1, saying so;
+# a version asked for by name must be there.
+if [[ -z "${ASKWPD_WP_VERSION:-}" && "$WP_SOURCE" != debian && ! -f "$WP_SOURCE" ]]; then
+  printf '[wp] note: %s is missing: using Debian'"'"'s WordPress 6.1 instead\n' "$WP_SOURCE" >&2
+  WP_VERSION=6.1 WP_SOURCE=debian
+fi
 DEBIAN_WP_ROOT=/usr/share/wordpress
 # Unpacked releases, shared by every site of every checkout (read-only for them).
 WP_RELEASES_DIR="${ASKWPD_WP_RELEASES:-/var/cache/askwpd-test}"

@@ -16,7 +16,7 @@ export PATH="$PATH:/usr/local/go/bin"
 command -v go >/dev/null || { echo "test.sh: Go is not installed (want go 1.26)" >&2; exit 1; }
 read -r -a go_flags <<<"${ASKWPD_GO_TEST_FLAGS:-}"
 
-steps=(lint shim host network deb cluster go mcp bench wp61)
+steps=(lint shim host network deb cluster go mcp tut bench wp61)
 declare -A about=(
   [lint]="gofmt, go vet, staticcheck, deadcode, php -l, systemd-analyze verify on the unit"
   [shim]="the shim's suite inside WordPress 7.1 (php -S)"
@@ -26,6 +26,7 @@ declare -A about=(
   [cluster]="three serve processes: a post searchable on every node within 1 s"
   [go]="go test -race over every package, end-to-end tests included"
   [mcp]="/mcp judged by the official clients: the conformance suite and the TypeScript SDK (npm), every revision"
+  [tut]="the Theme Unit Test import on 7.1, one site per theme (Twenty Twenty-Five, Twenty Twenty-Four): extraction"
   [bench]="every testing.B benchmark, once (-benchtime=1x), so none can rot"
   [wp61]="Debian's WordPress 6.1: the shim's suite and the spine"
 )
@@ -111,8 +112,10 @@ step_network() {
 
 step_deb() {
   say "Debian package on the 7.1 nginx host"
-  # One at a time on a machine: it installs and purges a system package.
-  flock -w 1800 /tmp/askwpd-deb-test.lock bash scripts/deb-test.sh
+  # One at a time on a machine: it installs and purges a system package. -o: the
+  # test host's nginx and php-fpm, which outlive the test, must not inherit the
+  # lock (they held it for as long as they ran).
+  flock -o -w 1800 /tmp/askwpd-deb-test.lock bash scripts/deb-test.sh
 }
 
 step_cluster() {
@@ -130,7 +133,7 @@ step_go() {
   ensure_apt chromium chromium
   # The network's and the cluster's tests ran in their own steps.
   go test -race -count=1 -timeout 20m "${go_flags[@]}" \
-    -skip 'TestCluster_|^TestNetwork_RealWordPress$|^TestNetworkSiteSchedules$|^TestNetworkFromConfig$|^TestNetworkSites$|^TestMCP_OfficialClients$' ./...
+    -skip 'TestCluster_|^TestNetwork_RealWordPress$|^TestNetworkSiteSchedules$|^TestNetworkFromConfig$|^TestNetworkSites$|^TestMCP_OfficialClients$|^TestExtraction_ThemeUnitTest$' ./...
 }
 
 step_mcp() {
@@ -141,6 +144,16 @@ step_mcp() {
   say "MCP: the conformance suite and the TypeScript SDK against askwpd serve, and every revision's client"
   # The clients' test skips when they are not installed; here they are.
   ASKWPD_REQUIRE_MCP_CLIENTS=1 go test -race -count=1 "${go_flags[@]}" -run '^TestMCP' ./api/ ./cmd/askwpd/
+}
+
+step_tut() {
+  # Sites of their own, beside the seeded test site the other steps expect as seeded.
+  say "Theme Unit Test import on WordPress 7.1: Twenty Twenty-Five and Twenty Twenty-Four"
+  ASKWPD_SITE_NAME=tut ASKWPD_WP_STATE="$root/.wp-tut" bash scripts/wp-up.sh --wxr --quiet
+  ASKWPD_SITE_NAME=tut24 ASKWPD_WP_STATE="$root/.wp-tut24" ASKWPD_WP_THEME=twentytwentyfour \
+    bash scripts/wp-up.sh --wxr --quiet
+  ASKWPD_TEST_TUT_ENVS="$root/.wp-tut/env,$root/.wp-tut24/env" go test -race -count=1 "${go_flags[@]}" \
+    -run '^TestExtraction_ThemeUnitTest$' ./daemon/
 }
 
 step_bench() {
@@ -155,9 +168,9 @@ step_wp61() {
     bash scripts/wp-up.sh --quiet
   ASKWPD_TEST_WP_ENV="$state/env" bash scripts/shim-up.sh
   ASKWPD_TEST_WP_ENV="$state/env" ASKWPD_BIN="$(askwpd_bin)" bash wp-plugin-shim/tests/run.sh
-  say "the spine on 6.1: index, search, quotes, events, nothing private"
+  say "the spine on 6.1: index, extraction, search, quotes, events, nothing private"
   ASKWPD_TEST_WP_ENV="$state/env" go test -race -count=1 "${go_flags[@]}" \
-    -run '^(TestIndex_RealWordPress|TestEvents_RealWordPress|TestPrivate_NothingLeaks|TestTools_SearchSiteFindsEachPost|TestTools_VerifyQuoteFindsEveryPassage|TestChatGates)$' ./daemon/
+    -run '^(TestIndex_RealWordPress|TestExtraction_BlockThemePages|TestEvents_RealWordPress|TestPrivate_NothingLeaks|TestTools_SearchSiteFindsEachPost|TestTools_VerifyQuoteFindsEveryPassage|TestChatGates)$' ./daemon/
 }
 
 rm -f bin/askwpd.test-build

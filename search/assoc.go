@@ -5,6 +5,8 @@ import (
 	"slices"
 	"sort"
 	"sync"
+
+	"github.com/askwp/askwpd/search/index"
 )
 
 const (
@@ -39,17 +41,19 @@ type slotBuf struct {
 	// Scratch of associate's, kept with the buffer: the name words'
 	// counts and their places.
 	counts []assocCounts
-	wordAt map[*memTerm]int
+	wordAt map[*index.Term]int
 }
 
+// slotBufs pools the buffers: made anew at each search, BenchmarkWholePage
+// took 2.5 times as long and allocated 20 times the bytes.
 var slotBufs = sync.Pool{New: func() any { return &slotBuf{} }}
 
 // newSlotBuf takes a buffer covering m's slots; the caller holds m's read
 // lock, and calls release.
-func newSlotBuf(m *memIndex) *slotBuf {
+func newSlotBuf(m *index.Index) *slotBuf {
 	buf := slotBufs.Get().(*slotBuf)
-	if len(buf.has) < len(m.slots) {
-		buf.doc, buf.has, buf.page = make([]uint16, len(m.slots)), make([]uint16, len(m.slots)), make([]uint8, len(m.slots))
+	if n := m.NumSlots(); len(buf.has) < n {
+		buf.doc, buf.has, buf.page = make([]uint16, n), make([]uint16, n), make([]uint8, n)
 	}
 	return buf
 }
@@ -57,7 +61,9 @@ func newSlotBuf(m *memIndex) *slotBuf {
 // release clears what was set and returns the buffer to the pool. Past a
 // sixteenth of the slots set, a clear of the whole costs fewer
 // instructions than one slot at a time, and the memory it writes is not
-// much more than was touched.
+// much more than was touched (with it dropped, and the page counts no
+// longer kept, BenchmarkWholePage took 32 % longer on chat questions;
+// the page counts alone were within noise, and are not kept).
 func (buf *slotBuf) release() {
 	if len(buf.touched) > len(buf.has)/16 {
 		clear(buf.doc)
@@ -85,11 +91,12 @@ type assocQuery struct {
 
 // term adds a query term, with its postings, and returns its bit, or 0
 // past assocMaxTerms or for a term too common to name anything.
-func (aq *assocQuery) term(m *memIndex, t string, mt *memTerm) uint16 {
+func (aq *assocQuery) term(m *index.Index, t string, mt *index.Term) uint16 {
 	if len(aq.qs) == assocMaxTerms {
 		return 0
 	}
-	aq.base[len(aq.qs)] = float64(m.counts(mt).stem) / float64(max(m.live, 1))
+	stem, _ := m.Counts(mt)
+	aq.base[len(aq.qs)] = float64(stem) / float64(max(m.Live(), 1))
 	aq.qs = append(aq.qs, t)
 	return 1 << (len(aq.qs) - 1)
 }
@@ -128,14 +135,29 @@ type assocCounts struct {
 // the term is scored for it by the rest of docBM25. The caller holds
 // m's read lock.
 func (ix *Index) associate(aq *assocQuery, pq *parsedQuery, rk Ranking, docs []*docHit, idfs map[string]float64, out []float64) {
-	m := ix.mem
-	qs, base, buf := aq.qs, &aq.base, aq.buf
-	if len(qs) == 0 {
+	if len(aq.qs) == 0 {
 		return
 	}
+	a := &assocPass{m: ix.mem, aq: aq, order: bestPages(rk, docs, out)}
+	a.findNames(pq, docs)
+	if len(a.words) == 0 {
+		return
+	}
+	a.count()
+	for k, i := range a.order {
+		if a.held[k] == a.full {
+			continue
+		}
+		if s := a.score(k, idfs); s > 0 {
+			out[i] += rk.AssocWeight * s
+		}
+	}
+}
 
-	// The best pages so far: their chunks' scores and the rest of the
-	// whole-page score, as groupDocs will add them.
+// bestPages returns the places in docs of the best assocDocs pages so
+// far: their chunks' scores and the rest of the whole-page score, as
+// groupDocs will add them.
+func bestPages(rk Ranking, docs []*docHit, out []float64) []int {
 	order := make([]int, len(docs))
 	prelim := make([]float64, len(docs))
 	for i, d := range docs {
@@ -146,179 +168,151 @@ func (ix *Index) associate(aq *assocQuery, pq *parsedQuery, rk Ranking, docs []*
 		}
 	}
 	sort.SliceStable(order, func(a, b int) bool { return prelim[order[a]] > prelim[order[b]] })
-	order = order[:min(assocDocs, len(order))]
+	return order[:min(assocDocs, len(order))]
+}
 
-	inQuery := make([]*memTerm, 0, len(pq.Terms))
+// assocPass is associate's work on one query, under the index's read
+// lock.
+type assocPass struct {
+	m     *index.Index
+	aq    *assocQuery
+	order []int // the scored pages' places in docs
+	full  uint16
+	// held are the query terms each scored page holds; names the name
+	// words of those that lack one (the others have no use for them).
+	held  []uint16
+	names [][]pageWord
+	// words are the name words, each once; counted says, by word, that
+	// its chunks in each scored page are counted.
+	words   []*index.Term
+	counted []bool
+	lacked  uint16 // the terms some scored page lacks: only their ties count
+	total   []assocCounts
+}
+
+// findNames finds the name words of the scored pages that lack a query term.
+func (a *assocPass) findNames(pq *parsedQuery, docs []*docHit) {
+	m, buf := a.m, a.aq.buf
+	inQuery := make([]*index.Term, 0, len(pq.Terms))
 	for _, t := range pq.Terms {
-		if mt := m.terms[t.Term]; mt != nil {
+		if mt := m.Term(t.Term); mt != nil {
 			inQuery = append(inQuery, mt)
 		}
 	}
-	// The query terms each page holds, and the name words of those that
-	// lack one: the others have no use for them.
-	full := uint16(1)<<len(qs) - 1
-	held := make([]uint16, len(order))
-	names := make([][]pageWord, len(order))
-	var words []*memTerm
-	var counted []bool // by word: its chunks in each scored page are counted
+	a.full = uint16(1)<<len(a.aq.qs) - 1
+	a.held, a.names = make([]uint16, len(a.order)), make([][]pageWord, len(a.order))
 	if buf.wordAt == nil {
-		buf.wordAt = map[*memTerm]int{}
+		buf.wordAt = map[*index.Term]int{}
 	}
-	wordAt := buf.wordAt
-	var lacked uint16 // the terms some scored page lacks: only their ties count
-	for k, i := range order {
+	for k, i := range a.order {
 		doc := docs[i].chunks[0].doc
 		own := 0 // the page's chunks, each of which holds its title's words
-		ss := m.docSlots[doc.ID]
+		ss := m.DocSlots(doc.ID)
 		for _, s := range ss {
-			held[k] |= buf.has[s]
+			a.held[k] |= buf.has[s]
 			buf.page[s] = uint8(k + 1)
 			buf.touched = append(buf.touched, s)
-			if m.slots[s].doc == doc {
+			if m.Slot(s).Doc == doc {
 				own++
 			}
 		}
-		if held[k] == full {
+		if a.held[k] == a.full {
 			continue
 		}
-		lacked |= full &^ held[k]
-		for _, nw := range ix.namesOf(m, doc) {
-			mt := nw.mt
-			if mt.n > assocMaxPostings || slices.Contains(inQuery, mt) {
+		a.lacked |= a.full &^ a.held[k]
+		for _, nw := range m.DocTerms(doc).Names {
+			if nw.Term.Chunks() > assocMaxPostings || slices.Contains(inQuery, nw.Term) {
 				continue
 			}
 			// The page lacks the terms it is scored for, so a tie is
 			// counted in the word's other chunks: a word of its title
 			// in fewer than assocMinChunks besides the page's own has
 			// none, and its postings need not be read.
-			if nw.title && int(mt.n)-own < assocMinChunks {
+			if nw.Title && nw.Term.Chunks()-own < assocMinChunks {
 				continue
 			}
-			// Pages share words: each word's postings are read once.
-			w, ok := wordAt[mt]
-			if !ok {
-				w = len(words)
-				words = append(words, mt)
-				counted = append(counted, false)
-				wordAt[mt] = w
-			}
-			// A word of the title is in each of the page's chunks, unless
-			// some were replaced since the page was found.
-			pw := pageWord{w, own}
-			if !nw.title || own != len(ss) {
-				pw.own, counted[w] = -1, true
-			}
-			names[k] = append(names[k], pw)
+			a.names[k] = append(a.names[k], a.word(nw, own, len(ss)))
 		}
 	}
-	if len(words) == 0 {
-		return
+}
+
+// word returns name word nw of a page with own of its n chunks still its
+// own, numbering the word at its first page: pages share words, and each
+// word's postings are read once.
+func (a *assocPass) word(nw index.Name, own, n int) pageWord {
+	wordAt := a.aq.buf.wordAt
+	w, ok := wordAt[nw.Term]
+	if !ok {
+		w = len(a.words)
+		a.words = append(a.words, nw.Term)
+		a.counted = append(a.counted, false)
+		wordAt[nw.Term] = w
 	}
-	// Each name word's postings are read once, in the stemmed columns:
-	// its counts over the site, and, where a page's title does not say
-	// them, its chunks within each scored page, which the page's own ties
-	// leave out. (A page lacks the terms it is scored for, so its own
-	// chunks add nothing to their counts, only to the word's.) The
-	// postings are decoded here, not into a list first: a search reads
-	// thousands.
-	total := slices.Grow(buf.counts[:0], len(words))[:len(words)]
-	clear(total)
-	buf.counts = total
-	for w, mt := range words {
-		c, perPage := &total[w], counted[w]
-		b, s := mt.post, uint32(0)
-		for k := 0; k < len(b); {
-			var x uint64
-			x, k = uvarint(b, k)
-			s += uint32(x >> 1)
-			if x&1 == 0 {
-				h := b[k]
-				k++
-				if h>>4 == 0 {
-					k += bits.OnesCount8(h & 15)
-				}
-				if h&7 == 0 {
+	// A word of the title is in each of the page's chunks, unless some
+	// were replaced since the page was found.
+	pw := pageWord{w, own}
+	if !nw.Title || own != n {
+		pw.own, a.counted[w] = -1, true
+	}
+	return pw
+}
+
+// count reads each name word's postings once, in the stemmed columns:
+// its counts over the site, and, where a page's title does not say them,
+// its chunks within each scored page, which the page's own ties leave
+// out. (A page lacks the terms it is scored for, so its own chunks add
+// nothing to their counts, only to the word's.)
+func (a *assocPass) count() {
+	m, buf := a.m, a.aq.buf
+	a.total = slices.Grow(buf.counts[:0], len(a.words))[:len(a.words)]
+	clear(a.total)
+	buf.counts = a.total
+	dead := m.HasDead()
+	for w, mt := range a.words {
+		c, perPage := &a.total[w], a.counted[w]
+		it := mt.Postings()
+		for ps := it.Next(); len(ps) > 0; ps = it.Next() {
+			for _, p := range ps {
+				if p.Mask&index.Stemmed == 0 {
 					continue // in the exact column alone
 				}
-			}
-			if m.dead > 0 && m.lens[s] == deadLen {
-				continue
-			}
-			c.n++
-			for x := buf.has[s] & lacked; x != 0; x &= x - 1 {
-				c.co[bits.TrailingZeros16(x)]++
-			}
-			if perPage {
-				c.own[buf.page[s]]++
-			}
-		}
-	}
-
-	for k, i := range order {
-		if held[k] == full {
-			continue
-		}
-		var best [assocMaxTerms]float64
-		for _, pw := range names[k] {
-			c := &total[pw.w]
-			n := c.n - c.own[k+1]
-			if pw.own >= 0 {
-				n = c.n - int32(pw.own)
-			}
-			for b := range qs {
-				if c.co[b] >= assocMinChunks {
-					best[b] = max(best[b], float64(c.co[b])/float64(n)-base[b])
+				if _, live := m.Len(p.Slot); dead && !live {
+					continue
+				}
+				c.n++
+				for x := buf.has[p.Slot] & a.lacked; x != 0; x &= x - 1 {
+					c.co[bits.TrailingZeros16(x)]++
+				}
+				if perPage {
+					c.own[buf.page[p.Slot]]++
 				}
 			}
 		}
-		s := 0.0
-		for b, q := range qs {
-			if held[k]&(1<<b) == 0 && best[b] > 0 {
-				s += idfs[q] * best[b]
+	}
+}
+
+// score is the k-th scored page's association score: per query term it
+// lacks, its best name word's tie times the term's IDF.
+func (a *assocPass) score(k int, idfs map[string]float64) float64 {
+	qs, base := a.aq.qs, &a.aq.base
+	var best [assocMaxTerms]float64
+	for _, pw := range a.names[k] {
+		c := &a.total[pw.w]
+		n := c.n - c.own[k+1]
+		if pw.own >= 0 {
+			n = c.n - int32(pw.own)
+		}
+		for b := range qs {
+			if c.co[b] >= assocMinChunks {
+				best[b] = max(best[b], float64(c.co[b])/float64(n)-base[b])
 			}
 		}
-		if s > 0 {
-			out[i] += rk.AssocWeight * s
+	}
+	s := 0.0
+	for b, q := range qs {
+		if a.held[k]&(1<<b) == 0 && best[b] > 0 {
+			s += idfs[q] * best[b]
 		}
 	}
-}
-
-// docNames are a page's name words that are terms of the index, each
-// once: its title's (in each of its chunks), then its URL path's.
-// associate looked each word of twenty names up in the index at every
-// search; they are resolved again only when the index's terms may have
-// changed: a term is dropped only when slots are renumbered, and one
-// added changes their count.
-type docNames struct {
-	renumbered uint64
-	terms      int
-	words      []nameWord
-}
-
-type nameWord struct {
-	mt    *memTerm
-	title bool
-}
-
-// namesOf returns doc's name words. The caller holds m's read lock.
-func (ix *Index) namesOf(m *memIndex, doc *memDoc) []nameWord {
-	if n := doc.names.Load(); n != nil && n.renumbered == m.renumbered && n.terms == len(m.terms) {
-		return n.words
-	}
-	n := &docNames{renumbered: m.renumbered, terms: len(m.terms)}
-	add := func(mt *memTerm, title bool) {
-		// A permalink repeats its title's words.
-		if mt != nil && !slices.ContainsFunc(n.words, func(w nameWord) bool { return w.mt == mt }) {
-			n.words = append(n.words, nameWord{mt, title})
-		}
-	}
-	for _, t := range ix.an.IndexTerms(doc.Title, doc.Lang, nil) {
-		add(m.terms[t], true)
-	}
-	for _, mt := range ix.urlTerms(m, doc) {
-		add(mt, false)
-	}
-	n.words = slices.Clip(n.words)
-	doc.names.Store(n)
-	return n.words
+	return s
 }

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/askwp/askwpd/analysis"
+
+	"github.com/askwp/askwpd/search/index"
 )
 
 // decide sets the result's action and confidence, with thresholds on a
@@ -29,7 +31,7 @@ func (ix *Index) decide(pq *parsedQuery, rk Ranking, df map[string]int, docs []*
 		res.Action, res.Reason = "no_match", "nothing matched"
 		return
 	}
-	j := judge{an: ix.an, pq: pq, hits: res.Hits, n: max(ix.mem.fieldStats().n, 1), df: df}
+	j := judge{an: ix.an, mem: ix.mem, pq: pq, hits: res.Hits, n: max(ix.mem.FieldStats().N, 1), df: df}
 	strong := func(a assessment) bool {
 		return a.matched >= min(rk.MinMatched, len(pq.Terms)+1) && a.guard && a.coverage >= rk.MinCoverage
 	}
@@ -65,6 +67,7 @@ func (ix *Index) decide(pq *parsedQuery, rk Ranking, df map[string]int, docs []*
 // judge assesses documents against one query.
 type judge struct {
 	an   *analysis.Analyzer
+	mem  *index.Index
 	pq   *parsedQuery
 	hits []Hit
 	n    int // chunks in the index
@@ -108,7 +111,7 @@ func (j judge) assess(d *docHit) assessment {
 	if all > 0 {
 		a.coverage = got / all
 	}
-	titleTerms := doc.analyzedTitle(j.an)
+	titleTerms := j.mem.Words(doc).Title
 	if len(pq.Seq) > 0 && containsSeq(titleTerms, pq.Seq) {
 		a.matched++
 		a.guard = true
@@ -189,7 +192,7 @@ func (ix *Index) mergeIntents(pq *parsedQuery, q Query, rk Ranking, docs []*docH
 			continue
 		}
 		cands := ix.candidates(sub, q, rk, 50)
-		for _, d := range groupDocs(ix.an, cands, sub, q, rk, ix.db.Now(), ix.docBM25) {
+		for _, d := range groupDocs(ix.mem, cands, sub, q, rk, ix.db.Now(), ix.docBM25) {
 			if !used[d.docID] {
 				used[d.docID] = true
 				d.explain = append(d.explain, "best for: "+strings.Join(part, " "))

@@ -9,33 +9,6 @@ import (
 	"github.com/askwp/askwpd/store"
 )
 
-func TestURLWords(t *testing.T) {
-	for _, c := range []struct{ url, want string }{
-		{"https://shop.test/2024/05/how-to-bake-sourdough/", "how to bake sourdough "},
-		{"https://docs.test/block-editor/reference/add_sidebar.html", "block editor reference add sidebar "},
-		{"https://site.test/?p=12", ""},
-		{"https://site.test/", ""},
-		{"beir:12345", ""},
-	} {
-		if got := urlWords(c.url); got != c.want {
-			t.Errorf("urlWords(%q) = %q, want %q", c.url, got, c.want)
-		}
-	}
-}
-
-// pageDoc is a page of one chunk per section.
-func pageDoc(url, title string, sections ...string) *store.Document {
-	d := &store.Document{URL: "http://x.test" + url, Title: title, PostType: "page", Lang: "en", ContentHash: url}
-	for i, s := range sections {
-		start := len([]rune(d.Body))
-		d.Body += s + "\n\n"
-		d.Chunks = append(d.Chunks, store.Chunk{Ord: i, Text: s, Start: start, End: start + len([]rune(s)),
-			HeadingPath: []string{fmt.Sprintf("Step %d", i+1)}, Type: "prose", ContentHash: fmt.Sprint(url, i)})
-	}
-	d.Text = d.Body
-	return d
-}
-
 // TestSearch_WholePage: the whole page's score is added and explained,
 // and a page named by its URL outranks one that only mentions the word
 // as often.

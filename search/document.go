@@ -50,7 +50,7 @@ func (ix *Index) SearchDocument(ctx context.Context, docID int64, text, lang str
 		return nil, terms, err
 	}
 	ix.catchUp(ctx)
-	scored := ix.mem.scoreDocument(docID, terms)
+	scored := ix.scoreDocument(docID, terms)
 	if len(scored) > limit {
 		scored = scored[:limit]
 	}
@@ -87,11 +87,12 @@ type chunkScore struct {
 // scoreDocument is BM25 (the candidate query's k1, b and lengths) over
 // the keywords and body columns of one document's chunks. A term's IDF
 // counts the site's chunks holding it in those columns.
-func (m *memIndex) scoreDocument(docID int64, terms []string) []chunkScore {
-	m.mu.RLock()
-	defer m.mu.RUnlock()
-	slots := m.docSlots[docID]
-	if len(slots) == 0 || m.live == 0 {
+func (ix *Index) scoreDocument(docID int64, terms []string) []chunkScore {
+	m := ix.mem
+	m.RLock()
+	defer m.RUnlock()
+	slots := m.DocSlots(docID)
+	if len(slots) == 0 || m.Live() == 0 {
 		return nil
 	}
 	in := make(map[uint32]int, len(slots)) // slot → its position in the document
@@ -99,14 +100,14 @@ func (m *memIndex) scoreDocument(docID int64, terms []string) []chunkScore {
 		in[s] = i
 	}
 	var total int64
-	for _, n := range m.colTotal {
+	for _, n := range m.ColTotal() {
 		total += n
 	}
-	avgdl := float64(total) / float64(m.live)
+	avgdl := float64(total) / float64(m.Live())
 	score := make([]float64, len(slots))
 	hit := make([]bool, len(slots))
 	for _, term := range terms {
-		t := m.terms[term]
+		t := m.Term(term)
 		if t == nil {
 			continue
 		}
@@ -116,21 +117,24 @@ func (m *memIndex) scoreDocument(docID int64, terms []string) []chunkScore {
 			freq float64
 		}
 		var here []match
-		for p := t.iter(); p.next(); {
-			if p.mask&6 == 0 || m.lens[p.slot] == deadLen {
-				continue
-			}
-			nHit++
-			if pos, ok := in[p.slot]; ok {
-				here = append(here, match{pos, float64(p.tf[1]) + float64(p.tf[2])})
+		it := t.Postings()
+		for ps := it.Next(); len(ps) > 0; ps = it.Next() {
+			for _, p := range ps {
+				if _, live := m.Len(p.Slot); p.Mask&6 == 0 || !live {
+					continue
+				}
+				nHit++
+				if pos, ok := in[p.Slot]; ok {
+					here = append(here, match{pos, float64(p.TF[1]) + float64(p.TF[2])})
+				}
 			}
 		}
 		if len(here) == 0 {
 			continue
 		}
-		idf := bm25IDF(float64(m.live), float64(nHit))
+		idf := bm25IDF(float64(m.Live()), float64(nHit))
 		for _, h := range here {
-			size := float64(m.slots[slots[h.pos]].size)
+			size := float64(m.Slot(slots[h.pos]).Size)
 			score[h.pos] += idf * (h.freq * (bm25K1 + 1)) / (h.freq + bm25K1*(1-bm25B+bm25B*size/avgdl))
 			hit[h.pos] = true
 		}
@@ -138,7 +142,7 @@ func (m *memIndex) scoreDocument(docID int64, terms []string) []chunkScore {
 	var out []chunkScore
 	for i, s := range slots {
 		if hit[i] {
-			out = append(out, chunkScore{m.slots[s].chunkID, score[i]})
+			out = append(out, chunkScore{m.Slot(s).ChunkID, score[i]})
 		}
 	}
 	// A document's slots are in its chunks' order, so a stable sort keeps

@@ -6,6 +6,8 @@ import (
 	"math"
 	"slices"
 	"sort"
+
+	"github.com/askwp/askwpd/search/index"
 )
 
 // HybridQuery fuses a vector search into a keyword search. It is
@@ -160,21 +162,21 @@ func minMax(x, lo, hi float64) float64 {
 // the vectors; the filters are the index's, on the chunks it holds.
 func (ix *Index) vectorCandidates(ctx context.Context, vec []float32, f Filters, k int) ([]*candidate, []float64, error) {
 	m := ix.mem
-	slotOf := func(id int64) (*memSlot, memKind, bool) {
-		m.mu.RLock()
-		defer m.mu.RUnlock()
-		s, ok := m.slotOfChunk(id)
+	slotOf := func(id int64) (*index.Slot, index.Kind, bool) {
+		m.RLock()
+		defer m.RUnlock()
+		s, ok := m.SlotOfChunk(id)
 		if !ok {
-			return nil, memKind{}, false
+			return nil, index.Kind{}, false
 		}
-		sl := m.slots[s]
-		return &sl, m.kinds[sl.kind], true
+		sl := *m.Slot(s)
+		return &sl, m.Kind(&sl), true
 	}
 	var keep func(int64) bool
 	if !f.empty() {
 		keep = func(id int64) bool {
 			sl, k, ok := slotOf(id)
-			return ok && f.match(sl.doc, k)
+			return ok && f.match(sl.Doc, k)
 		}
 	}
 	near, err := ix.db.NearestChunks(ctx, vec, k, keep)

@@ -15,60 +15,9 @@ import (
 	"time"
 
 	"github.com/askwp/askwpd/analysis"
+	"github.com/askwp/askwpd/search/index"
 	"github.com/askwp/askwpd/store"
 )
-
-// randomSite generates n WordPress-like pages: Zipf-distributed words,
-// mixed-case tags and categories, code and prose chunks, several post
-// types, languages and dates (some missing).
-func randomSite(rng *rand.Rand, from, n int) []*store.Document {
-	words := make([]string, 400)
-	for i := range words {
-		words[i] = fmt.Sprintf("%s%s", []string{"theme", "plugin", "block", "widget", "menu", "cache", "query", "route"}[i%8],
-			strings.Repeat("e", 1+i/8%4)+fmt.Sprint(i/32))
-		if i%5 == 0 {
-			words[i] = strings.TrimRight(words[i], "0123456789") + "s" // letters only, stemmable
-		}
-	}
-	zipf := rand.NewZipf(rng, 1.2, 3, uint64(len(words)-1))
-	text := func(n int) string {
-		var b []string
-		for i := 0; i < n; i++ {
-			b = append(b, words[zipf.Uint64()])
-		}
-		return strings.Join(b, " ")
-	}
-	var docs []*store.Document
-	for i := from; i < from+n; i++ {
-		d := &store.Document{
-			URL: fmt.Sprintf("http://x.test/p/%d/", i), Title: text(1 + rng.IntN(4)),
-			PostType:    []string{"post", "page", "product"}[rng.IntN(3)],
-			Lang:        []string{"en", "en-US", "de", "EN-gb"}[rng.IntN(4)],
-			Categories:  []string{[]string{"News", "Guides", "Ünïcode"}[rng.IntN(3)]},
-			Tags:        []string{text(1), strings.ToUpper(text(1))},
-			ContentHash: fmt.Sprint("h", i, rng.IntN(1000)),
-			Thin:        rng.IntN(10) == 0,
-		}
-		if rng.IntN(5) > 0 {
-			d.Published = time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(rng.IntN(900)) * 24 * time.Hour)
-		}
-		var body strings.Builder
-		for c := 0; c < 1+rng.IntN(4); c++ {
-			ch := store.Chunk{Ord: c, Type: "prose", Text: text(5 + rng.IntN(60)), HeadingPath: []string{text(2)}}
-			if rng.IntN(4) == 0 {
-				ch.Type, ch.CodeLang = "code", []string{"go", "php", "python"}[rng.IntN(3)]
-				ch.Text = "function " + words[rng.IntN(len(words))] + "_x() { return " + text(3) + "; }"
-			}
-			ch.Start = len([]rune(body.String()))
-			ch.End = ch.Start + len([]rune(ch.Text))
-			body.WriteString(ch.Text + "\n\n")
-			d.Chunks = append(d.Chunks, ch)
-		}
-		d.Body, d.Text = body.String(), body.String()
-		docs = append(docs, d)
-	}
-	return docs
-}
 
 // oracle is BM25 the slow, plain way: every stored chunk analyzed into
 // its four columns, every query clause counted over all of them.
@@ -211,7 +160,7 @@ func TestMemIndex_MatchesOracle(t *testing.T) {
 		t.Fatal(err)
 	}
 	ix := newIndex(t, db)
-	ix.mem.compactMin = 16
+	ix.mem.SetCompactMin(16)
 	if err := ix.Load(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -237,10 +186,8 @@ func TestMemIndex_MatchesOracle(t *testing.T) {
 		}
 	}
 	o := newOracle(t, db)
-	m := ix.mem
-	m.mu.RLock()
-	live, dead, slots, gen := m.live, m.dead, len(m.slots), m.gen
-	m.mu.RUnlock()
+	sh := ix.mem.Shape()
+	live, dead, slots, gen := sh.Live, sh.Dead, sh.Slots, sh.Gen
 	if stored, _ := db.IndexWrites(ctx); gen != stored {
 		t.Fatalf("index at count %d, store at %d", gen, stored)
 	}
@@ -251,7 +198,7 @@ func TestMemIndex_MatchesOracle(t *testing.T) {
 		t.Errorf("no compaction: %d slots for %d chunks", slots, len(o.chunks))
 	}
 	// The dead are compacted away once they are a share of the live.
-	if dead > m.compactMin && dead*compactShare > live {
+	if dead > 16 && dead*index.CompactShare > live {
 		t.Errorf("%d dead slots kept beside %d live", dead, live)
 	}
 
@@ -274,7 +221,7 @@ func TestMemIndex_MatchesOracle(t *testing.T) {
 		pq := parseQuery(q.Text, "en", nil)
 		pq.requireAll = rng.IntN(2) == 0
 		ps, groups := pq.memPhrases(rk.ExactWeight > 0 && pq.liveTerms() <= rk.ExactMaxTerms)
-		got := m.candidates(ps, groups, q, rk, 100000, nil)
+		got := ix.matchChunks(ps, groups, q, rk, 100000, nil)
 		want := o.scores(ps, groups, q.Filters, rk)
 		if len(want) > 0 {
 			nonEmpty++
@@ -467,7 +414,7 @@ func TestMemIndex_SlowOwnCommit(t *testing.T) {
 		t.Fatal(err)
 	}
 	put := heldThenOther(t, ix, db, other, h)
-	if ix.lastReload.Load() != 0 {
+	if ix.mem.Shape().LastReload != 0 {
 		t.Fatal("a search reloaded the store while this process's commit was on its way")
 	}
 	h.release()
@@ -516,39 +463,12 @@ func TestMemIndex_MissedWhileDelivering(t *testing.T) {
 	}
 	// The index sees the held commit's count skip the bagels page's.
 	put := heldThenOther(t, ix, db, other, h)
-	if ix.lastReload.Load() == 0 {
+	if ix.mem.Shape().LastReload == 0 {
 		t.Error("no reload, though a delivery showed another process's write")
 	}
 	h.release()
 	if err := <-put; err != nil {
 		t.Fatal(err)
-	}
-}
-
-// TestMemIndex_GapMeansMissed: a commit whose count skips numbers came
-// after another process's: it is applied, and the index asks for a
-// reload.
-func TestMemIndex_GapMeansMissed(t *testing.T) {
-	m := newMemIndex(nil)
-	m.enabled, m.ready = true, true
-	doc := &store.IndexDoc{ID: 1, URL: "https://site.test/a/", Lang: "en", PostType: "post"}
-	add := func(gen, id int64, body string) store.IndexCommit {
-		return store.IndexCommit{Gen: gen, Ops: []store.IndexOp{{Add: &store.IndexChunk{ID: id, Doc: doc, Type: "prose", Text: body}}}}
-	}
-	m.IndexCommitted(add(1, 1, "alpha"))
-	if m.missed || m.gen != 1 || m.live != 1 {
-		t.Fatalf("after commit 1: missed %v, gen %d, %d chunks", m.missed, m.gen, m.live)
-	}
-	m.IndexCommitted(add(1, 9, "repeated")) // in the index already
-	if m.live != 1 {
-		t.Fatalf("a repeated commit was applied again")
-	}
-	m.IndexCommitted(add(3, 2, "beta"))
-	if !m.missed || m.gen != 3 || m.live != 2 {
-		t.Fatalf("after commit 3: missed %v, gen %d, %d chunks", m.missed, m.gen, m.live)
-	}
-	if got := m.termDocs([]string{"alpha", "beta"}); got["alpha"] != 1 || got["beta"] != 1 {
-		t.Fatalf("term counts %v", got)
 	}
 }
 
@@ -638,46 +558,6 @@ func TestIndex_Lifecycle(t *testing.T) {
 	ix.Close() // twice is fine
 }
 
-// TestIndex_StatsBesideACommit: while a commit waits for a search to
-// let it in, Stats answers at once, with the state read before, and
-// reads the state anew once the commit is done.
-func TestIndex_StatsBesideACommit(t *testing.T) {
-	ix := openSite(t)
-	if err := ix.Load(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	before := ix.Stats()
-	m := ix.mem
-	m.mu.RLock() // a search under way
-	committed := make(chan struct{})
-	go func() {
-		m.mu.Lock() // a commit, waiting for it
-		m.live++
-		m.mu.Unlock()
-		close(committed)
-	}()
-	// The commit is waiting once a reader can no longer get in.
-	for m.mu.TryRLock() {
-		m.mu.RUnlock()
-		runtime.Gosched()
-	}
-	answered := make(chan Stats)
-	go func() { answered <- ix.Stats() }()
-	select {
-	case st := <-answered:
-		if st.Chunks != before.Chunks || !st.Ready {
-			t.Errorf("stats beside the commit: %+v, want the state before it, %+v", st, before)
-		}
-	case <-time.After(5 * time.Second):
-		t.Error("Stats waited for the commit")
-	}
-	m.mu.RUnlock()
-	<-committed
-	if st := ix.Stats(); st.Chunks != before.Chunks+1 {
-		t.Errorf("stats after the commit: %d chunks, want %d", st.Chunks, before.Chunks+1)
-	}
-}
-
 func TestBestK(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	better := func(a, b memHit) bool {
@@ -747,13 +627,14 @@ func TestMemIndex_ConcurrentWriters(t *testing.T) {
 	}
 	o := newOracle(t, db)
 	m := ix.mem
-	m.mu.RLock()
-	defer m.mu.RUnlock()
-	if m.gen != stored || m.missed || m.live != len(o.chunks) {
-		t.Fatalf("index at count %d (missed %v) with %d chunks; store at %d with %d", m.gen, m.missed, m.live, stored, len(o.chunks))
+	sh := m.Shape()
+	m.RLock()
+	defer m.RUnlock()
+	if sh.Gen != stored || sh.Missed || sh.Live != len(o.chunks) {
+		t.Fatalf("index at count %d (missed %v) with %d chunks; store at %d with %d", sh.Gen, sh.Missed, sh.Live, stored, len(o.chunks))
 	}
 	for _, oc := range o.chunks {
-		if _, ok := m.slotOfChunk(oc.c.ID); !ok {
+		if _, ok := m.SlotOfChunk(oc.c.ID); !ok {
 			t.Fatalf("chunk %d is stored but not indexed", oc.c.ID)
 		}
 	}

@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"github.com/askwp/askwpd/analysis"
+
+	"github.com/askwp/askwpd/search/index"
 )
 
 // maxPhraseChunks bounds the chunks read to check a quoted phrase. A
@@ -20,7 +22,7 @@ const maxPhraseChunks = 3000
 func (ix *Index) matchPhrases(ctx context.Context, pq *parsedQuery) error {
 	var allow map[uint32]bool
 	for _, ph := range pq.Phrases {
-		slots := ix.mem.holdingAll(ph, maxPhraseChunks)
+		slots := ix.holdingAll(ph, maxPhraseChunks)
 		if len(slots) == 0 {
 			continue
 		}
@@ -49,22 +51,26 @@ func (ix *Index) matchPhrases(ctx context.Context, pq *parsedQuery) error {
 
 // holdingAll returns the live slots holding every term in the stemmed
 // columns, with their chunks, or nil when there are more than max.
-func (m *memIndex) holdingAll(terms []string, max int) map[uint32]*candidate {
-	m.mu.RLock()
-	defer m.mu.RUnlock()
+func (ix *Index) holdingAll(terms []string, max int) map[uint32]*candidate {
+	m := ix.mem
+	m.RLock()
+	defer m.RUnlock()
 	var have map[uint32]int
 	for i, term := range terms {
-		t := m.terms[term]
+		t := m.Term(term)
 		if t == nil {
 			return nil
 		}
 		next := map[uint32]int{}
-		for p := t.iter(); p.next(); {
-			if p.mask&7 == 0 || m.lens[p.slot] == deadLen {
-				continue
-			}
-			if i == 0 || have[p.slot] == i {
-				next[p.slot] = i + 1
+		it := t.Postings()
+		for ps := it.Next(); len(ps) > 0; ps = it.Next() {
+			for _, p := range ps {
+				if _, live := m.Len(p.Slot); p.Mask&index.Stemmed == 0 || !live {
+					continue
+				}
+				if i == 0 || have[p.Slot] == i {
+					next[p.Slot] = i + 1
+				}
 			}
 		}
 		have = next
@@ -77,7 +83,9 @@ func (m *memIndex) holdingAll(terms []string, max int) map[uint32]*candidate {
 	}
 	out := make(map[uint32]*candidate, len(have))
 	for s := range have {
-		c := m.candidate(s, 0)
+		sl := m.Slot(s)
+		c := newCandidate(sl, m.Kind(sl), 0)
+		c.slot = s
 		out[s] = &c
 	}
 	return out

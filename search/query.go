@@ -67,47 +67,8 @@ func parseQuery(text, lang string, syn *analysis.Synonyms) *parsedQuery {
 		text = text[:cut]
 	}
 	pq := &parsedQuery{Text: text, Lang: lang}
-	words := analysis.Words(text)
-	padded := " " + strings.Join(words, " ") + " "
-	for _, w := range words {
-		if temporalWords[w] {
-			pq.Temporal = true
-		}
-		if len(w) == 4 && isDigits(w) {
-			if y, _ := strconv.Atoi(w); y >= 1990 && y <= 2100 {
-				pq.Year = y
-				pq.Temporal = true
-			}
-		}
-	}
-	for _, p := range temporalPhrases {
-		if strings.Contains(padded, " "+p+" ") {
-			pq.Temporal = true
-		}
-	}
-
-	// Quoted phrases.
-	for rest := text; ; {
-		i := strings.IndexAny(rest, "\"“”")
-		if i < 0 {
-			break
-		}
-		_, sz := utf8.DecodeRuneInString(rest[i:])
-		rest = rest[i+sz:]
-		j := strings.IndexAny(rest, "\"“”")
-		if j < 0 {
-			break
-		}
-		var ph []string
-		for _, t := range analysis.AnalyzeTokens(rest[:j], lang) {
-			ph = append(ph, t.Term)
-		}
-		if len(ph) > 1 {
-			pq.Phrases = append(pq.Phrases, ph)
-		}
-		_, sz = utf8.DecodeRuneInString(rest[j:])
-		rest = rest[j+sz:]
-	}
+	pq.Temporal, pq.Year = temporal(text)
+	pq.Phrases = quotedPhrases(text, lang)
 
 	seen := map[string]int{}
 	add := func(t queryTerm) {
@@ -155,6 +116,57 @@ func parseQuery(text, lang string, syn *analysis.Synonyms) *parsedQuery {
 	}
 	pq.Intents = splitIntents(text, lang)
 	return pq
+}
+
+// temporal reports whether text asks for recent content, and the year
+// it names, if any.
+func temporal(text string) (recent bool, year int) {
+	words := analysis.Words(text)
+	padded := " " + strings.Join(words, " ") + " "
+	for _, w := range words {
+		if temporalWords[w] {
+			recent = true
+		}
+		if len(w) == 4 && isDigits(w) {
+			if y, _ := strconv.Atoi(w); y >= 1990 && y <= 2100 {
+				year = y
+				recent = true
+			}
+		}
+	}
+	for _, p := range temporalPhrases {
+		if strings.Contains(padded, " "+p+" ") {
+			recent = true
+		}
+	}
+	return recent, year
+}
+
+// quotedPhrases returns text's quoted phrases of two terms or more,
+// analyzed in lang.
+func quotedPhrases(text, lang string) [][]string {
+	var out [][]string
+	for rest := text; ; {
+		i := strings.IndexAny(rest, "\"“”")
+		if i < 0 {
+			return out
+		}
+		_, sz := utf8.DecodeRuneInString(rest[i:])
+		rest = rest[i+sz:]
+		j := strings.IndexAny(rest, "\"“”")
+		if j < 0 {
+			return out
+		}
+		var ph []string
+		for _, t := range analysis.AnalyzeTokens(rest[:j], lang) {
+			ph = append(ph, t.Term)
+		}
+		if len(ph) > 1 {
+			out = append(out, ph)
+		}
+		_, sz = utf8.DecodeRuneInString(rest[j:])
+		rest = rest[j+sz:]
+	}
 }
 
 // splitIntents splits a short query that joins two or more subjects ("X

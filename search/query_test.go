@@ -51,7 +51,7 @@ func FuzzSearchQuery(f *testing.F) {
 		for _, all := range []bool{false, true} {
 			pq.requireAll = all
 			ps, groups := pq.memPhrases(rk.ExactWeight > 0 && pq.liveTerms() <= rk.ExactMaxTerms)
-			got := ix.mem.candidates(ps, groups, Query{}, rk, 1000, nil)
+			got := ix.matchChunks(ps, groups, Query{}, rk, 1000, nil)
 			if msg := sameScores(o.scores(ps, groups, Filters{}, rk), got); msg != "" {
 				t.Fatalf("%q (all %v): %s", q, all, msg)
 			}

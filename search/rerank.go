@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/askwp/askwpd/analysis"
+
+	"github.com/askwp/askwpd/search/index"
 )
 
 // rerank rescores the best RerankDepth chunks with BM25F (per-field length
@@ -60,7 +62,7 @@ type reranker struct {
 	an      *analysis.Analyzer
 	pq      *parsedQuery
 	rk      Ranking
-	fs      fieldStats
+	fs      index.FieldStats
 	weights map[string]float64 // query term → weight
 	idf     map[string]float64
 	unseen  map[string]float64 // query words found nowhere, scored by variants only
@@ -74,7 +76,7 @@ type reranker struct {
 	surfaces map[string]bool // the surfaces of the scored terms, for the exact column
 	initials *analysis.Initials
 	variants variantSet
-	titles   map[*memDoc]*titleCols
+	titles   map[*index.Doc]*titleCols
 	buf      []string // a chunk's body terms, reused chunk after chunk
 	// near maps the query's words in sequence that have an IDF to their
 	// place in order, for proximity: a pair with an unweighted word adds
@@ -85,8 +87,8 @@ type reranker struct {
 }
 
 func (ix *Index) newReranker(pq *parsedQuery, rk Ranking, df map[string]int) *reranker {
-	r := &reranker{an: ix.an, pq: pq, rk: rk, fs: ix.mem.fieldStats(), weights: map[string]float64{}, idf: map[string]float64{},
-		unseen: map[string]float64{}, surface: map[string]string{}, surfaces: map[string]bool{}, titles: map[*memDoc]*titleCols{},
+	r := &reranker{an: ix.an, pq: pq, rk: rk, fs: ix.mem.FieldStats(), weights: map[string]float64{}, idf: map[string]float64{},
+		unseen: map[string]float64{}, surface: map[string]string{}, surfaces: map[string]bool{}, titles: map[*index.Doc]*titleCols{},
 		index: map[string]int{}}
 	var missing []string
 	for _, t := range pq.Terms {
@@ -104,12 +106,12 @@ func (ix *Index) newReranker(pq *parsedQuery, rk Ranking, df map[string]int) *re
 			missing = append(missing, t.Term)
 		}
 	}
-	for k, v := range ix.mem.termDocs(missing) {
+	for k, v := range ix.mem.TermDocs(missing) {
 		df[k] = v
 	}
 	for t := range r.weights {
 		d := float64(df[t])
-		r.idf[t] = math.Log(1 + (float64(r.fs.n)-d+0.5)/(d+0.5))
+		r.idf[t] = math.Log(1 + (float64(r.fs.N)-d+0.5)/(d+0.5))
 	}
 	// A query word found nowhere on the site has weight 0, but the site
 	// may hold its variants ("partner" where pages say "partnership").
@@ -120,7 +122,7 @@ func (ix *Index) newReranker(pq *parsedQuery, rk Ranking, df map[string]int) *re
 			r.order = append(r.order, t)
 		}
 	}
-	r.variants = ix.variantPrefixes(pq, r.weights, r.unseen, r.fs.n, rk)
+	r.variants = ix.variantPrefixes(pq, r.weights, r.unseen, r.fs.N, rk)
 	// Known terms matched exactly, as in the candidate query.
 	r.useExact = rk.ExactWeight > 0 && pq.liveTerms() <= rk.ExactMaxTerms
 	// Only the query's terms are scored: a chunk body's other words need
@@ -204,7 +206,7 @@ func (r *reranker) tally(terms []string, col int, variant *map[string]*[3]float6
 
 // docCols analyzes a document's title and exact columns once per query:
 // a page's chunks share them.
-func (r *reranker) docCols(doc *memDoc, known string) *titleCols {
+func (r *reranker) docCols(doc *index.Doc, known string) *titleCols {
 	if tc := r.titles[doc]; tc != nil {
 		return tc
 	}
@@ -236,9 +238,9 @@ func (r *reranker) analyze(c *candidate) *rdoc {
 	body = r.an.AppendJoinedTerms(body, c.text, doc.Lang, r.initials)
 	d := &rdoc{
 		c: c, title: tc.title, exact: tc.exact,
-		nt: 1 - rk.BTitle + rk.BTitle*float64(tc.n)/max(r.fs.avgTitle, 1),
-		nk: 1 - rk.BBody + rk.BBody*float64(len(kw))/max(r.fs.avgKeywords, 1),
-		nb: 1 - rk.BBody + rk.BBody*float64(len(body))/max(r.fs.avgBody, 1),
+		nt: 1 - rk.BTitle + rk.BTitle*float64(tc.n)/max(r.fs.AvgTitle, 1),
+		nk: 1 - rk.BBody + rk.BBody*float64(len(kw))/max(r.fs.AvgKeywords, 1),
+		nb: 1 - rk.BBody + rk.BBody*float64(len(body))/max(r.fs.AvgBody, 1),
 	}
 	// The title's variant counts are the document's; the chunk adds its
 	// own columns to a copy.

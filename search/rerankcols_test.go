@@ -145,7 +145,7 @@ func TestRerank_FromPostings(t *testing.T) {
 			// The body's length is the index's, every term of it counted
 			// (the analysis for the query's initials leaves out the joined
 			// compounds it has no use for).
-			want.nb = 1 - rk.BBody + rk.BBody*float64(len(ix.an.IndexTerms(c.text, c.doc.Lang, nil)))/max(r.fs.avgBody, 1)
+			want.nb = 1 - rk.BBody + rk.BBody*float64(len(ix.an.IndexTerms(c.text, c.doc.Lang, nil)))/max(r.fs.AvgBody, 1)
 			if want.nt != got.nt || want.nk != got.nk || want.nb != got.nb {
 				t.Errorf("%q chunk %d: lengths %v %v %v, analysis %v %v %v", text, c.chunkID, got.nt, got.nk, got.nb,
 					want.nt, want.nk, want.nb)

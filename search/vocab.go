@@ -5,7 +5,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -34,11 +33,6 @@ type vocabulary struct {
 	sorted     []string
 	slots      int
 	renumbered uint64
-	// variants caches, by prefix, the rerank's merged postings of the
-	// prefix's terms (variantpost.go).
-	variantMu    sync.Mutex
-	variants     map[string]*variantPostings
-	variantBytes int
 }
 
 // prefixTerms returns the terms that start with p, a prefix of
@@ -116,10 +110,7 @@ const vocabMaxAge = 10 * time.Second
 // a new one is read in the background: a search should not wait for a
 // walk over every term.
 func (ix *Index) vocabulary() *vocabulary {
-	m := ix.mem
-	m.mu.RLock()
-	gen := m.gen
-	m.mu.RUnlock()
+	gen := ix.mem.Gen()
 	ix.mu.Lock()
 	v := ix.vocab
 	fresh := v != nil && (v.gen == gen || time.Since(v.built) < vocabMaxAge) && v.prefixLen == ix.ranking.VariantPrefix
@@ -128,10 +119,9 @@ func (ix *Index) vocabulary() *vocabulary {
 		return v
 	}
 	if first := ix.vocabFirst; v == nil && first != nil {
-		// The first one is being read. The searches that came meanwhile
-		// each read their own: on a daemon started under 200 searches a
-		// second, the longest a search waited fell from 232 to 113 ms
-		// once they waited for this one instead.
+		// The first one is being read: the searches that come meanwhile
+		// wait for it rather than each read their own, which on a daemon
+		// started under load doubled the longest wait.
 		ix.mu.Unlock()
 		<-first
 		return ix.vocabulary()
@@ -152,8 +142,8 @@ func (ix *Index) buildVocabulary(gen int64, prefixLen int) *vocabulary {
 	nv := &vocabulary{gen: gen, built: time.Now(), byKey: map[vocabKey][]vocabTerm{}, docCount: map[string]int{},
 		prefixLen: prefixLen, prefixDocs: map[string]int{}}
 	// Marked before the walk: every chunk in these slots is in it.
-	nv.slots, nv.renumbered = ix.mem.slotMark()
-	ix.mem.eachTerm(func(term string, docs int) {
+	nv.slots, nv.renumbered = ix.mem.SlotMark()
+	ix.mem.EachTerm(func(term string, docs int) {
 		nv.docCount[term] = docs
 		if p, ok := runePrefix(term, nv.prefixLen); ok && nv.prefixLen > 0 {
 			nv.prefixDocs[p] += docs

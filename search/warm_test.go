@@ -52,13 +52,13 @@ func TestWarm(t *testing.T) {
 	if ix.vocab == nil {
 		t.Fatal("the vocabulary was not read")
 	}
-	for id, e := range ix.texts.byID {
-		if l := e.terms.Load(); l == nil || len(*l) == 0 {
+	for id := range ix.mem.Texts.Held() {
+		if e := ix.mem.Texts.Get(id); e == nil || !e.Listed() {
 			t.Fatalf("chunk %d has no term list", id)
 		}
 	}
-	if ix.texts.size+ix.texts.listSize < w.Bytes {
-		t.Fatalf("the caches hold %d + %d bytes, the warm counted %d", ix.texts.size, ix.texts.listSize, w.Bytes)
+	if texts, lists := ix.mem.Texts.Size(); texts+lists < w.Bytes {
+		t.Fatalf("the caches hold %d + %d bytes, the warm counted %d", texts, lists, w.Bytes)
 	}
 
 	cold := newIndex(t, db)
@@ -77,8 +77,8 @@ func TestWarm(t *testing.T) {
 			t.Fatalf("%q: warmed index answered\n%s\ncold one\n%s", q, ja, jb)
 		}
 	}
-	if len(ix.texts.byID) != 12 {
-		t.Fatalf("the searches changed the warmed cache: %d entries", len(ix.texts.byID))
+	if n := len(ix.mem.Texts.Held()); n != 12 {
+		t.Fatalf("the searches changed the warmed cache: %d entries", n)
 	}
 
 	// Warmed again, after a pass: only what the cache lacks is read, a
@@ -124,10 +124,11 @@ func TestWarm_NewestFirst(t *testing.T) {
 	ix, w := warmThird(t, warmSite(t))
 	// Each chunk's text names its page's number.
 	chunks := map[int]int{} // page → its chunks warmed
-	for _, e := range ix.texts.byID {
+	for id := range ix.mem.Texts.Held() {
+		e := ix.mem.Texts.Get(id)
 		var n int
-		if _, err := fmt.Sscanf(e.text[strings.Index(e.text, "number"):], "number %d", &n); err != nil {
-			t.Fatalf("%q: %v", e.text, err)
+		if _, err := fmt.Sscanf(e.Text[strings.Index(e.Text, "number"):], "number %d", &n); err != nil {
+			t.Fatalf("%q: %v", e.Text, err)
 		}
 		chunks[n]++
 	}
@@ -148,7 +149,7 @@ func TestWarm_Reload(t *testing.T) {
 	db := warmSite(t)
 	ctx := context.Background()
 	ix, _ := warmThird(t, db)
-	before := ix.texts.held()
+	before := ix.mem.Texts.Held()
 
 	other, err := store.Open(ctx, db.Path)
 	if err != nil {
@@ -172,20 +173,20 @@ func TestWarm_Reload(t *testing.T) {
 	if len(live) == 0 || len(live) == len(before) {
 		t.Fatalf("%d of the %d chunks held are still stored; want the write to have removed some", len(live), len(before))
 	}
-	after := ix.texts.held()
+	after := ix.mem.Texts.Held()
 	if len(after) != len(live) {
 		t.Fatalf("the cache holds %d chunks after the reload; want the %d of the %d it held before that are still stored",
 			len(after), len(live), len(before))
 	}
 	for id, ch := range live {
-		e := ix.texts.byID[id]
+		e := ix.mem.Texts.Get(id)
 		if e == nil {
 			t.Fatalf("chunk %d, held before the reload, was not read again", id)
 		}
-		if e.text != ch.Text {
-			t.Fatalf("chunk %d holds %q; the store has %q", id, e.text, ch.Text)
+		if e.Text != ch.Text {
+			t.Fatalf("chunk %d holds %q; the store has %q", id, e.Text, ch.Text)
 		}
-		if l := e.terms.Load(); l == nil || len(*l) == 0 {
+		if !e.Listed() {
 			t.Fatalf("chunk %d has no term list after the reload", id)
 		}
 	}

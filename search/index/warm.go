@@ -1,4 +1,4 @@
-package search
+package index
 
 import (
 	"context"
@@ -23,30 +23,17 @@ type Warmed struct {
 // warmBatch is how many chunks' texts one statement reads.
 const warmBatch = 256
 
-// Warm reads into memory, before the first visitors, what each of their
-// searches would otherwise read on its own time: the vocabulary, and the
-// texts of the chunks with the lists of their terms, the newest pages
-// first, until the cache is full or maxBytes are used (0: until the
-// cache is full).
-//
-// A search reads the texts of the chunks it reranks from the store, and
-// lists a text's terms at its third sighting (listAfterHits), so most of
-// a daemon's first questions reached pages no earlier one had: half of
-// SciFact's claims, asked after the other half, took 1.8 ms each in
-// process, 1.25 ms after a warm-up that took 0.4-0.5 s of CPU once, the
-// vocabulary included, and held 14.4 MB for the 5,245 chunks that fit.
-func (ix *Index) Warm(ctx context.Context, maxBytes int) (Warmed, error) {
-	return ix.warm(ctx, nil, maxBytes)
-}
-
-// warm is Warm of the chunks in only, or of all when only is nil.
-func (ix *Index) warm(ctx context.Context, only map[int64]bool, maxBytes int) (Warmed, error) {
+// Warm reads into the text cache, before the first visitors, what each
+// of their searches would otherwise read on its own time: the texts of
+// the chunks (those in only, or all when only is nil), with the lists of
+// their terms, the newest pages first, until the cache is full or
+// maxBytes are used (0: until the cache is full).
+func (m *Index) Warm(ctx context.Context, only map[int64]bool, maxBytes int) (Warmed, error) {
 	var w Warmed
-	if err := ix.ready(ctx); err != nil {
+	if err := m.Ready(ctx); err != nil {
 		return w, err
 	}
-	ix.vocabulary()
-	order := ix.mem.warmOrder(only)
+	order := m.warmOrder(only)
 	ids := make([]int64, 0, warmBatch)
 	for i := 0; i < len(order); i += warmBatch {
 		if err := ctx.Err(); err != nil {
@@ -57,11 +44,11 @@ func (ix *Index) warm(ctx context.Context, only map[int64]bool, maxBytes int) (W
 		for _, c := range part {
 			ids = append(ids, c.id)
 		}
-		held, missing, epoch := ix.texts.lookup(ids)
+		held, missing, epoch := m.Texts.lookup(ids)
 		var chunks map[int64]*store.Chunk
 		if len(missing) > 0 {
 			var err error
-			if chunks, err = ix.db.ChunksByID(ctx, missing); err != nil {
+			if chunks, err = m.db.ChunksByID(ctx, missing); err != nil {
 				return w, fmt.Errorf("search: warm: %w", err)
 			}
 		}
@@ -73,7 +60,7 @@ func (ix *Index) warm(ctx context.Context, only map[int64]bool, maxBytes int) (W
 					continue
 				}
 				var full bool
-				if e, full = ix.texts.addWithin(epoch, ch); full {
+				if e, full = m.Texts.addWithin(epoch, ch); full {
 					w.Full = true
 					return w, nil
 				}
@@ -83,7 +70,7 @@ func (ix *Index) warm(ctx context.Context, only map[int64]bool, maxBytes int) (W
 				w.Texts++
 				w.Bytes += e.cost()
 			}
-			if e.terms.Load() == nil && ix.texts.list(ix.an, c.id, e, c.lang) != nil {
+			if e.terms.Load() == nil && m.Texts.list(m.an, c.id, e, c.lang) != nil {
 				w.Lists++
 				w.Bytes += e.listCost()
 			}
@@ -105,16 +92,16 @@ type warmChunk struct {
 // warmOrder lists the live chunks (those in only, unless it is nil), the
 // newest pages first: a site's visitors ask about what it published
 // lately more than about its archive.
-func (m *memIndex) warmOrder(only map[int64]bool) []warmChunk {
+func (m *Index) warmOrder(only map[int64]bool) []warmChunk {
 	type at struct {
 		warmChunk
-		doc *memDoc
+		doc *Doc
 	}
 	m.mu.RLock()
 	all := make([]at, 0, m.live)
 	for _, sl := range m.slots {
-		if !sl.dead && (only == nil || only[sl.chunkID]) {
-			all = append(all, at{warmChunk{sl.chunkID, sl.doc.Lang}, sl.doc})
+		if !sl.Dead && (only == nil || only[sl.ChunkID]) {
+			all = append(all, at{warmChunk{sl.ChunkID, sl.Doc.Lang}, sl.Doc})
 		}
 	}
 	m.mu.RUnlock()

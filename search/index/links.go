@@ -1,17 +1,16 @@
-package search
+package index
 
 import (
 	"net/url"
 	"regexp"
 	"strings"
-	"sync"
 
 	"github.com/askwp/askwpd/analysis"
 	"github.com/askwp/askwpd/store"
 )
 
-// anchorIndex holds, for each page, the words around the links the
-// site's other pages make to it: "instead of building a custom loading
+// Links holds, for each page, the words around the links the site's
+// other pages make to it: "instead of building a custom loading
 // indicator, we took advantage of the [Spinner] component" tells what the
 // Spinner page is for in the words of someone who needed it, which the
 // page itself may never use. The links are read from the stored chunks'
@@ -19,26 +18,15 @@ import (
 // are the links of the main content, not of menus and footers; a page
 // is named by its URL, so a link may come before the page it points to.
 //
-// It is loaded with the index and then follows the store's commits.
-type anchorIndex struct {
-	an *analysis.Analyzer
-
-	mu sync.RWMutex
-	// enabled is set once a load started: before, no search needs the
-	// links, and the load will read them (as memIndex does).
-	enabled bool
-	// building is set while a load reads the store or the snapshot;
-	// commits that land meanwhile wait in buffered, and those the load
-	// saw are dropped.
-	building bool
-	buffered []store.IndexCommit
-	gen      int64
+// They are part of the index's contents: loaded with the postings,
+// changed by the same commits, under the same lock.
+type Links struct {
 	// bySource lists each page's links, to take them back when the page
 	// changes; byTerm counts, for each term, its occurrences around the
-	// links to each page (by anchorKey).
+	// links to each page (by AnchorKey).
 	bySource map[int64][]anchorLink
 	byTerm   map[string]map[int32]int32
-	// targets numbers the linked pages' keys (anchorKey), so that the
+	// targets numbers the linked pages' keys (AnchorKey), so that the
 	// counts hold a number rather than a URL per term and page.
 	targets map[string]int32
 }
@@ -56,50 +44,23 @@ type foundLink struct {
 	terms []string
 }
 
-func newAnchorIndex(an *analysis.Analyzer) *anchorIndex {
-	return &anchorIndex{an: an, bySource: map[int64][]anchorLink{}, byTerm: map[string]map[int32]int32{},
-		targets: map[string]int32{}}
+func newLinks() *Links {
+	return &Links{bySource: map[int64][]anchorLink{}, byTerm: map[string]map[int32]int32{}, targets: map[string]int32{}}
 }
 
-// IndexCommitted follows the store's commits (store.IndexObserver).
-func (a *anchorIndex) IndexCommitted(c store.IndexCommit) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	switch {
-	case !a.enabled:
-	case a.building:
-		a.buffered = append(a.buffered, c)
-	default:
-		a.applyLocked(c)
-	}
-}
-
-func (a *anchorIndex) applyLocked(c store.IndexCommit) {
-	if c.Gen <= a.gen {
-		return
-	}
-	a.gen = c.Gen
-	for _, op := range c.Ops {
-		if op.Add == nil {
-			a.dropLocked(op.Delete)
-			continue
-		}
-		a.addLocked(op.Add.Doc.ID, a.chunkLinks(op.Add))
-	}
-}
-
-func (a *anchorIndex) addLocked(source int64, links []foundLink) {
+// add adds the links of page source.
+func (a *Links) add(source int64, links []foundLink) {
 	for _, l := range links {
 		id, ok := a.targets[l.key]
 		if !ok {
 			id = int32(len(a.targets))
 			a.targets[l.key] = id
 		}
-		a.addLinkLocked(source, anchorLink{target: id, terms: l.terms})
+		a.addLink(source, anchorLink{target: id, terms: l.terms})
 	}
 }
 
-func (a *anchorIndex) addLinkLocked(source int64, l anchorLink) {
+func (a *Links) addLink(source int64, l anchorLink) {
 	for _, t := range l.terms {
 		m := a.byTerm[t]
 		if m == nil {
@@ -111,7 +72,8 @@ func (a *anchorIndex) addLinkLocked(source int64, l anchorLink) {
 	a.bySource[source] = append(a.bySource[source], l)
 }
 
-func (a *anchorIndex) dropLocked(source int64) {
+// drop takes back the links of page source.
+func (a *Links) drop(source int64) {
 	for _, l := range a.bySource[source] {
 		for _, t := range l.terms {
 			m := a.byTerm[t]
@@ -126,47 +88,9 @@ func (a *anchorIndex) dropLocked(source int64) {
 	delete(a.bySource, source)
 }
 
-// The links are loaded with the postings, by the same read of the store
-// or of the snapshot (memIndex.build): beginLoad when it starts, then
-// loaded with what it read, or loadFailed.
-
-// beginLoad holds back the commits that land from now until the load
-// ends. Call it with the postings' own (memIndex.building), so both
-// follow the same commits.
-func (a *anchorIndex) beginLoad() {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.enabled, a.building, a.buffered = true, true, nil
-}
-
-// loaded swaps in the links a load read, as of the store's count gen
-// (fresh is the load's own: nobody else holds it), then applies the
-// commits that landed meanwhile past it.
-func (a *anchorIndex) loaded(fresh *anchorIndex, gen int64) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.bySource, a.byTerm, a.targets, a.gen = fresh.bySource, fresh.byTerm, fresh.targets, gen
-	a.finishLoadLocked()
-}
-
-// loadFailed keeps the links the index had, and the commits.
-func (a *anchorIndex) loadFailed() {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.finishLoadLocked()
-}
-
-func (a *anchorIndex) finishLoadLocked() {
-	a.building = false
-	for _, c := range a.buffered {
-		a.applyLocked(c)
-	}
-	a.buffered = nil
-}
-
-// targetIDs returns the numbers of the pages with keys, -1 for a page
-// no link points to. Call with a.mu held for reading.
-func (a *anchorIndex) targetIDs(keys []string) []int32 {
+// TargetIDs returns the numbers of the pages with keys (AnchorKey), -1
+// for a page no link points to. Call with the index's read lock held.
+func (a *Links) TargetIDs(keys []string) []int32 {
 	ids := make([]int32, len(keys))
 	for i, k := range keys {
 		id, ok := a.targets[k]
@@ -178,11 +102,10 @@ func (a *anchorIndex) targetIDs(keys []string) []int32 {
 	return ids
 }
 
-// counts calls fn with how often term occurs around the links to each
-// page of ids (from targetIDs) where it does. A URL for a key was looked
-// up per term and page, a tenth of the whole-page score. Call with a.mu
-// held for reading.
-func (a *anchorIndex) counts(term string, ids []int32, fn func(i int, n int32)) {
+// Counts calls fn with how often term occurs around the links to each
+// page of ids (from TargetIDs) where it does. Call with the index's read
+// lock held.
+func (a *Links) Counts(term string, ids []int32, fn func(i int, n int32)) {
 	byID := a.byTerm[term]
 	if len(byID) == 0 {
 		return
@@ -208,7 +131,7 @@ const anchorWindow = 15
 
 // chunkLinks returns the links of a chunk to other pages, each with the
 // terms of its text and of the words around it on its line.
-func (a *anchorIndex) chunkLinks(c *store.IndexChunk) []foundLink {
+func chunkLinks(an *analysis.Analyzer, c *store.IndexChunk) []foundLink {
 	if !strings.Contains(c.Text, "](") {
 		return nil
 	}
@@ -216,7 +139,7 @@ func (a *anchorIndex) chunkLinks(c *store.IndexChunk) []foundLink {
 	if err != nil || (base.Scheme != "http" && base.Scheme != "https") {
 		return nil
 	}
-	self := anchorKey(c.Doc.URL)
+	self := AnchorKey(c.Doc.URL)
 	site := keyOf(&url.URL{Scheme: base.Scheme, Host: base.Host}) + "/"
 	var out []foundLink
 	for _, line := range strings.Split(c.Text, "\n") {
@@ -253,7 +176,7 @@ func (a *anchorIndex) chunkLinks(c *store.IndexChunk) []foundLink {
 				continue
 			}
 			from, to := max(0, spans[i][0]-anchorWindow), min(len(words), spans[i][1]+anchorWindow)
-			terms := a.an.IndexTerms(strings.Join(words[from:to], " "), c.Doc.Lang, nil)
+			terms := an.IndexTerms(strings.Join(words[from:to], " "), c.Doc.Lang, nil)
 			if len(terms) > 0 {
 				out = append(out, foundLink{key: target, terms: terms})
 			}
@@ -272,9 +195,9 @@ func resolveLink(base *url.URL, href string) string {
 	return keyOf(u)
 }
 
-// anchorKey is the form of a page's URL that links to it share: host in
+// AnchorKey is the form of a page's URL that links to it share: host in
 // lower case, no fragment, no trailing slash.
-func anchorKey(raw string) string {
+func AnchorKey(raw string) string {
 	u, err := url.Parse(raw)
 	if err != nil {
 		return raw

@@ -1,4 +1,4 @@
-package search
+package index
 
 import (
 	"bufio"
@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/askwp/askwpd/analysis"
 	"github.com/askwp/askwpd/store"
 )
 
@@ -46,8 +45,7 @@ var snapCRC = crc32.MakeTable(crc32.Castagnoli)
 // the next load when it matches the store, written after a load from the
 // store and by Close. version names the build (the snapshot of another
 // build is not read: its analysis may differ). Call it before Load.
-func (ix *Index) SetSnapshot(path, version string) {
-	m := ix.mem
+func (m *Index) SetSnapshot(path, version string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.snapPath, m.snapVersion = path, version
@@ -57,116 +55,138 @@ func (ix *Index) SetSnapshot(path, version string) {
 // it is there already. The snapshot is removed as soon as the index
 // follows a commit past it, so a restart after a crash loads from the
 // store; a daemon writes it after a load from the store and when it stops.
-func (ix *Index) WriteSnapshot() error { return ix.mem.writeSnapshot(ix.anchors) }
+func (m *Index) WriteSnapshot() error {
+	m.snapMu.Lock()
+	defer m.snapMu.Unlock()
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return m.writeSnapshotLocked()
+}
 
 // FromSnapshot reports whether the index was last loaded from its
 // snapshot rather than from the store.
-func (ix *Index) FromSnapshot() bool {
-	m := ix.mem
+func (m *Index) FromSnapshot() bool {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	return m.fromSnap
 }
 
-// readSnapshot reads the snapshot into a fresh index and fresh links
-// when it matches the store's count; ok is false when there is none that
-// does.
-func (m *memIndex) readSnapshot(ctx context.Context, db *store.DB) (fresh *memIndex, links *anchorIndex, gen int64, ok bool, err error) {
+// readSnapshot reads the snapshot into fresh contents when it matches the
+// store's count; ok is false when there is none that does.
+func (m *Index) readSnapshot(ctx context.Context, db *store.DB) (fresh *contents, gen int64, ok bool, err error) {
 	m.mu.RLock()
 	path, version := m.snapPath, m.snapVersion
 	m.mu.RUnlock()
 	if path == "" {
-		return nil, nil, 0, false, nil
+		return nil, 0, false, nil
 	}
 	cur, err := db.IndexWrites(ctx)
 	if err != nil {
-		return nil, nil, 0, false, err
+		return nil, 0, false, err
 	}
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil, 0, false, nil
+		return nil, 0, false, nil
 	}
 	if err != nil {
-		return nil, nil, 0, false, fmt.Errorf("snapshot: %w", err)
+		return nil, 0, false, fmt.Errorf("snapshot: %w", err)
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return nil, nil, 0, false, fmt.Errorf("snapshot: %w", err)
+		return nil, 0, false, fmt.Errorf("snapshot: %w", err)
 	}
 	r := &snapReader{r: bufio.NewReaderSize(f, 1<<20), left: fi.Size() - 4}
 	if string(r.raw(len(snapshotMagic))) != snapshotMagic || r.str() != version || r.err != nil {
-		return nil, nil, 0, false, nil // another layout or another build
+		return nil, 0, false, nil // another layout or another build
 	}
 	if gen = r.varint(); gen != cur {
-		return nil, nil, 0, false, nil // the store moved on
+		return nil, 0, false, nil // the store moved on
 	}
-	fresh = &memIndex{}
-	fresh.resetLocked()
+	fresh = newContents()
 	for i := range fresh.colTotal {
 		fresh.colTotal[i] = r.varint()
 	}
-	docs := make([]*memDoc, r.count())
+	docs := m.readDocs(r)
+	fresh.readSlots(r, docs)
+	if err := fresh.readTerms(ctx, r); err != nil {
+		return nil, 0, false, err
+	}
+	fresh.links = readLinks(r)
+	if r.err != nil {
+		return nil, 0, false, nil
+	}
+	var sum [4]byte
+	if _, err := io.ReadFull(r.r, sum[:]); err != nil || binary.LittleEndian.Uint32(sum[:]) != r.crc {
+		return nil, 0, false, nil // torn or damaged: the store has it all
+	}
+	return fresh, gen, true, nil
+}
+
+// readDocs reads the documents, in the order the slots number them.
+func (m *Index) readDocs(r *snapReader) []*Doc {
+	docs := make([]*Doc, r.count())
 	for i := range docs {
 		d := store.IndexDoc{ID: r.varint(), URL: r.str(), Title: r.str(), Lang: r.str(), PostType: r.str()}
 		d.Categories, d.Tags = r.strs(), r.strs()
 		d.Published, d.Modified = r.time(), r.time()
 		d.Thin = r.uvarint() == 1
-		md := m.newMemDoc(&d)
-		md.titleSize, md.exactSize = uint32(r.uvarint()), uint32(r.uvarint())
+		md := m.newDoc(&d)
+		md.TitleSize, md.ExactSize = uint32(r.uvarint()), uint32(r.uvarint())
 		docs[i] = md
 	}
+	return docs
+}
+
+// readSlots reads the kinds and the slots, of docs.
+func (fresh *contents) readSlots(r *snapReader, docs []*Doc) {
 	for range r.count() {
-		k := memKind{r.str(), r.str()}
+		k := Kind{r.str(), r.str()}
 		fresh.kindOf[k] = uint16(len(fresh.kinds))
 		fresh.kinds = append(fresh.kinds, k)
 	}
-	fresh.slots = make([]memSlot, r.count())
+	fresh.slots = make([]Slot, r.count())
 	for i := range fresh.slots {
 		sl := &fresh.slots[i]
-		sl.chunkID = r.varint()
+		sl.ChunkID = r.varint()
 		if di := r.uvarint(); di < uint64(len(docs)) {
-			sl.doc = docs[di]
+			sl.Doc = docs[di]
 		} else {
 			r.fail()
 		}
-		sl.size, sl.colSize[0], sl.colSize[1] = uint32(r.uvarint()), uint32(r.uvarint()), uint32(r.uvarint())
+		sl.Size, sl.ColSize[0], sl.ColSize[1] = uint32(r.uvarint()), uint32(r.uvarint()), uint32(r.uvarint())
 		kind := r.uvarint()
-		if sl.kind, sl.headed = uint16(kind>>1), kind&1 != 0; int(sl.kind) >= len(fresh.kinds) {
+		if sl.Kind, sl.Headed = uint16(kind>>1), kind&1 != 0; int(sl.Kind) >= len(fresh.kinds) {
 			r.fail()
 		}
 		if r.err != nil {
 			break
 		}
-		fresh.docSlots[sl.doc.ID] = append(fresh.docSlots[sl.doc.ID], uint32(i))
+		fresh.docSlots[sl.Doc.ID] = append(fresh.docSlots[sl.Doc.ID], uint32(i))
 	}
 	fresh.live, fresh.lens = len(fresh.slots), slotLens(fresh.slots)
+}
+
+// readTerms reads the terms with their postings.
+func (fresh *contents) readTerms(ctx context.Context, r *snapReader) error {
 	for range r.count() {
 		if ctx.Err() != nil {
-			return nil, nil, 0, false, ctx.Err()
+			return ctx.Err()
 		}
 		term := r.str()
-		t := &memTerm{last: uint32(r.uvarint()), n: uint32(r.uvarint()), stem: uint32(r.uvarint()), exact: uint32(r.uvarint())}
+		t := &Term{last: uint32(r.uvarint()), n: uint32(r.uvarint()), stem: uint32(r.uvarint()), exact: uint32(r.uvarint())}
 		t.post = r.bytes()
 		if t.last >= uint32(len(fresh.slots)) || t.n > uint32(len(fresh.slots)) || t.stem > t.n || t.exact > t.n {
 			r.fail()
 		}
 		fresh.terms[term] = t
 	}
-	links = readLinks(r, m.an)
-	if r.err != nil {
-		return nil, nil, 0, false, nil
-	}
-	var sum [4]byte
-	if _, err := io.ReadFull(r.r, sum[:]); err != nil || binary.LittleEndian.Uint32(sum[:]) != r.crc {
-		return nil, nil, 0, false, nil // torn or damaged: the store has it all
-	}
-	return fresh, links, gen, true, nil
+	return nil
 }
 
-// readLinks reads what writeLinks wrote into a fresh anchorIndex.
-func readLinks(r *snapReader, an *analysis.Analyzer) *anchorIndex {
-	a := newAnchorIndex(an)
+// readLinks reads what writeLinks wrote into a fresh Links.
+func readLinks(r *snapReader) *Links {
+	a := newLinks()
 	keys := make([]string, r.count())
 	for i := range keys {
 		keys[i] = r.str()
@@ -195,7 +215,7 @@ func readLinks(r *snapReader, an *analysis.Analyzer) *anchorIndex {
 			if r.err != nil {
 				return nil
 			}
-			a.addLinkLocked(source, l)
+			a.addLink(source, l)
 		}
 	}
 	return a
@@ -203,8 +223,8 @@ func readLinks(r *snapReader, an *analysis.Analyzer) *anchorIndex {
 
 // writeLinks writes a's links: the pages linked to, numbered anew (a
 // page no link points to any more is left out), the terms around links,
-// then each linking page's links. Call with a.mu held for reading.
-func writeLinks(w *snapWriter, a *anchorIndex) {
+// then each linking page's links. Call with the index's read lock held.
+func writeLinks(w *snapWriter, a *Links) {
 	target := map[int32]uint64{}
 	var keys []string
 	if len(a.bySource) > 0 {
@@ -243,25 +263,12 @@ func writeLinks(w *snapWriter, a *anchorIndex) {
 	}
 }
 
-// writeSnapshot writes the index and a's links to its snapshot file,
-// unless the file holds this count already or the index is not the
-// store's (a commit of another process was missed). The read locks are
-// held throughout, the links' first as a search takes them: commits
-// wait, searches do not.
-func (m *memIndex) writeSnapshot(a *anchorIndex) error {
-	m.snapMu.Lock()
-	defer m.snapMu.Unlock()
-	a.mu.RLock()
-	defer a.mu.RUnlock()
-	m.mu.RLock()
-	defer m.mu.RUnlock()
+// writeSnapshotLocked writes the index to its snapshot file, unless the
+// file holds this count already or the index is not the store's (a
+// commit of another process was missed). The caller holds snapMu and the
+// read lock: commits wait, searches do not.
+func (m *Index) writeSnapshotLocked() error {
 	if m.snapPath == "" || !m.ready || m.missed || m.building || (m.snapOnDisk && m.gen == m.snapGen) {
-		return nil
-	}
-	if a.building || a.gen != m.gen {
-		// The links are between two commits' delivery (each follows them
-		// on its own): the next write, at the latest Close's, catches them
-		// level.
 		return nil
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(m.snapPath), ".snapshot-*")
@@ -277,96 +284,9 @@ func (m *memIndex) writeSnapshot(a *anchorIndex) error {
 	for _, n := range m.colTotal {
 		w.varint(n)
 	}
-	// Live slots only, renumbered in order.
-	remap := make([]uint32, len(m.slots))
-	docIdx := map[*memDoc]uint64{}
-	var docs []*memDoc
-	live := 0
-	for i, sl := range m.slots {
-		if sl.dead {
-			remap[i] = math.MaxUint32
-			continue
-		}
-		remap[i] = uint32(live)
-		live++
-		if _, ok := docIdx[sl.doc]; !ok {
-			docIdx[sl.doc] = uint64(len(docs))
-			docs = append(docs, sl.doc)
-		}
-	}
-	w.uvarint(uint64(len(docs)))
-	for _, d := range docs {
-		w.varint(d.ID)
-		w.str(d.URL)
-		w.str(d.Title)
-		w.str(d.Lang)
-		w.str(d.PostType)
-		w.strs(d.Categories)
-		w.strs(d.Tags)
-		w.time(d.Published)
-		w.time(d.Modified)
-		if d.Thin {
-			w.uvarint(1)
-		} else {
-			w.uvarint(0)
-		}
-		w.uvarint(uint64(d.titleSize))
-		w.uvarint(uint64(d.exactSize))
-	}
-	w.uvarint(uint64(len(m.kinds)))
-	for _, k := range m.kinds {
-		w.str(k.typ)
-		w.str(k.codeLang)
-	}
-	w.uvarint(uint64(live))
-	for _, sl := range m.slots {
-		if sl.dead {
-			continue
-		}
-		w.varint(sl.chunkID)
-		w.uvarint(docIdx[sl.doc])
-		w.uvarint(uint64(sl.size))
-		w.uvarint(uint64(sl.colSize[0]))
-		w.uvarint(uint64(sl.colSize[1]))
-		headed := uint64(0)
-		if sl.headed {
-			headed = 1
-		}
-		w.uvarint(uint64(sl.kind)<<1 | headed)
-	}
-	// Terms whose chunks all died are left out, as compaction drops them.
-	var (
-		buf   []byte
-		terms int
-	)
-	for _, t := range m.terms {
-		if m.liveIn(t) {
-			terms++
-		}
-	}
-	w.uvarint(uint64(terms))
-	for term, t := range m.terms {
-		if !m.liveIn(t) {
-			continue
-		}
-		nt := memTerm{post: t.post, last: t.last, n: t.n, stem: t.stem, exact: t.exact}
-		if m.dead > 0 {
-			nt = memTerm{post: buf[:0]}
-			for p := t.iter(); p.next(); {
-				if s := remap[p.slot]; s != math.MaxUint32 {
-					nt.add(s, p.tf)
-				}
-			}
-			buf = nt.post
-		}
-		w.str(term)
-		w.uvarint(uint64(nt.last))
-		w.uvarint(uint64(nt.n))
-		w.uvarint(uint64(nt.stem))
-		w.uvarint(uint64(nt.exact))
-		w.bytes(nt.post)
-	}
-	writeLinks(w, a)
+	remap := m.writeSlots(w)
+	m.writeTerms(w, remap)
+	writeLinks(w, m.links)
 	if w.err != nil {
 		return fmt.Errorf("snapshot: %w", w.err)
 	}
@@ -391,8 +311,115 @@ func (m *memIndex) writeSnapshot(a *anchorIndex) error {
 	return nil
 }
 
+// writeSlots writes the documents, the kinds and the live slots,
+// renumbered in order, and returns the slots' new numbers (MaxUint32 for
+// the dead). Call with the read lock held.
+func (m *Index) writeSlots(w *snapWriter) (remap []uint32) {
+	remap = make([]uint32, len(m.slots))
+	docIdx := map[*Doc]uint64{}
+	var docs []*Doc
+	live := 0
+	for i, sl := range m.slots {
+		if sl.Dead {
+			remap[i] = math.MaxUint32
+			continue
+		}
+		remap[i] = uint32(live)
+		live++
+		if _, ok := docIdx[sl.Doc]; !ok {
+			docIdx[sl.Doc] = uint64(len(docs))
+			docs = append(docs, sl.Doc)
+		}
+	}
+	w.uvarint(uint64(len(docs)))
+	for _, d := range docs {
+		writeDoc(w, d)
+	}
+	w.uvarint(uint64(len(m.kinds)))
+	for _, k := range m.kinds {
+		w.str(k.Type)
+		w.str(k.CodeLang)
+	}
+	w.uvarint(uint64(live))
+	for _, sl := range m.slots {
+		if sl.Dead {
+			continue
+		}
+		w.varint(sl.ChunkID)
+		w.uvarint(docIdx[sl.Doc])
+		w.uvarint(uint64(sl.Size))
+		w.uvarint(uint64(sl.ColSize[0]))
+		w.uvarint(uint64(sl.ColSize[1]))
+		headed := uint64(0)
+		if sl.Headed {
+			headed = 1
+		}
+		w.uvarint(uint64(sl.Kind)<<1 | headed)
+	}
+	return remap
+}
+
+func writeDoc(w *snapWriter, d *Doc) {
+	w.varint(d.ID)
+	w.str(d.URL)
+	w.str(d.Title)
+	w.str(d.Lang)
+	w.str(d.PostType)
+	w.strs(d.Categories)
+	w.strs(d.Tags)
+	w.time(d.Published)
+	w.time(d.Modified)
+	if d.Thin {
+		w.uvarint(1)
+	} else {
+		w.uvarint(0)
+	}
+	w.uvarint(uint64(d.TitleSize))
+	w.uvarint(uint64(d.ExactSize))
+}
+
+// writeTerms writes the terms with their postings, renumbered by remap.
+// Terms whose chunks all died are left out, as compaction drops them.
+// Call with the read lock held.
+func (m *Index) writeTerms(w *snapWriter, remap []uint32) {
+	var (
+		buf   []byte
+		terms int
+	)
+	for _, t := range m.terms {
+		if m.liveIn(t) {
+			terms++
+		}
+	}
+	w.uvarint(uint64(terms))
+	for term, t := range m.terms {
+		if !m.liveIn(t) {
+			continue
+		}
+		nt := Term{post: t.post, last: t.last, n: t.n, stem: t.stem, exact: t.exact}
+		if m.dead > 0 {
+			nt = Term{post: buf[:0]}
+			it := t.Postings()
+			for ps := it.Next(); len(ps) > 0; ps = it.Next() {
+				for _, p := range ps {
+					if s := remap[p.Slot]; s != math.MaxUint32 {
+						nt.add(s, p.TF)
+					}
+				}
+			}
+			buf = nt.post
+		}
+		w.str(term)
+		w.uvarint(uint64(nt.last))
+		w.uvarint(uint64(nt.n))
+		w.uvarint(uint64(nt.stem))
+		w.uvarint(uint64(nt.exact))
+		w.bytes(nt.post)
+	}
+}
+
 // liveIn reports whether a live chunk holds t. Call with m.mu held.
-func (m *memIndex) liveIn(t *memTerm) bool {
+func (m *Index) liveIn(t *Term) bool {
 	if m.dead == 0 {
 		return len(t.post) > 0
 	}

@@ -1,4 +1,4 @@
-package search
+package index
 
 import (
 	"math"
@@ -27,7 +27,7 @@ const termListBytes = 8 << 20
 // struct, its map slots and its place in its page's list.
 const textEntryOverhead = 160
 
-// textCache keeps the stored text of chunks a search read, by chunk id.
+// Texts keeps the stored text of chunks a search read, by chunk id.
 // The store reuses the id of a deleted chunk for the next one it adds, so
 // the cache follows the store's commits (it is an IndexObserver): a
 // deleted page's chunks and any chunk added are dropped. A search that
@@ -35,12 +35,12 @@ const textEntryOverhead = 160
 // (epoch), since it may have read the text the commit replaced. Another
 // process's writes reach the index only by a reload, which empties the
 // cache and reads the chunks it held again.
-type textCache struct {
+type Texts struct {
 	mu    sync.Mutex
 	max   int
 	size  int // of the texts
 	epoch uint64
-	byID  map[int64]*cachedText
+	byID  map[int64]*CachedText
 	byDoc map[int64][]int64
 	// termIDs numbers the terms of the kept term lists from 1. It only
 	// grows, up to maxTermIDs: a search holds lists and the numbers of its
@@ -50,15 +50,17 @@ type textCache struct {
 	listSize int // of the lists and termIDs
 }
 
-type cachedText struct {
+// CachedText is a chunk's stored text as the cache keeps it. Its exported
+// fields are not changed once it is made.
+type CachedText struct {
 	docID             int64
-	start, end        int
-	text, contentHash string
-	headingPath       []string
+	Start, End        int
+	Text, ContentHash string
+	HeadingPath       []string
 	// terms lists the text's terms where the rerank looks for them
 	// (forward); an empty list where analysis.AppendTermsAt cannot make
 	// one. Set under the cache's lock.
-	terms atomic.Pointer[[]termAt16]
+	terms atomic.Pointer[TermList]
 	// hits counts the searches that read the text from the cache.
 	hits atomic.Int32
 }
@@ -67,6 +69,10 @@ type cachedText struct {
 // its terms are listed: a list made for a text soon evicted costs more
 // than it saves.
 const listAfterHits = 2
+
+// TermList lists a text's terms where the rerank looks for them
+// (LocateIn).
+type TermList []termAt16
 
 // termAt16 is an analysis.TermAt in 8 bytes, the term by its number: a
 // list costs about what its text does.
@@ -81,34 +87,30 @@ const maxTermIDs = 1 << 16
 // termIDOverhead is what a numbered term costs besides its bytes.
 const termIDOverhead = 48
 
-func newTextCache(max, listMax int) *textCache {
-	return &textCache{max: max, listMax: listMax, byID: map[int64]*cachedText{}, byDoc: map[int64][]int64{},
+func newTexts(max, listMax int) *Texts {
+	return &Texts{max: max, listMax: listMax, byID: map[int64]*CachedText{}, byDoc: map[int64][]int64{},
 		termIDs: map[string]uint32{}}
 }
 
-// fill sets the text of the candidates the cache holds and returns the
-// ids of the others, with the epoch to hand back to add.
-func (tc *textCache) fill(cs []*candidate) (missing []int64, epoch uint64) {
+// Fill returns the entries of ids the cache holds (nil for the others),
+// each read once more (listAfterHits), with the epoch to hand back to
+// Add.
+func (tc *Texts) Fill(ids []int64) (entries []*CachedText, epoch uint64) {
 	tc.mu.Lock()
 	defer tc.mu.Unlock()
-	for _, c := range cs {
-		if c.loaded {
-			continue
-		}
-		if e := tc.byID[c.chunkID]; e != nil {
-			c.loaded, c.cached = true, e
-			c.start, c.end, c.text, c.headingPath, c.contentHash = e.start, e.end, e.text, e.headingPath, e.contentHash
+	entries = make([]*CachedText, len(ids))
+	for i, id := range ids {
+		if e := tc.byID[id]; e != nil {
+			entries[i] = e
 			e.hits.Add(1)
-			continue
 		}
-		missing = append(missing, c.chunkID)
 	}
-	return missing, tc.epoch
+	return entries, tc.epoch
 }
 
-// add keeps chunks read from the store, unless a commit dropped entries
+// Add keeps chunks read from the store, unless a commit dropped entries
 // since epoch.
-func (tc *textCache) add(epoch uint64, chunks map[int64]*store.Chunk) {
+func (tc *Texts) Add(epoch uint64, chunks map[int64]*store.Chunk) {
 	tc.mu.Lock()
 	defer tc.mu.Unlock()
 	if epoch != tc.epoch {
@@ -132,7 +134,7 @@ func (tc *textCache) add(epoch uint64, chunks map[int64]*store.Chunk) {
 // addWithin keeps a chunk read from the store if its text fits the cache
 // whole, evicting none, and returns its entry: nil when a commit dropped
 // entries since epoch, or when it does not fit (full).
-func (tc *textCache) addWithin(epoch uint64, ch *store.Chunk) (e *cachedText, full bool) {
+func (tc *Texts) addWithin(epoch uint64, ch *store.Chunk) (e *CachedText, full bool) {
 	tc.mu.Lock()
 	defer tc.mu.Unlock()
 	if epoch != tc.epoch {
@@ -149,27 +151,27 @@ func (tc *textCache) addWithin(epoch uint64, ch *store.Chunk) (e *cachedText, fu
 	return e, false
 }
 
-func entryOf(ch *store.Chunk) *cachedText {
-	return &cachedText{docID: ch.DocID, start: ch.Start, end: ch.End, text: ch.Text, contentHash: ch.ContentHash,
-		headingPath: ch.HeadingPath}
+func entryOf(ch *store.Chunk) *CachedText {
+	return &CachedText{docID: ch.DocID, Start: ch.Start, End: ch.End, Text: ch.Text, ContentHash: ch.ContentHash,
+		HeadingPath: ch.HeadingPath}
 }
 
 // put keeps e as chunk id's entry. The caller holds mu.
-func (tc *textCache) put(id int64, e *cachedText) {
+func (tc *Texts) put(id int64, e *CachedText) {
 	tc.byID[id] = e
 	tc.byDoc[e.docID] = append(tc.byDoc[e.docID], id)
 	tc.size += e.cost()
 }
 
-func (e *cachedText) cost() int {
-	n := textEntryOverhead + len(e.text) + len(e.contentHash)
-	for _, h := range e.headingPath {
+func (e *CachedText) cost() int {
+	n := textEntryOverhead + len(e.Text) + len(e.ContentHash)
+	for _, h := range e.HeadingPath {
 		n += 16 + len(h)
 	}
 	return n
 }
 
-func (e *cachedText) listCost() int {
+func (e *CachedText) listCost() int {
 	if l := e.terms.Load(); l != nil {
 		return 8 * cap(*l)
 	}
@@ -177,7 +179,7 @@ func (e *cachedText) listCost() int {
 }
 
 // drop removes chunk id. The caller holds mu.
-func (tc *textCache) drop(id int64) {
+func (tc *Texts) drop(id int64) {
 	e := tc.byID[id]
 	if e == nil {
 		return
@@ -200,18 +202,19 @@ func (tc *textCache) drop(id int64) {
 
 // forget removes entry e of chunk id, but from its page's list. The
 // caller holds mu.
-func (tc *textCache) forget(id int64, e *cachedText) {
+func (tc *Texts) forget(id int64, e *CachedText) {
 	delete(tc.byID, id)
 	tc.size -= e.cost()
 	tc.listSize -= e.listCost()
 }
 
-// forward returns the list of c's text terms, making it if c's text came
-// from the cache often enough (listAfterHits) and the lists have room:
-// nil when there is none. Analyzing the whole text once costs a few times
-// what one look for a query's terms does, and saves it every time after.
-func (tc *textCache) forward(an *analysis.Analyzer, c *candidate) []termAt16 {
-	e := c.cached
+// Forward returns the list of the terms of e's text (chunk chunkID's, in
+// lang), making it if the text came from the cache often enough
+// (listAfterHits) and the lists have room: nil when there is none.
+// Analyzing the whole text once costs a few times what one look for a
+// query's terms does, and saves it every time after: without the lists,
+// BenchmarkRerank took 8 % longer.
+func (tc *Texts) Forward(an *analysis.Analyzer, e *CachedText, chunkID int64, lang string) TermList {
 	if e == nil {
 		return nil
 	}
@@ -221,17 +224,17 @@ func (tc *textCache) forward(an *analysis.Analyzer, c *candidate) []termAt16 {
 	if e.hits.Load() < listAfterHits {
 		return nil
 	}
-	return tc.list(an, c.chunkID, e, c.doc.Lang)
+	return tc.list(an, chunkID, e, lang)
 }
 
 // list makes the list of e's text terms, unless the lists are full or e
 // left the cache: nil then.
-func (tc *textCache) list(an *analysis.Analyzer, chunkID int64, e *cachedText, lang string) []termAt16 {
+func (tc *Texts) list(an *analysis.Analyzer, chunkID int64, e *CachedText, lang string) TermList {
 	if !tc.listRoom(0) {
 		return nil
 	}
-	list, ok := an.AppendTermsAt(nil, e.text, lang)
-	if len(e.text) > math.MaxUint16 || len(list) > 0 && list[len(list)-1].Pos > math.MaxUint16 {
+	list, ok := an.AppendTermsAt(nil, e.Text, lang)
+	if len(e.Text) > math.MaxUint16 || len(list) > 0 && list[len(list)-1].Pos > math.MaxUint16 {
 		ok = false
 	}
 	tc.mu.Lock()
@@ -242,9 +245,9 @@ func (tc *textCache) list(an *analysis.Analyzer, chunkID int64, e *cachedText, l
 	if tc.byID[chunkID] != e || tc.listSize+8*len(list) > tc.listMax {
 		return nil // evicted meanwhile, or no room
 	}
-	var terms []termAt16
+	var terms TermList
 	if ok {
-		terms = make([]termAt16, len(list))
+		terms = make(TermList, len(list))
 		for i, x := range list {
 			id := tc.termIDs[x.Term]
 			if id == 0 {
@@ -260,19 +263,41 @@ func (tc *textCache) list(an *analysis.Analyzer, chunkID int64, e *cachedText, l
 		}
 	}
 	if terms == nil {
-		terms = []termAt16{}
+		terms = TermList{}
 	}
 	e.terms.Store(&terms)
 	tc.listSize += 8 * cap(terms)
 	return terms
 }
 
-// lookup returns the entries of ids the cache holds, the ids it lacks,
-// and the epoch to add those under (addWithin).
-func (tc *textCache) lookup(ids []int64) (held map[int64]*cachedText, missing []int64, epoch uint64) {
+// Get returns chunk id's entry, nil when the cache does not hold it.
+func (tc *Texts) Get(id int64) *CachedText {
 	tc.mu.Lock()
 	defer tc.mu.Unlock()
-	held = make(map[int64]*cachedText, len(ids))
+	return tc.byID[id]
+}
+
+// Size returns the bytes the kept texts and the term lists cost, as the
+// cache counts them against its bounds.
+func (tc *Texts) Size() (texts, lists int) {
+	tc.mu.Lock()
+	defer tc.mu.Unlock()
+	return tc.size, tc.listSize
+}
+
+// Listed reports whether e's text has a list of its terms that is not
+// empty.
+func (e *CachedText) Listed() bool {
+	l := e.terms.Load()
+	return l != nil && len(*l) > 0
+}
+
+// lookup returns the entries of ids the cache holds, the ids it lacks,
+// and the epoch to add those under (addWithin).
+func (tc *Texts) lookup(ids []int64) (held map[int64]*CachedText, missing []int64, epoch uint64) {
+	tc.mu.Lock()
+	defer tc.mu.Unlock()
+	held = make(map[int64]*CachedText, len(ids))
 	for _, id := range ids {
 		if e := tc.byID[id]; e != nil {
 			held[id] = e
@@ -284,14 +309,15 @@ func (tc *textCache) lookup(ids []int64) (held map[int64]*cachedText, missing []
 }
 
 // listRoom reports whether the lists have room for n more bytes.
-func (tc *textCache) listRoom(n int) bool {
+func (tc *Texts) listRoom(n int) bool {
 	tc.mu.Lock()
 	defer tc.mu.Unlock()
 	return tc.listSize+n <= tc.listMax
 }
 
-// ids returns the numbers of terms, 0 for a term no list holds.
-func (tc *textCache) ids(terms []string) []uint32 {
+// IDs returns the numbers of terms in the lists, 0 for a term no list
+// holds.
+func (tc *Texts) IDs(terms []string) []uint32 {
 	tc.mu.Lock()
 	defer tc.mu.Unlock()
 	out := make([]uint32, len(terms))
@@ -301,11 +327,11 @@ func (tc *textCache) ids(terms []string) []uint32 {
 	return out
 }
 
-// locateIn is analysis.LocateIndexTerms over a list of the text's terms,
-// the terms given by number (ids). As there, count must be how many times
+// LocateIn is analysis.LocateIndexTerms over a list of the text's terms,
+// the terms given by number (IDs). As there, count must be how many times
 // each term is in the index's list of the text's terms, and their sum
 // above 0.
-func locateIn(list []termAt16, ids []uint32, count []int, fn func(i, pos, at int)) {
+func LocateIn(list TermList, ids []uint32, count []int, fn func(i, pos, at int)) {
 	left := 0
 	for _, n := range count {
 		left += n
@@ -331,7 +357,7 @@ func locateIn(list []termAt16, ids []uint32, count []int, fn func(i, pos, at int
 // a new chunk. Any commit ends the epoch: a search reading the store
 // meanwhile may have read a chunk before the commit replaced it, under an
 // id the cache did not hold yet.
-func (tc *textCache) IndexCommitted(c store.IndexCommit) {
+func (tc *Texts) IndexCommitted(c store.IndexCommit) {
 	tc.mu.Lock()
 	defer tc.mu.Unlock()
 	for _, op := range c.Ops {
@@ -347,8 +373,8 @@ func (tc *textCache) IndexCommitted(c store.IndexCommit) {
 	tc.epoch++
 }
 
-// held returns the ids of the chunks the cache holds.
-func (tc *textCache) held() map[int64]bool {
+// Held returns the ids of the chunks the cache holds.
+func (tc *Texts) Held() map[int64]bool {
 	tc.mu.Lock()
 	defer tc.mu.Unlock()
 	out := make(map[int64]bool, len(tc.byID))
@@ -360,7 +386,7 @@ func (tc *textCache) held() map[int64]bool {
 
 // clear empties the cache, for a reload of the index. The term numbers
 // stay, with their cost.
-func (tc *textCache) clear() {
+func (tc *Texts) clear() {
 	tc.mu.Lock()
 	defer tc.mu.Unlock()
 	for id, e := range tc.byID {
