@@ -104,3 +104,10 @@ func TestTools_ExpansionWaitsWithoutItsSlot(t *testing.T) {
 		t.Errorf("%d slots still taken after the call", len(d.slots))
 	}
 }
+
+func firstURL(r tool.SearchResponse) string {
+	if len(r.Results) == 0 {
+		return "(none)"
+	}
+	return r.Results[0].URL
+}
