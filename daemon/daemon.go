@@ -3,6 +3,13 @@
 // search index, the crawler, embeddings, the tools and the chat agent, and
 // runs them: the HTTP API, the schedule, the event worker, metrics and
 // status. It holds no logic of its own beyond that wiring.
+//
+// Where to start reading: site.go builds one site's services (newSite)
+// and starts them (startSite), the main site's and a network's alike;
+// network.go holds the sites (a single site is a network of one) and
+// route.go picks the one a call is for; compose.go is the one place the
+// wrappers (CPU slots, the question log, routing) stand between callers
+// and a site's services. The timing rules are the freshness package's.
 package daemon
 
 import (
