@@ -89,19 +89,6 @@ type eventsRequest struct {
 	Events []json.RawMessage `json:"events"`
 }
 
-type eventJSON struct {
-	ID       string  `json:"id"`
-	Type     string  `json:"type"`
-	PostID   int64   `json:"post_id"`
-	PostIDs  []int64 `json:"post_ids"`
-	PostType string  `json:"post_type"`
-	Status   string  `json:"status"`
-	URL      string  `json:"url"`
-	// At is when the sender saw the change, in Unix seconds: a refresh of
-	// the post that began after it already shows it. Optional.
-	At *float64 `json:"at"`
-}
-
 // cleanText reports whether an event's string is UTF-8 with neither
 // U+FFFD, which is what the decoder makes of an escaped lone surrogate
 // ("\ud800"), nor control characters.
@@ -122,6 +109,8 @@ func jsonKind(k reflect.Kind) string {
 	switch k {
 	case reflect.String:
 		return "a string"
+	case reflect.Bool:
+		return "true or false"
 	case reflect.Slice:
 		return "an array"
 	case reflect.Int, reflect.Int64, reflect.Float64:
@@ -182,35 +171,35 @@ func (s *Server) handleEvents(c echo.Context, r EventReceiver) error {
 	evs := make([]*store.Event, 0, len(er.Events))
 	ids := map[string]bool{}
 	for i, raw := range er.Events {
-		var ej eventJSON
-		if err := json.Unmarshal(raw, &ej); err != nil {
-			if te := (*json.UnmarshalTypeError)(nil); errors.As(err, &te) && te.Field != "" {
+		ej, err := store.ParseEvent(raw)
+		if err != nil {
+			var te *json.UnmarshalTypeError
+			var fe *store.EventFieldError
+			switch {
+			case errors.As(err, &te) && te.Field != "":
 				return tool.Invalid("event " + strconv.Itoa(i) + ": " + te.Field + " has the wrong type (want " + jsonKind(te.Type.Kind()) + ")")
+			case errors.As(err, &fe):
+				return tool.Invalid("event " + strconv.Itoa(i) + ": " + fe.Error())
 			}
 			return tool.Invalid("event " + strconv.Itoa(i) + " is not a JSON object")
 		}
-		if ej.ID == "" || len(ej.ID) > 200 {
+		if ej.EventID == "" || len(ej.EventID) > 200 {
 			return tool.Invalid("event " + strconv.Itoa(i) + ": id is required (at most 200 characters)")
 		}
-		for name, v := range map[string]string{"id": ej.ID, "post_type": ej.PostType, "status": ej.Status, "url": ej.URL} {
+		for name, v := range map[string]string{"id": ej.EventID, "post_type": ej.PostType, "status": ej.Status, "url": ej.URL} {
 			if !cleanText(v) {
 				return tool.Invalid("event " + strconv.Itoa(i) + ": " + name + " is not valid text")
 			}
 		}
-		if ej.At != nil && *ej.At < 0 {
-			return tool.Invalid("event " + strconv.Itoa(i) + ": at must be a Unix time in seconds")
-		}
 		if !store.KnownEventType(ej.Type) {
 			return tool.Invalid("event " + strconv.Itoa(i) + ": unknown type " + strconv.Quote(ej.Type))
 		}
-		if ids[ej.ID] {
+		if ids[ej.EventID] {
 			return unauthorized("replayed event id")
 		}
-		ids[ej.ID] = true
-		evs = append(evs, &store.Event{
-			EventID: ej.ID, Type: ej.Type, PostID: ej.PostID, PostIDs: ej.PostIDs, PostType: ej.PostType,
-			Status: ej.Status, URL: ej.URL, Payload: raw, SentAt: sent,
-		})
+		ids[ej.EventID] = true
+		ej.SentAt = sent
+		evs = append(evs, ej)
 	}
 	n, err := r.ReceiveEvents(req.Context(), evs)
 	if errors.Is(err, store.ErrDuplicateEvent) {

@@ -43,8 +43,13 @@ type ProviderConfig struct {
 // the first turn.
 type Agent struct {
 	Tools tool.Caller
-	Site  Site
-	Log   *slog.Logger
+	// Reader is what the agent reads with for itself (the context
+	// builder, the quote checks): the same tools doing only their core
+	// job (tool.Options.Lean), since a live fetch or extra searches would
+	// cost the turn seconds. nil reads through Tools.
+	Reader tool.Caller
+	Site   Site
+	Log    *slog.Logger
 	// Opts tune the loop; zero values are defaults.
 	Opts Options
 	// Provider is tried first; a zero Kind leaves the choice to
@@ -77,6 +82,14 @@ type Agent struct {
 	httpOnce sync.Once
 	http     *http.Client
 	clients  sync.Map // llm.Config → llm.Provider
+}
+
+// reader is the caller of the agent's own reads (Reader).
+func (a *Agent) reader() tool.Caller {
+	if a.Reader != nil {
+		return a.Reader
+	}
+	return a.Tools
 }
 
 // Options tune the chat agent loop. Zero values mean the defaults.

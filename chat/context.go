@@ -470,7 +470,7 @@ func (t *chatTurn) contextSearch(ctx context.Context, query string) *tool.Search
 	args, _ := json.Marshal(tool.SearchArgs{Query: query, Limit: 6})
 	rec := ToolCall{Name: "search_site", Args: args, Auto: true}
 	start := time.Now()
-	res, err := t.a.Tools.Call(tool.Lean(ctx), "search_site", args)
+	res, err := t.a.reader().Call(ctx, "search_site", args)
 	rec.LatencyMS = ms(time.Since(start))
 	var resp *tool.SearchResponse
 	var te *tool.Error
@@ -499,7 +499,7 @@ func (t *chatTurn) contextSearch(ctx context.Context, query string) *tool.Search
 // when the page is not indexed.
 func (t *chatTurn) readPage(ctx context.Context, u string) *tool.DocumentResponse {
 	args, _ := json.Marshal(tool.DocumentArgs{IDOrURL: u, MaxChars: tool.MaxMaxChars})
-	res, err := t.a.Tools.Call(tool.Lean(ctx), "get_document", args)
+	res, err := t.a.reader().Call(ctx, "get_document", args)
 	if err != nil {
 		return nil
 	}

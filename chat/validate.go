@@ -106,7 +106,7 @@ func (t *chatTurn) body(ctx context.Context, u string, cache map[string][]rune) 
 	var b []rune
 	for start := 0; ; {
 		args, _ := json.Marshal(tool.DocumentArgs{IDOrURL: u, Start: start, MaxChars: tool.MaxMaxChars})
-		res, err := t.a.Tools.Call(tool.Lean(ctx), "get_document", args)
+		res, err := t.a.reader().Call(ctx, "get_document", args)
 		var doc tool.DocumentResponse
 		if err != nil || !decodeResult(res, &doc) {
 			b = nil

@@ -2,7 +2,6 @@ package cluster
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -523,22 +522,15 @@ func (n *Node) intake(ctx context.Context) error {
 
 // parseEvent reads a wire event as api does a webhook's.
 func parseEvent(raw []byte) (*store.Event, error) {
-	var j struct {
-		Type     string  `json:"type"`
-		PostID   int64   `json:"post_id"`
-		PostIDs  []int64 `json:"post_ids"`
-		PostType string  `json:"post_type"`
-		Status   string  `json:"status"`
-		URL      string  `json:"url"`
-	}
-	if err := json.Unmarshal(raw, &j); err != nil {
+	e, err := store.ParseEvent(raw)
+	if err != nil {
 		return nil, err
 	}
-	if !store.KnownEventType(j.Type) {
-		return nil, fmt.Errorf("unknown event type %q", j.Type)
+	if !store.KnownEventType(e.Type) {
+		return nil, fmt.Errorf("unknown event type %q", e.Type)
 	}
-	return &store.Event{Type: j.Type, PostID: j.PostID, PostIDs: j.PostIDs, PostType: j.PostType, Status: j.Status,
-		URL: j.URL, Payload: raw, SentAt: time.Now()}, nil
+	e.SentAt = time.Now()
+	return e, nil
 }
 
 // publish writes what the store changed since the last publish to the

@@ -176,9 +176,6 @@ type SearchConfig struct {
 	// Synonyms is a Solr-style synonyms file: "a => b" rewrites and
 	// "a, b, c" equivalents, one rule a line.
 	Synonyms string `toml:"synonyms"`
-	// MemoryIndex is read so that old config files still load, and is
-	// otherwise ignored: the in-memory index is the only search engine.
-	MemoryIndex bool `toml:"memory_index"`
 }
 
 // CrawlConfig bounds fetching so the daemon never crowds out the PHP
@@ -292,7 +289,6 @@ func Default() Config {
 			Nightly:     "17 3 * * *",
 			CatchUp:     true,
 		},
-		Search:   SearchConfig{MemoryIndex: true},
 		Insights: InsightsConfig{RetentionDays: 30},
 		Embeddings: EmbeddingsConfig{
 			Alpha: 0.5, Fusion: "alpha", BatchSize: 64, Concurrency: 2,

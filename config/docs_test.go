@@ -25,10 +25,9 @@ const (
 )
 
 // retired are keys still in Config that the reference and the conffile no
-// longer list, because they are being deleted: search.memory_index is read
-// and ignored, and never shipped in a release. Delete an entry together
+// longer list, because they are being deleted. Delete an entry together
 // with its field.
-var retired = map[string]bool{"search.memory_index": true}
+var retired = map[string]bool{}
 
 // confKey is one leaf key of Config.
 type confKey struct {

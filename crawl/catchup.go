@@ -4,13 +4,9 @@ import (
 	"context"
 	"time"
 
+	"github.com/askwp/askwpd/freshness"
 	"github.com/askwp/askwpd/wp"
 )
-
-// catchUpSlack reaches back before the newest fetch, for clock skew
-// between the database's post_modified_gmt and this host (as
-// lastPassStart does).
-const catchUpSlack = time.Minute
 
 // missedChange is a post the database says changed after its page was
 // last fetched.
@@ -34,7 +30,7 @@ func (c *Crawler) missedChanges(ctx context.Context) ([]missedChange, error) {
 	if err != nil || newest.IsZero() {
 		return nil, err
 	}
-	since := newest.Add(-catchUpSlack)
+	since := newest.Add(-freshness.CatchUpSlack)
 	posts, err := c.WP.Posts(ctx, wp.PostFilter{Types: c.knownTypes(ctx), ModifiedSince: since, AnyStatus: true, Light: true})
 	if err != nil || len(posts) == 0 {
 		return nil, err
@@ -103,8 +99,8 @@ func (c *Crawler) fetchedSince(ctx context.Context, id int64, modified time.Time
 
 // fetchedAfter reports whether a fetch at fetched saw a change the
 // database dates modified: after the whole second, since the database
-// keeps whole seconds and a fetch in the same second may have come before
-// the change.
+// keeps whole seconds (freshness.DatabaseGrain) and a fetch in the same
+// second may have come before the change.
 func fetchedAfter(fetched, modified time.Time) bool {
-	return !fetched.Before(modified.Add(time.Second))
+	return !fetched.Before(modified.Add(freshness.DatabaseGrain))
 }

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/askwp/askwpd/freshness"
 	"github.com/askwp/askwpd/sitemap"
 	"github.com/askwp/askwpd/store"
 	"github.com/askwp/askwpd/wp"
@@ -349,14 +350,14 @@ func (c *Crawler) knownTypes(ctx context.Context) []string {
 }
 
 // lastPassStart is when the last completed pass started: an incremental
-// pass looks at posts modified since (a minute earlier, for clock skew
-// between the database and this host).
+// pass looks at posts modified since (freshness.PassStartSlack earlier,
+// for clock skew between the database and this host).
 func (c *Crawler) lastPassStart(ctx context.Context) time.Time {
 	t, err := c.Store.LastRunStart(ctx, "index", "initial", "incremental", "nightly")
 	if err != nil || t.IsZero() {
 		return time.Time{}
 	}
-	return t.Add(-time.Minute)
+	return t.Add(-freshness.PassStartSlack)
 }
 
 // loadConventions reads the permalink structure, which says whether the

@@ -2,13 +2,13 @@ package crawl
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"sync/atomic"
 	"time"
 
 	"github.com/sourcegraph/conc/pool"
 
+	"github.com/askwp/askwpd/freshness"
 	"github.com/askwp/askwpd/store"
 	"github.com/askwp/askwpd/wp"
 )
@@ -16,10 +16,6 @@ import (
 // MaxEventAttempts bounds retries of an event whose work keeps failing
 // (the site answering 5xx, say); the nightly pass covers it after that.
 const MaxEventAttempts = 8
-
-// EventTick is how often the worker looks at the queue without a nudge:
-// events that failed are retried, and a restart finds what was pending.
-const EventTick = 10 * time.Second
 
 // ReceiveEvents stores a batch of verified events, then takes every page
 // an event says is no longer public out of search at once, before the
@@ -45,16 +41,11 @@ func (c *Crawler) ReceiveEvents(ctx context.Context, evs []*store.Event) (int, e
 // changedAt is when the sender saw the change an event reports: its "at",
 // or when it was received, which is never before the change.
 func changedAt(e *store.Event) time.Time {
-	var p struct {
-		At float64 `json:"at"`
-	}
-	_ = json.Unmarshal(e.Payload, &p)
-	if p.At <= 0 {
+	if e.At.IsZero() {
 		return e.ReceivedAt
 	}
-	at := time.Unix(0, int64(p.At*1e9))
-	if e.ReceivedAt.IsZero() || at.Before(e.ReceivedAt) {
-		return at
+	if e.ReceivedAt.IsZero() || e.At.Before(e.ReceivedAt) {
+		return e.At
 	}
 	return e.ReceivedAt
 }
@@ -69,12 +60,7 @@ func removes(e *store.Event) bool {
 		if e.Status != "" && e.Status != "publish" {
 			return true
 		}
-		var p struct {
-			Public   *bool `json:"public"`
-			Password *bool `json:"has_password"`
-		}
-		_ = json.Unmarshal(e.Payload, &p)
-		return p.Public != nil && !*p.Public || p.Password != nil && *p.Password
+		return e.Public != nil && !*e.Public || e.HasPassword
 	}
 	return false
 }
@@ -117,7 +103,7 @@ func (c *Crawler) StartEvents(ctx context.Context, catchUp bool) (stop func()) {
 				c.Log.Warn("Unable to catch up on changes made while the daemon was down; the next pass will", "error", err)
 			}
 		}
-		t := time.NewTicker(EventTick)
+		t := time.NewTicker(freshness.EventTick)
 		defer t.Stop()
 		lastPrune := time.Time{}
 		for {
@@ -129,9 +115,9 @@ func (c *Crawler) StartEvents(ctx context.Context, catchUp bool) (stop func()) {
 				continue
 			}
 			c.startRecrawl(ctx, &recrawls)
-			if time.Since(lastPrune) > time.Hour {
+			if time.Since(lastPrune) > freshness.EventPruneEvery {
 				lastPrune = time.Now()
-				if _, err := c.Store.PruneEvents(ctx, c.Store.Now().Add(-24*time.Hour)); err != nil && ctx.Err() == nil {
+				if _, err := c.Store.PruneEvents(ctx, c.Store.Now().Add(-freshness.EventKeep)); err != nil && ctx.Err() == nil {
 					c.Log.Warn("Unable to prune events", "error", err)
 				}
 			}
@@ -420,15 +406,7 @@ func (c *Crawler) termPosts(ctx context.Context, e *store.Event) ([]int64, error
 	if len(e.PostIDs) > 0 || c.WP == nil {
 		return e.PostIDs, nil
 	}
-	var p struct {
-		TermID  int64   `json:"term_id"`
-		TermIDs []int64 `json:"term_ids"`
-	}
-	_ = json.Unmarshal(e.Payload, &p)
-	if p.TermID > 0 {
-		p.TermIDs = append(p.TermIDs, p.TermID)
-	}
-	return c.WP.TermPosts(ctx, p.TermIDs)
+	return c.WP.TermPosts(ctx, e.TermIDs)
 }
 
 // refreshPost re-checks one post with the database and re-renders its page

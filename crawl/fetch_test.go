@@ -417,3 +417,84 @@ func TestFetcher_SameOriginGuard(t *testing.T) {
 		t.Errorf("control: traps counted %d connections, want %d", total(), len(traps))
 	}
 }
+
+// failingSite answers every request as a site failing as a whole does:
+// 500, a hang until the client gives up, or a reset connection, by mode.
+type failingSite struct {
+	srv     *httptest.Server
+	mode    atomic.Int32
+	closing chan struct{}
+}
+
+const (
+	site500 int32 = iota + 1
+	siteHang
+	siteRefuse
+)
+
+func newFailingSite(t *testing.T) *failingSite {
+	f := &failingSite{closing: make(chan struct{})}
+	f.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch f.mode.Load() {
+		case site500:
+			http.Error(w, "Error establishing a database connection", http.StatusInternalServerError)
+		case siteHang:
+			select {
+			case <-r.Context().Done():
+			case <-f.closing:
+			}
+		case siteRefuse:
+			if c, _, err := w.(http.Hijacker).Hijack(); err == nil {
+				_ = c.(*net.TCPConn).SetLinger(0)
+				_ = c.Close()
+			}
+		}
+	}))
+	t.Cleanup(func() {
+		close(f.closing) // frees hanging handlers, which Close waits for
+		f.srv.Close()
+	})
+	return f
+}
+
+// TestFetch_ErrorClasses: a site failing as a whole is told apart
+// from a page that is wrong, by Get (pages) and Open (sitemaps, robots,
+// feed) alike, and only those failures count towards stopping a pass.
+func TestFetch_ErrorClasses(t *testing.T) {
+	sp := newFailingSite(t)
+	o, err := ParseOrigin(sp.srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := NewFetcher(o, 300*time.Millisecond, 1<<20, "askwpd-test", slog.New(slog.NewTextHandler(io.Discard, nil)))
+	ctx := context.Background()
+	for _, tc := range []struct {
+		mode int32
+		want string
+	}{{site500, "server_error"}, {siteHang, "timeout"}, {siteRefuse, "unreachable"}} {
+		sp.mode.Store(tc.mode)
+		_, gerr := f.Get(ctx, sp.srv.URL+"/a-page/", Conditional{})
+		rc, oerr := f.Open(ctx, sp.srv.URL+"/wp-sitemap.xml")
+		if rc != nil {
+			rc.Close()
+		}
+		for what, err := range map[string]error{"Get": gerr, "Open": oerr} {
+			if got := ErrorClass(err); got != tc.want || !SiteFault(err) {
+				t.Errorf("%s with the site in mode %d: class %q (%v), want %q and a site fault", what, tc.mode, got, err, tc.want)
+			}
+		}
+	}
+
+	// A closed port is unreachable too.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := "http://" + ln.Addr().String()
+	ln.Close()
+	co, _ := ParseOrigin(closed)
+	cf := NewFetcher(co, time.Second, 1<<20, "askwpd-test", slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if _, err := cf.Get(ctx, closed+"/", Conditional{}); ErrorClass(err) != "unreachable" {
+		t.Errorf("closed port: class %q (%v), want unreachable", ErrorClass(err), err)
+	}
+}

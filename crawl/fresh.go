@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"golang.org/x/time/rate"
+
+	"github.com/askwp/askwpd/freshness"
 )
 
 const (
@@ -16,11 +18,6 @@ const (
 	// at a tenth of the event rate, so a long stream of distinct posts is
 	// still paced near the event rate.
 	freshBurst = 50
-	// freshAfter is how long after its last re-render a page counts as
-	// fresh again. A post edited over and over (an editor's saves, a bulk
-	// tool's passes) is re-rendered at the event rate: a burst of such
-	// repeats took a loaded daemon's status p99 past 50 ms.
-	freshAfter = time.Minute
 	// freshMax bounds the pages remembered.
 	freshMax = 10000
 )
@@ -33,8 +30,8 @@ type freshRenders struct {
 }
 
 // take reports whether the re-render of u at now goes out at once: u was
-// not re-rendered within freshAfter and a token was free. Either way it
-// notes now as u's last re-render.
+// not re-rendered within freshness.RerenderFreshFor and a token was free.
+// Either way it notes now as u's last re-render.
 func (f *freshRenders) take(u string, now time.Time) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -43,14 +40,14 @@ func (f *freshRenders) take(u string, now time.Time) bool {
 		f.prune(now)
 	}
 	f.last[u] = now
-	return (!seen || now.Sub(at) >= freshAfter) && f.limiter.AllowN(now, 1)
+	return (!seen || now.Sub(at) >= freshness.RerenderFreshFor) && f.limiter.AllowN(now, 1)
 }
 
-// prune forgets the pages past freshAfter, or all of them when that is
-// not enough.
+// prune forgets the pages past freshness.RerenderFreshFor, or all of
+// them when that is not enough.
 func (f *freshRenders) prune(now time.Time) {
 	for u, at := range f.last {
-		if now.Sub(at) >= freshAfter {
+		if now.Sub(at) >= freshness.RerenderFreshFor {
 			delete(f.last, u)
 		}
 	}
@@ -66,12 +63,6 @@ type refreshLog struct {
 	mu sync.Mutex
 	at map[int64]time.Time
 }
-
-// coverSlack allows for the sender's clock running behind this host's: a
-// refresh that began less than this after a change's "at" may have come
-// before it. The shim usually runs on the same host; NTP keeps others
-// within milliseconds.
-const coverSlack = 250 * time.Millisecond
 
 func (r *refreshLog) note(postID int64, began time.Time) {
 	r.mu.Lock()
@@ -92,5 +83,5 @@ func (r *refreshLog) covers(postID int64, changed time.Time) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	began, ok := r.at[postID]
-	return ok && !changed.IsZero() && changed.Add(coverSlack).Before(began)
+	return ok && !changed.IsZero() && changed.Add(freshness.CoverSlack).Before(began)
 }

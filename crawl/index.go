@@ -17,6 +17,7 @@ import (
 	"github.com/sourcegraph/conc/pool"
 
 	"github.com/askwp/askwpd/extract"
+	"github.com/askwp/askwpd/freshness"
 	"github.com/askwp/askwpd/store"
 	"github.com/askwp/askwpd/wp"
 )
@@ -968,8 +969,8 @@ func StoreChunks(cs []extract.Chunk) []store.Chunk {
 
 // backoff is the wait before the attempt-th retry of a failing URL.
 func backoff(attempt int) time.Duration {
-	d := time.Minute << min(max(attempt, 1), 9)
-	return min(d, 6*time.Hour)
+	d := freshness.RetryFirst << (min(max(attempt, 1), 9) - 1)
+	return min(d, freshness.RetryMax)
 }
 
 func contains(xs []string, x string) bool {

@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/askwp/askwpd/freshness"
 	"github.com/askwp/askwpd/store"
 )
 
@@ -21,14 +22,11 @@ import (
 // so a refused pass can say who runs and since when, and it needs no
 // state dir, only the store.
 //
-// A holder renews the lease every passLeaseTTL/3. A holder that is
+// A holder renews the lease every freshness.PassLeaseTTL/3. A holder that is
 // killed stops renewing: on its own host the next pass sees that its
 // pid is gone and takes the lease at once; anywhere else, or if the pid
-// was reused, the lease lapses within passLeaseTTL.
-const (
-	passLease    = "crawl"
-	passLeaseTTL = 30 * time.Second
-)
+// was reused, the lease lapses within freshness.PassLeaseTTL.
+const passLease = "crawl"
 
 // holdPass takes the crawl lease for a pass described by what, and
 // renews it until release is called. When the lease is lost (this
@@ -42,7 +40,7 @@ func (c *Crawler) holdPass(ctx context.Context, what string) (release func(), lo
 	l := store.Lease{Name: passLease, Holder: hex.EncodeToString(b[:]), PID: os.Getpid(), Host: host, What: what}
 	unreleased, _ := c.unreleased.Load().(string)
 	gone := func(h store.Lease) bool { return h.Holder == unreleased || holderGone(h) }
-	if _, err := c.Store.AcquireLease(ctx, l, passLeaseTTL, gone); err != nil {
+	if _, err := c.Store.AcquireLease(ctx, l, freshness.PassLeaseTTL, gone); err != nil {
 		var held *store.LeaseHeldError
 		if errors.As(err, &held) {
 			return nil, nil, fmt.Errorf("%w: %w", ErrCrawlRunning, held)
@@ -52,7 +50,7 @@ func (c *Crawler) holdPass(ctx context.Context, what string) (release func(), lo
 	stop, done, lostc := make(chan struct{}), make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(done)
-		t := time.NewTicker(passLeaseTTL / 3)
+		t := time.NewTicker(freshness.PassLeaseTTL / 3)
 		defer t.Stop()
 		for {
 			select {
@@ -60,7 +58,7 @@ func (c *Crawler) holdPass(ctx context.Context, what string) (release func(), lo
 				return
 			case <-t.C:
 			}
-			_, err := c.Store.RenewLease(context.WithoutCancel(ctx), passLease, l.Holder, passLeaseTTL)
+			_, err := c.Store.RenewLease(context.WithoutCancel(ctx), passLease, l.Holder, freshness.PassLeaseTTL)
 			if errors.Is(err, store.ErrLeaseLost) {
 				c.Log.Error("The crawl lease was taken over; stopping the pass", "error", err)
 				close(lostc)

@@ -608,7 +608,7 @@ func scrape(t *testing.T, d *Daemon) map[string]float64 {
 // nothing it kept (AskWP's options, provider clients) carries over.
 func freshAgent(d *Daemon) {
 	a := d.Agent
-	d.Agent = &chat.Agent{Tools: a.Tools, Site: a.Site, Log: a.Log, Opts: a.Opts, Provider: a.Provider, SiteOption: a.SiteOption,
+	d.Agent = &chat.Agent{Tools: a.Tools, Reader: a.Reader, Site: a.Site, Log: a.Log, Opts: a.Opts, Provider: a.Provider, SiteOption: a.SiteOption,
 		SiteConstants: a.SiteConstants, Getenv: a.Getenv, OnResponse: a.OnResponse}
 }
 

@@ -3,13 +3,19 @@
 // search index, the crawler, embeddings, the tools and the chat agent, and
 // runs them: the HTTP API, the schedule, the event worker, metrics and
 // status. It holds no logic of its own beyond that wiring.
+//
+// Where to start reading: site.go builds one site's services (newSite)
+// and starts them (startSite), the main site's and a network's alike;
+// network.go holds the sites (a single site is a network of one) and
+// route.go picks the one a call is for; compose.go is the one place the
+// wrappers (CPU slots, the question log, routing) stand between callers
+// and a site's services. The timing rules are the freshness package's.
 package daemon
 
 import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"html"
@@ -18,7 +24,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -29,47 +34,41 @@ import (
 	"github.com/askwp/askwpd/chat"
 	"github.com/askwp/askwpd/config"
 	"github.com/askwp/askwpd/crawl"
-	"github.com/askwp/askwpd/embed"
 	"github.com/askwp/askwpd/insights"
 	"github.com/askwp/askwpd/search"
 	"github.com/askwp/askwpd/store"
-	"github.com/askwp/askwpd/tool"
 	"github.com/askwp/askwpd/wp"
 )
 
-// Daemon holds the services of one site, wired together.
+// Daemon is askwpd's services, wired together: the sites (the main one
+// and, on a network, the others) and what serves them.
 type Daemon struct {
 	Config config.Config
 	Log    *slog.Logger
-	Store  *store.DB
-	Search *search.Index
-	WP     *wp.DB // nil when running from the sitemap alone
-	// Crawler keeps the store in step with the site.
-	Crawler *crawl.Crawler
-	// Embed is hybrid retrieval's worker; nil when embeddings are off.
-	Embed *embed.Worker
-	// Tools runs the tool contract for HTTP, MCP and chat.
-	Tools *tool.Service
-	// Agent answers /v1/chat.
-	Agent *chat.Agent
+	// Site is the main site's services: d.Store, d.Search, d.Crawler,
+	// d.Embed, d.Tools and d.Agent are the main site's.
+	*Site
+	WP *wp.DB // nil when running from the sitemap alone
 	// Questions is the question log behind the insights report.
 	Questions *insights.Log
+	// net is the sites and their routing; a single site is a network of
+	// one.
+	net *network
 	// cluster is cluster mode's node and its database pool; nil when off.
 	cluster *clusterState
 	// wpDSN and wpPrefix are how the WordPress database was reached.
 	wpDSN, wpPrefix string
-	// caller and chat are Tools and Agent as visitors reach them: through
-	// the question log.
-	caller tool.Caller
-	chat   insights.ChatFunc
+
+	// What every site shares: the synonyms, read once; the chat's cap and
+	// daily budget; wp-config.php's constants, for the chat's keys.
+	synonyms  *search.Synonyms
+	gate      *chat.Gate
+	constants func() (map[string]string, error)
 
 	startedAt time.Time
 
-	// wpNet is what wp-config.php says of a network; net, when the
-	// database holds one, its sites. Both nil for a single site.
-	wpNet  *wp.Network
-	net    *network
-	netObs *netMetrics
+	// wpNet is what wp-config.php says of a network; nil for a single site.
+	wpNet *wp.Network
 
 	// life is cancelled when Serve shuts down; work started by a request
 	// but meant to outlive it (an admin reindex) runs under it.
@@ -80,7 +79,7 @@ type Daemon struct {
 	// nothing more.
 	metricsOnce sync.Once
 	metrics     *metrics
-	// slots bound the tool calls running at once (Call).
+	// slots bound the tool calls running at once (withSlot).
 	slotsOnce sync.Once
 	slots     chan struct{}
 
@@ -114,56 +113,31 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (*Daemon, er
 		return nil, err
 	}
 	d := &Daemon{Config: cfg, Log: log, startedAt: time.Now()}
+	if path := cfg.Search.Synonyms; path != "" {
+		syn, err := search.LoadSynonyms(path)
+		if err != nil {
+			return nil, fmt.Errorf("config: search.synonyms: %w", err)
+		}
+		d.synonyms = syn
+	}
 	site, err := d.openSite(ctx)
 	if err != nil {
 		d.closeWP()
 		return nil, err
 	}
-	st, err := store.Open(ctx, filepath.Join(cfg.StateDir, "askwpd.db"))
-	if err != nil {
+	d.constants = d.siteConstants(site.URL)
+	sp := siteSpec{id: 1, site: site, wp: d.WP, dir: cfg.StateDir, log: log}
+	if d.wpNet != nil {
+		sp.id = d.wpNet.MainBlogID
+	}
+	if d.WP != nil {
+		sp.option = d.WP.Option
+	}
+	if d.Site, err = d.newSite(ctx, sp); err != nil {
 		d.closeWP()
-		return nil, fmt.Errorf("%w (check state_dir %s is writable)", err, cfg.StateDir)
-	}
-	d.Store = st
-	st.Observe(staleOnCommit{&d.statusCache})
-	d.Search = search.New(st)
-	if err := d.setSnapshot(ctx); err != nil {
-		log.Warn("Unable to keep a snapshot of the search index; each start loads it from the store", "error", err)
-	}
-	var syn *search.Synonyms
-	if path := cfg.Search.Synonyms; path != "" {
-		if syn, err = search.LoadSynonyms(path); err != nil {
-			d.Close()
-			return nil, fmt.Errorf("config: search.synonyms: %w", err)
-		}
-		d.Search.SetSynonyms(syn)
-	}
-	d.Crawler = crawl.New(site, crawlOptions(cfg.Crawl), st, d.WP, log)
-	d.Crawler.StateDir = cfg.StateDir
-	d.Crawler.BuildKey, _ = buildID() // setSnapshot said why there is none
-	if d.Embed, err = embed.Open(ctx, cfg.Embeddings, st, log); err != nil {
-		d.Close()
 		return nil, err
 	}
-	if d.Embed != nil {
-		d.Embed.OnFallback = func(reason string) { d.obs().embedFallbacks.WithLabelValues(reason).Inc() }
-		d.Crawler.OnIndexed = d.Embed.Kick
-	}
-	d.Tools = &tool.Service{Log: log, Store: st, Search: d.Search, Crawler: d.Crawler, Embed: d.Embed, Metrics: d.obs()}
-	st.Observe(d.Tools) // for the store's life
-	d.Agent = &chat.Agent{Tools: d.Tools, Log: log, Provider: chat.ProviderConfig(cfg.Provider),
-		Site:       chat.Site{URL: site.URL, Name: site.Name, Tagline: site.Tagline},
-		OnResponse: func(r *chat.Response) { d.obs().observeChat(len(r.ToolCalls), len(r.Sources)) },
-		Gate:       chat.NewGate(ctx, cfg.Chat.MaxConcurrent, cfg.Chat.DailyModelCalls, st, log)}
-	if d.WP != nil {
-		d.Agent.SiteOption = d.WP.Option
-	}
-	d.Agent.SiteConstants = d.siteConstants(site.URL)
-	d.openQuestions(site.URL, syn)
-	if site.Name != "" {
-		_ = st.SetMeta(ctx, "site_name", site.Name)
-		_ = st.SetMeta(ctx, "site_tagline", site.Tagline)
-	}
+	d.openQuestions(site.URL)
 	if err := d.openNetwork(ctx); err != nil {
 		d.Close()
 		return nil, fmt.Errorf("network: %w", err)
@@ -175,7 +149,7 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (*Daemon, er
 	return d, nil
 }
 
-// openSite finds the site: its database from wp-config.php (or db_dsn),
+// openSite finds the main site: its database from wp-config.php (or db_dsn),
 // its name and static pages from the options table, and its address from
 // site_url, WP_HOME or the options, in that order. It leaves d.WP open
 // when there is a database.
@@ -236,6 +210,7 @@ func (d *Daemon) openSite(ctx context.Context) (crawl.Site, error) {
 	}
 	site.URL = strings.TrimRight(siteURL, "/")
 	site.Origin = o
+	site.Exclude = &crawl.PathSet{} // on a subdirectory network, the other sites' paths (syncSites)
 	return site, nil
 }
 
@@ -274,24 +249,16 @@ func (d *Daemon) closeWP() {
 	}
 }
 
-// Close releases the store and the database connection.
+// Close releases the sites' services and the database connection.
 func (d *Daemon) Close() error {
-	d.Embed.Close()
 	d.Questions.Close()
 	var errs []error
-	if d.net != nil {
-		errs = append(errs, d.closeNetwork())
+	for _, s := range d.otherSites() {
+		errs = append(errs, closeSite(s, true))
 	}
 	errs = append(errs, d.closeCluster())
-	if d.Search != nil {
-		// The next start reads this rather than analyzing the store.
-		if err := d.Search.WriteSnapshot(); err != nil {
-			d.Log.Warn("Unable to write the search index's snapshot", "error", err)
-		}
-		d.Search.Close()
-	}
-	if d.Store != nil {
-		errs = append(errs, d.Store.Close())
+	if d.Site != nil {
+		errs = append(errs, closeSite(d.Site, true))
 	}
 	if d.WP != nil {
 		errs = append(errs, d.WP.Close())
@@ -428,9 +395,6 @@ func (d *Daemon) Index(ctx context.Context, opt IndexOptions) (*store.Run, error
 		return nil, errors.New(`cluster mode: the leader runs the passes; askwpd index is for a daemon with cluster.mode off`)
 	}
 	defer d.invalidateView()
-	if d.net == nil {
-		return d.Crawler.Index(ctx, opt)
-	}
 	others := d.otherSites()
 	errs := make([]error, len(others))
 	var wg sync.WaitGroup
@@ -446,110 +410,4 @@ func (d *Daemon) Index(ctx context.Context, opt IndexOptions) (*store.Run, error
 	run, err := d.Crawler.Index(ctx, opt)
 	wg.Wait()
 	return run, errors.Join(append([]error{err}, errs...)...)
-}
-
-// Call runs one tool of the contract, for HTTP and MCP; on a network, on
-// the site its arguments or its request name (callSite). Calls that work
-// on the CPU (all but fetch_live_url, which waits on the site) take one of
-// a few slots, twice the cores, and queue for it in order. Unbounded, a
-// flood of searches kept hundreds of goroutines runnable, and every
-// webhook, status request and crawl write waited behind them for a core:
-// webhooks took seconds while the searches got no more CPU than now. A
-// call gives its slot back while it waits on the network (tool.WithSlot).
-func (d *Daemon) Call(ctx context.Context, name string, args json.RawMessage) (any, error) {
-	if name == "fetch_live_url" {
-		return d.caller.Call(ctx, name, args)
-	}
-	d.slotsOnce.Do(func() { d.slots = make(chan struct{}, 2*runtime.GOMAXPROCS(0)) })
-	cs := &callSlot{slots: d.slots}
-	if err := cs.take(ctx); err != nil {
-		return nil, err
-	}
-	defer cs.done()
-	return d.caller.Call(tool.WithSlot(ctx, cs.back, cs.away), name, args)
-}
-
-// callSlot is one call's slot. A search of a whole network runs its
-// sites' searches at once on the call's one slot, so several of them may
-// wait on the network together: the slot is given back when the first
-// goes away and taken again when the last comes back.
-type callSlot struct {
-	slots chan struct{}
-	mu    sync.Mutex
-	held  bool
-	out   int // goroutines of the call waiting without the slot
-}
-
-func (c *callSlot) take(ctx context.Context) error {
-	select {
-	case c.slots <- struct{}{}:
-		c.held = true
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
-func (c *callSlot) away() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.out++
-	if c.held {
-		<-c.slots
-		c.held = false
-	}
-}
-
-// back waits for the slot under the lock: a sibling going away meanwhile
-// waits too, then gives back the slot just taken.
-func (c *callSlot) back(ctx context.Context) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.out--
-	if c.out > 0 || c.held {
-		return nil
-	}
-	return c.take(ctx)
-}
-
-func (c *callSlot) done() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.held {
-		<-c.slots
-		c.held = false
-	}
-}
-
-// Chat runs one turn of the agent loop; on a network, the agent of the
-// site the request came from.
-func (d *Daemon) Chat(ctx context.Context, req chat.Request, emit func(chat.Event)) (*chat.Response, error) {
-	return d.chat(ctx, req, emit)
-}
-
-// routed is the tools as the question log sees them: on a network, the
-// site's (callNetwork).
-type routed struct{ d *Daemon }
-
-func (r routed) Call(ctx context.Context, name string, args json.RawMessage) (any, error) {
-	if r.d.net == nil {
-		return r.d.Tools.Call(ctx, name, args)
-	}
-	return r.d.callNetwork(ctx, name, args)
-}
-
-// routeChat runs a turn on the agent of the site the request came from.
-func (d *Daemon) routeChat(ctx context.Context, req chat.Request, emit func(chat.Event)) (*chat.Response, error) {
-	if d.net == nil {
-		return d.Agent.Chat(ctx, req, emit)
-	}
-	s, err := d.siteFor(tool.SiteOf(ctx))
-	if err != nil {
-		return nil, err
-	}
-	if s.ID == d.net.main {
-		// d.Agent as it is now: a new agent takes over from the next turn.
-		return d.Agent.Chat(ctx, req, emit)
-	}
-	return s.Agent.Chat(ctx, req, emit)
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/askwp/askwpd/api"
 	"github.com/askwp/askwpd/crawl"
 	"github.com/askwp/askwpd/store"
+	"github.com/askwp/askwpd/tool"
 )
 
 var _ api.EventReceiver = (*Daemon)(nil)
@@ -33,10 +34,7 @@ func (d *Daemon) ReceiveEvents(ctx context.Context, evs []*store.Event) (int, er
 		// written these there already, and this is its ping.
 		return d.cluster.node.Receive(ctx, evs)
 	}
-	if d.net == nil {
-		return d.Crawler.ReceiveEvents(ctx, evs)
-	}
-	return d.receiveNetworkEvents(ctx, evs)
+	return d.receiveEvents(ctx, tool.SiteOf(ctx), evs)
 }
 
 // freshness fills the queue and schedule state of /v1/status.

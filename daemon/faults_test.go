@@ -28,6 +28,7 @@ import (
 	"github.com/askwp/askwpd/api"
 	"github.com/askwp/askwpd/config"
 	"github.com/askwp/askwpd/crawl"
+	"github.com/askwp/askwpd/freshness"
 	"github.com/askwp/askwpd/internal/wptest"
 	"github.com/askwp/askwpd/store"
 	"github.com/askwp/askwpd/tool"
@@ -632,11 +633,11 @@ func TestFaults_DatabaseDown(t *testing.T) {
 	// connection attempts over a window longer than the event worker's
 	// tick. The window must hold the worker's retry on its own tick, or the
 	// count proves nothing on a machine too loaded to tick in time.
-	window := crawl.EventTick + 2*time.Second
+	window := freshness.EventTick + 2*time.Second
 	mark := logs.mark()
 	w0 := dbp.accepts.Load()
 	idleFrom := time.Now()
-	logs.waitLine(t, mark, "Event not applied; will retry", crawl.EventTick+30*time.Second)
+	logs.waitLine(t, mark, "Event not applied; will retry", freshness.EventTick+30*time.Second)
 	// The rest of the window is time left alone, over which the rate is
 	// measured: it waits for nothing.
 	time.Sleep(window - time.Since(idleFrom))
@@ -1109,47 +1110,4 @@ func TestFaults_DiskFull(t *testing.T) {
 	if err := st2.IntegrityCheck(ctx); err != nil {
 		t.Errorf("after reopening: %v", err)
 	}
-}
-
-// TestFaults_FetchErrorClasses: a site failing as a whole is told apart
-// from a page that is wrong, by Get (pages) and Open (sitemaps, robots,
-// feed) alike, and only those failures count towards stopping a pass.
-func TestFaults_FetchErrorClasses(t *testing.T) {
-	sp := newSiteProxy(t, "http://127.0.0.1:9") // never asked: no mode here passes
-	o, err := crawl.ParseOrigin(sp.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := crawl.NewFetcher(o, 300*time.Millisecond, 1<<20, "askwpd-test", slog.New(slog.NewTextHandler(io.Discard, nil)))
-	ctx := context.Background()
-	for _, tc := range []struct {
-		mode int32
-		want string
-	}{{site500, "server_error"}, {siteHang, "timeout"}, {siteRefuse, "unreachable"}} {
-		sp.mode.Store(tc.mode)
-		_, gerr := f.Get(ctx, sp.URL()+"/a-page/", crawl.Conditional{})
-		rc, oerr := f.Open(ctx, sp.URL()+"/wp-sitemap.xml")
-		if rc != nil {
-			rc.Close()
-		}
-		for what, err := range map[string]error{"Get": gerr, "Open": oerr} {
-			if got := crawl.ErrorClass(err); got != tc.want || !crawl.SiteFault(err) {
-				t.Errorf("%s with the site in mode %d: class %q (%v), want %q and a site fault", what, tc.mode, got, err, tc.want)
-			}
-		}
-	}
-
-	// A closed port is unreachable too.
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	closed := "http://" + ln.Addr().String()
-	ln.Close()
-	co, _ := crawl.ParseOrigin(closed)
-	cf := crawl.NewFetcher(co, time.Second, 1<<20, "askwpd-test", slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if _, err := cf.Get(ctx, closed+"/", crawl.Conditional{}); crawl.ErrorClass(err) != "unreachable" {
-		t.Errorf("closed port: class %q (%v), want unreachable", crawl.ErrorClass(err), err)
-	}
-
 }

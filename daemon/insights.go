@@ -8,22 +8,15 @@ import (
 
 	"github.com/askwp/askwpd/api"
 	"github.com/askwp/askwpd/insights"
-	"github.com/askwp/askwpd/search"
 )
 
-// openQuestions starts the question log and puts it between visitors and
-// the tools and chat agent.
-func (d *Daemon) openQuestions(site string, syn *search.Synonyms) {
+// openQuestions starts the question log, in the main site's store; it
+// sits between callers and the sites' tools and agents (compose.go).
+func (d *Daemon) openQuestions(site string) {
 	d.Questions = insights.Open(d.Store, insights.Options{
 		Retention: time.Duration(d.Config.Insights.RetentionDays) * 24 * time.Hour,
-		Site:      site, Synonyms: syn, Log: d.Log,
+		Site:      site, Synonyms: d.synonyms, Log: d.Log,
 	})
-	d.caller = d.Questions.Caller(routed{d})
-	d.Agent.Tools = d.Questions.Tools(d.Tools)
-	// Through d.Agent (or the site's agent) at each turn, not the agent
-	// of now: a new agent (new provider settings) takes over from the
-	// next turn.
-	d.chat = d.Questions.Chat(d.routeChat)
 	d.obs().reg.MustRegister(
 		prometheus.NewCounterFunc(prometheus.CounterOpts{
 			Name: "askwpd_questions_logged_total", Help: "Visitor questions written to the question log.",

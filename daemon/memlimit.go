@@ -7,6 +7,8 @@ import (
 	"runtime/debug"
 	rtmetrics "runtime/metrics"
 	"time"
+
+	"github.com/askwp/askwpd/freshness"
 )
 
 // LimitMemory sets the Go runtime's soft memory limit from the live heap,
@@ -36,7 +38,7 @@ func LimitMemory(ctx context.Context) {
 	setMemoryLimit(int64(ms.HeapAlloc))
 	go func() {
 		sample := []rtmetrics.Sample{{Name: "/gc/heap/live:bytes"}}
-		t := time.NewTicker(time.Minute)
+		t := time.NewTicker(freshness.MemoryLimitEvery)
 		defer t.Stop()
 		for {
 			select {
@@ -56,10 +58,10 @@ func LimitMemory(ctx context.Context) {
 
 // gcPercent: the index and the caches searches fill are most of the live
 // heap and stay, so at 100 the heap doubled them, and the garbage of a
-// crawl that re-renders the site raised that further. With the SciFact
-// site re-indexed for 4 minutes under 200 searches a second, peak RSS
-// was 204.6 MB at 100 and 188.1 MB at 80, for 2.5 % more CPU a search
-// (1.324 against 1.292 ms, the two side by side; bench/search README).
+// crawl that re-renders the site raised that further. At 80, a site
+// re-indexed under a steady load of searches peaks at a smaller RSS
+// (by about a twelfth) for a few percent more CPU a search. GOGC=100 in
+// the daemon's environment restores Go's default, to compare.
 const gcPercent = 80
 
 func setMemoryLimit(live int64) {

@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/askwp/askwpd/api"
+	"github.com/askwp/askwpd/freshness"
 	"github.com/askwp/askwpd/store"
 )
 
@@ -303,7 +304,7 @@ func (d *Daemon) sampleIndex(ctx context.Context, s store.Stats, lag int64, forc
 	m := d.obs()
 	now := d.Store.Now()
 	m.mu.Lock()
-	due := force || s.Documents != m.lastDocs || now.Sub(m.lastSample) >= 15*time.Minute
+	due := force || s.Documents != m.lastDocs || now.Sub(m.lastSample) >= freshness.IndexSampleEvery
 	if due {
 		m.lastSample, m.lastDocs = now, s.Documents
 	}

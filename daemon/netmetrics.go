@@ -81,7 +81,7 @@ func (c *siteCollector) Collect(ch chan<- prometheus.Metric) {
 			continue
 		}
 		st := sv.stats
-		l := c.d.netObs.labels.of(s.ID)
+		l := c.d.net.obs.labels.of(s.ID)
 		if by[l] == nil {
 			by[l] = &sums{}
 			order = append(order, l)

@@ -2,7 +2,6 @@ package daemon
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"html"
@@ -18,58 +17,41 @@ import (
 	"github.com/robfig/cron/v3"
 
 	"github.com/askwp/askwpd/api"
-	"github.com/askwp/askwpd/chat"
 	"github.com/askwp/askwpd/crawl"
-	"github.com/askwp/askwpd/search"
+	"github.com/askwp/askwpd/freshness"
 	"github.com/askwp/askwpd/store"
 	"github.com/askwp/askwpd/tool"
 	"github.com/askwp/askwpd/wp"
 )
 
-// siteResync is how often a network's blogs table is read again, for
-// sites created, archived or opted out while no event said so.
-const siteResync = 5 * time.Minute
-
-// netSite is one site of a network with its own index and the services
-// over it, as ElasticPress keeps an index per site. The main site's are
-// the Daemon's own.
-type netSite struct {
-	ID      int64
-	Home    string
-	Name    string
-	Store   *store.DB
-	Search  *search.Index
-	Crawler *crawl.Crawler
-	Tools   *tool.Service
-	Agent   *chat.Agent
-	// dir is the site's state dir (sites/<blog_id>); "" for the main site,
-	// which keeps the single-site layout.
-	dir string
-	// cancel stops the site's work when it leaves the network.
-	cancel     context.CancelFunc
-	stopEvents func()
-}
-
-// network holds the sites of a multisite install, by blog id.
+// network is the daemon's sites, by blog id, and what they share: a
+// single site is a network of one; a multisite install's indexable sites
+// each have their own index, as ElasticPress keeps an index per site.
 type network struct {
-	conf  wp.Network
+	// conf is what wp-config.php says of the network; nil for a single
+	// site.
+	conf  *wp.Network
 	share *crawl.Share
 	main  int64
+	// obs are the per-site series, on a multisite network only: a single
+	// site's metrics stay as they were.
+	obs *netMetrics
 
 	mu    sync.RWMutex
-	sites map[int64]*netSite
+	sites map[int64]*Site
 	// bg is the serving lifetime, set by Serve: sites added while it runs
 	// start at once.
 	bg context.Context
 	// syncMu keeps two reads of the blogs table from adding a site twice.
 	syncMu sync.Mutex
-	// warm is what the sites' search caches may still take when they are
-	// warmed (networkWarmBytes at first), one site at a time.
-	warm struct {
-		sync.Mutex
-		left int
-	}
+	// warm is the bound for warming the caches of the sites but the main
+	// one.
+	warm warmPool
 }
+
+// multisite reports whether the network is a multisite install's rather
+// than a single site.
+func (n *network) multisite() bool { return n.conf != nil }
 
 // networkWarmBytes bounds what warming takes, over the daemon's life,
 // for all the network's sites but the main one, which has its own
@@ -77,21 +59,14 @@ type network struct {
 // has dozens. Sites that get visitors fill their caches as they ask.
 const networkWarmBytes = 16 << 20
 
-// siteCaller is the tool contract as one site's chat sees it: calls
-// without a site argument answer from that site.
-type siteCaller struct {
-	d  *Daemon
-	id int64
-}
-
-func (c siteCaller) Call(ctx context.Context, name string, args json.RawMessage) (any, error) {
-	return c.d.Call(tool.WithSite(ctx, strconv.FormatInt(c.id, 10)), name, args)
-}
-
-// openNetwork finds whether the install is a network and, when it is,
-// gives each of its indexable sites its own index. A single site is left
-// exactly as it was.
+// openNetwork makes the main site a network of one and, when the install
+// is a network, adds each of its other indexable sites.
 func (d *Daemon) openNetwork(ctx context.Context) error {
+	n := &network{main: d.ID, sites: map[int64]*Site{d.ID: d.Site},
+		share: crawl.NewShare(d.Config.Crawl.Concurrency, d.Config.Crawl.RatePerSec)}
+	n.warm.left = networkWarmBytes
+	n.share.Join(d.Crawler)
+	d.net = n
 	if d.wpNet == nil || d.WP == nil {
 		return nil
 	}
@@ -103,22 +78,14 @@ func (d *Daemon) openNetwork(ctx context.Context) error {
 		d.Log.Warn("wp-config.php says MULTISITE but the database has no blogs table; indexing the main site only")
 		return nil
 	}
-	n := &network{conf: *d.wpNet, main: d.wpNet.MainBlogID, sites: map[int64]*netSite{},
-		share: crawl.NewShare(d.Config.Crawl.Concurrency, d.Config.Crawl.RatePerSec)}
-	n.warm.left = networkWarmBytes
-	n.share.Join(d.Crawler)
-	n.sites[n.main] = &netSite{ID: n.main, Home: d.Crawler.Site.URL, Name: d.Crawler.Site.Name, Store: d.Store,
-		Search: d.Search, Crawler: d.Crawler, Tools: d.Tools, Agent: d.Agent}
-	d.net = n
-	d.netObs = d.registerNetMetrics()
-	d.Agent.Tools = siteCaller{d, n.main}
+	n.conf = d.wpNet
+	n.obs = d.registerNetMetrics()
 	all, err := d.WP.Sites(ctx)
 	if err != nil {
 		return err
 	}
 	// The main site's origin holds a subdirectory network's other sites:
 	// its crawl leaves their paths to them (syncSites keeps the set).
-	d.Crawler.Site.Exclude = &crawl.PathSet{}
 	return d.syncSites(ctx, all)
 }
 
@@ -158,7 +125,7 @@ func siteHome(s *wp.NetSite) string {
 // loses its own, files and all. all is the table as read; nil reads it.
 func (d *Daemon) syncSites(ctx context.Context, all []*wp.NetSite) error {
 	n := d.net
-	if n == nil {
+	if !n.multisite() {
 		return nil
 	}
 	n.syncMu.Lock()
@@ -176,16 +143,15 @@ func (d *Daemon) syncSites(ctx context.Context, all []*wp.NetSite) error {
 		}
 	}
 	n.mu.RLock()
-	var gone []*netSite
+	var gone []*Site
 	for id, s := range n.sites {
 		if id != n.main && want[id] == nil {
 			gone = append(gone, s)
 		}
 	}
-	have := func(id int64) bool { _, ok := n.sites[id]; return ok }
 	var added []*wp.NetSite
 	for id, s := range want {
-		if !have(id) {
+		if _, ok := n.sites[id]; !ok {
 			added = append(added, s)
 		}
 	}
@@ -211,8 +177,8 @@ func (d *Daemon) syncSites(ctx context.Context, all []*wp.NetSite) error {
 	return errors.Join(errs...)
 }
 
-// addSite opens a site's own store under sites/<blog_id>/ and builds its
-// crawler, tools and chat over it; while serving, it starts them.
+// addSite builds a network site from its blogs row, its state under
+// sites/<blog_id>/; while serving, it starts it.
 func (d *Daemon) addSite(ctx context.Context, s *wp.NetSite) error {
 	n := d.net
 	home := siteHome(s)
@@ -231,49 +197,21 @@ func (d *Daemon) addSite(ctx context.Context, s *wp.NetSite) error {
 		site.Within = strings.TrimRight(hu.Path, "/") + "/"
 	}
 	dir := filepath.Join(d.Config.StateDir, "sites", strconv.FormatInt(s.BlogID, 10))
-	if err := os.MkdirAll(dir, StateDirMode); err != nil {
-		return fmt.Errorf("create %s: %w", dir, err)
-	}
-	st, err := store.Open(ctx, filepath.Join(dir, "askwpd.db"))
+	ns, err := d.newSite(ctx, siteSpec{id: s.BlogID, site: site, wp: bw, dir: dir, log: d.Log.With("site", s.BlogID), warm: &n.warm,
+		// Each site's chat uses its own AskWP settings and falls back to
+		// the network's.
+		option: fallbackOption(bw.Option, d.WP.Option, d.WP.NetworkOption)})
 	if err != nil {
-		return fmt.Errorf("%w (check state_dir %s is writable)", err, d.Config.StateDir)
+		return err
 	}
-	if site.Name != "" {
-		_ = st.SetMeta(ctx, "site_name", site.Name)
-		_ = st.SetMeta(ctx, "site_tagline", site.Tagline)
-	}
-	log := d.Log.With("site", s.BlogID)
-	ns := &netSite{ID: s.BlogID, Home: home, Name: site.Name, Store: st, Search: search.New(st), dir: dir}
-	if path := d.Config.Search.Synonyms; path != "" {
-		syn, err := search.LoadSynonyms(path)
-		if err != nil {
-			st.Close()
-			return fmt.Errorf("config: search.synonyms: %w", err)
-		}
-		ns.Search.SetSynonyms(syn)
-	}
-	ns.Crawler = crawl.New(site, crawlOptions(d.Config.Crawl), st, bw, log)
-	ns.Crawler.StateDir = dir
-	ns.Crawler.BuildKey, _ = buildID() // empty: every page is extracted
 	n.share.Join(ns.Crawler)
-	ns.Tools = &tool.Service{Log: log, Store: st, Search: ns.Search, Crawler: ns.Crawler, Metrics: d.obs()}
-	st.Observe(ns.Tools) // for the store's life
-	st.Observe(staleOnCommit{&d.statusCache})
-	ns.Agent = &chat.Agent{Tools: siteCaller{d, s.BlogID}, Log: log, Provider: chat.ProviderConfig(d.Config.Provider),
-		Site:          chat.Site{URL: home, Name: site.Name, Tagline: site.Tagline},
-		SiteOption:    fallbackOption(bw.Option, d.WP.Option, d.WP.NetworkOption),
-		SiteConstants: d.Agent.SiteConstants,
-		OnResponse:    func(r *chat.Response) { d.obs().observeChat(len(r.ToolCalls), len(r.Sources)) },
-		// One cap and one day's budget for the whole network: one daemon,
-		// one provider account.
-		Gate: d.Agent.Gate}
 	n.mu.Lock()
 	n.sites[s.BlogID] = ns
 	bg := n.bg
 	n.mu.Unlock()
 	d.Log.Info("Network site opened", "site", s.BlogID, "home", home, "state_dir", dir)
 	if bg != nil {
-		d.startSite(bg, ns)
+		d.startSite(bg, ns, nil)
 	}
 	return nil
 }
@@ -293,54 +231,10 @@ func fallbackOption(srcs ...func(context.Context, string) (string, error)) func(
 	}
 }
 
-// startSite runs a site's own work under the serving lifetime: its
-// search index, its event worker, and a first pass when it has nothing.
-func (d *Daemon) startSite(bg context.Context, s *netSite) {
-	ctx, cancel := context.WithCancel(bg)
-	s.cancel = cancel
-	s.stopEvents = s.Crawler.StartEvents(ctx, d.Config.Schedule.CatchUp)
-	go func() {
-		if err := s.Search.Load(ctx); err != nil {
-			if ctx.Err() == nil {
-				d.Log.Warn("Unable to load a site's search index; the next search retries", "site", s.ID, "error", err)
-			}
-			return
-		}
-		d.warmSite(ctx, s)
-	}()
-	if empty, err := s.Store.Empty(ctx); err == nil && empty {
-		go d.runSitePass(ctx, s, crawl.IndexOptions{Kind: "initial"})
-	}
-}
-
-func (d *Daemon) runSitePass(ctx context.Context, s *netSite, opt crawl.IndexOptions) {
-	_, err := s.Crawler.Index(ctx, opt)
-	d.statusCache.forgetSite(s.ID)
-	d.invalidateView()
-	if err != nil && !errors.Is(err, crawl.ErrCrawlRunning) && ctx.Err() == nil {
-		d.Log.Error("Index pass failed", "site", s.ID, "kind", opt.Kind, "error", err)
-	}
-	if err == nil {
-		// As the main site's (runPass).
-		d.warmSite(ctx, s)
-	}
-}
-
-// warmSite warms a network site's search caches with what is left of
-// the network's bound.
-func (d *Daemon) warmSite(ctx context.Context, s *netSite) {
-	w := &d.net.warm
-	w.Lock()
-	defer w.Unlock()
-	if w.left > 0 {
-		w.left -= d.warmSearch(ctx, s.Search, w.left, d.Log.With("site", s.ID))
-	}
-}
-
 // removeSite takes a site out of the network's indexes and deletes its
 // state dir: an archived or deleted site's pages must leave the disk, not
 // only the answers.
-func (d *Daemon) removeSite(s *netSite) error {
+func (d *Daemon) removeSite(s *Site) error {
 	n := d.net
 	n.mu.Lock()
 	delete(n.sites, s.ID)
@@ -350,7 +244,7 @@ func (d *Daemon) removeSite(s *netSite) error {
 		s.stopEvents()
 	}
 	s.Crawler.Wait()
-	err := s.Store.Close()
+	err := closeSite(s, false)
 	if rerr := os.RemoveAll(s.dir); rerr != nil {
 		err = errors.Join(err, rerr)
 	}
@@ -362,12 +256,9 @@ func (d *Daemon) removeSite(s *netSite) error {
 // a schedule; it returns a func that stops them and waits for their passes.
 func (d *Daemon) serveNetwork(bg context.Context) func() {
 	n := d.net
-	if n == nil {
-		return func() {}
-	}
 	n.mu.Lock()
 	n.bg = bg
-	var start []*netSite
+	var start []*Site
 	for id, s := range n.sites {
 		if id != n.main {
 			start = append(start, s)
@@ -375,12 +266,12 @@ func (d *Daemon) serveNetwork(bg context.Context) func() {
 	}
 	n.mu.Unlock()
 	for _, s := range start {
-		d.startSite(bg, s)
+		d.startSite(bg, s, nil)
 	}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		t := time.NewTicker(siteResync)
+		t := time.NewTicker(freshness.SiteResync)
 		defer t.Stop()
 		for {
 			select {
@@ -405,50 +296,37 @@ func (d *Daemon) serveNetwork(bg context.Context) func() {
 }
 
 // otherSites are the network's sites but the main one, by blog id.
-func (d *Daemon) otherSites() []*netSite {
+func (d *Daemon) otherSites() []*Site {
 	n := d.net
-	if n == nil {
+	if n == nil { // Open failed before the network was made
 		return nil
 	}
 	n.mu.RLock()
 	defer n.mu.RUnlock()
-	out := make([]*netSite, 0, len(n.sites))
+	out := make([]*Site, 0, len(n.sites))
 	for id, s := range n.sites {
 		if id != n.main {
 			out = append(out, s)
 		}
 	}
-	slices.SortFunc(out, func(a, b *netSite) int { return int(a.ID - b.ID) })
+	slices.SortFunc(out, func(a, b *Site) int { return int(a.ID - b.ID) })
 	return out
 }
 
 // allSites are every site of the network, the main one first.
-func (d *Daemon) allSites() []*netSite {
-	n := d.net
-	n.mu.RLock()
-	main := n.sites[n.main]
-	n.mu.RUnlock()
-	return append([]*netSite{main}, d.otherSites()...)
-}
-
-// closeNetwork closes the other sites' stores.
-func (d *Daemon) closeNetwork() error {
-	var errs []error
-	for _, s := range d.otherSites() {
-		errs = append(errs, s.Store.Close())
-	}
-	return errors.Join(errs...)
+func (d *Daemon) allSites() []*Site {
+	return append([]*Site{d.Site}, d.otherSites()...)
 }
 
 // siteFor finds a site by a site argument: a blog id or a home URL; ""
-// is the main site.
-func (d *Daemon) siteFor(ref string) (*netSite, error) {
+// is the main site, and so is every reference on a single site.
+func (d *Daemon) siteFor(ref string) (*Site, error) {
 	n := d.net
+	if ref == "" || !n.multisite() {
+		return d.Site, nil
+	}
 	n.mu.RLock()
 	defer n.mu.RUnlock()
-	if ref == "" {
-		return n.sites[n.main], nil
-	}
 	if id, ok := tool.ParseBlogID(ref); ok {
 		if s := n.sites[id]; s != nil {
 			return s, nil
@@ -466,12 +344,12 @@ func (d *Daemon) siteFor(ref string) (*netSite, error) {
 
 // siteOwning finds the site a page's URL belongs to: the one whose
 // address is the longest prefix of it.
-func (d *Daemon) siteOwning(raw string) *netSite {
+func (d *Daemon) siteOwning(raw string) *Site {
 	u, err := url.Parse(strings.TrimSpace(raw))
 	if err != nil || u.Host == "" {
 		return nil
 	}
-	var best *netSite
+	var best *Site
 	for _, s := range d.allSites() {
 		if s.Crawler.Site.Owns(u) && (best == nil || len(s.Home) > len(best.Home)) {
 			best = s
@@ -509,7 +387,7 @@ func (d *Daemon) networkStatus(ctx context.Context, v *statusView) (*api.Network
 // network-wide schedule. A site named there but not (yet) indexed is
 // looked up at each run.
 func (d *Daemon) scheduleSites(ctx context.Context, c *cron.Cron) {
-	if d.net == nil {
+	if !d.net.multisite() {
 		return
 	}
 	for id, sc := range d.Config.Network.Sites {
@@ -525,7 +403,7 @@ func (d *Daemon) scheduleSites(ctx context.Context, c *cron.Cron) {
 			}
 			if _, err := c.AddFunc(job.spec, func() {
 				if s, err := d.siteFor(id); err == nil {
-					d.runSitePass(ctx, s, job.opt)
+					d.sitePass(ctx, s, job.opt)
 				}
 			}); err != nil {
 				d.Log.Error("Bad site schedule; job disabled", "site", id, "kind", job.opt.Kind, "spec", job.spec, "error", err)
@@ -536,7 +414,10 @@ func (d *Daemon) scheduleSites(ctx context.Context, c *cron.Cron) {
 
 // ownSchedule reports whether a scheduled pass of kind leaves site s to
 // its own schedule.
-func (d *Daemon) ownSchedule(s *netSite, kind string) bool {
+func (d *Daemon) ownSchedule(s *Site, kind string) bool {
+	if !d.net.multisite() {
+		return false // [network.sites] is for a network's sites
+	}
 	_, own := d.Config.Network.Sites[strconv.FormatInt(s.ID, 10)]
 	return own && (kind == "incremental" || kind == "nightly")
 }

@@ -25,10 +25,12 @@ import (
 	"github.com/askwp/askwpd/api"
 	"github.com/askwp/askwpd/chat"
 	"github.com/askwp/askwpd/config"
+	"github.com/askwp/askwpd/freshness"
 	"github.com/askwp/askwpd/internal/llmtest"
 	"github.com/askwp/askwpd/internal/wptest"
 	"github.com/askwp/askwpd/store"
 	"github.com/askwp/askwpd/tool"
+	"github.com/askwp/askwpd/wp"
 )
 
 // netPHP runs PHP inside one site of the test network. The network's
@@ -135,7 +137,7 @@ func TestNetwork_RealWordPress(t *testing.T) {
 		t.Fatalf("Open: %v", err)
 	}
 	defer d.Close()
-	if d.net == nil {
+	if !d.net.multisite() {
 		t.Fatal("the network was read as a single site")
 	}
 
@@ -696,13 +698,13 @@ func TestNetwork_RealWordPress(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		// Within statusViewGap of the reading, the commit does not make the
+		// Within freshness.StatusViewGap of the reading, the commit does not make the
 		// next request read again.
 		got, scraped := docsOf(st), scrape(t, d)[label]
-		if (got != before || scraped != float64(before)) && time.Since(v.at) < statusViewGap {
+		if (got != before || scraped != float64(before)) && time.Since(v.at) < freshness.StatusViewGap {
 			t.Errorf("just after a page left site %d: status %d, metrics %v documents, want the view's %d", s.ID, got, scraped, before)
 		}
-		waitFor(t, statusViewAge+5*time.Second, fmt.Sprintf("site %d's removal in the status and the metrics", s.ID), func() bool {
+		waitFor(t, freshness.StatusViewAge+5*time.Second, fmt.Sprintf("site %d's removal in the status and the metrics", s.ID), func() bool {
 			st, err := d.Status(ctx)
 			if err != nil {
 				t.Fatal(err)
@@ -746,6 +748,103 @@ func TestNetwork_RealWordPress(t *testing.T) {
 	})
 }
 
+// TestNetwork_QuestionLog: on a network with the question log on, a chat
+// turn is logged once, as the visitor's question, with the searches it ran
+// for itself (the context builder's and the model's) folded into its row,
+// on the main site and on another site alike; a visitor's own search is a
+// question of its own.
+func TestNetwork_QuestionLog(t *testing.T) {
+	net := wptest.GetNetwork(t)
+	net.Lock(t)
+	ctx := context.Background()
+	cfg := config.Default()
+	cfg.WPRoot = net.Root()
+	cfg.StateDir = t.TempDir()
+	cfg.Crawl.RatePerSec = 200
+	cfg.Schedule.Disabled = true
+	if cfg.Insights.RetentionDays == 0 {
+		t.Fatal("the question log is off by default")
+	}
+	d, err := Open(ctx, cfg, slog.New(slog.NewJSONHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	defer d.Close()
+	if _, err := d.Index(ctx, IndexOptions{Kind: "test", Full: true}); err != nil {
+		t.Fatalf("Index: %v", err)
+	}
+	var sites []wptest.NetSite
+	for _, s := range net.Sites {
+		if !s.OptedOut && len(sites) < 2 {
+			sites = append(sites, s) // the main site and another
+		}
+	}
+	since := time.Now()
+	turns := map[string]wptest.NetSite{}
+	for _, s := range sites {
+		from := strconv.FormatInt(s.BlogID, 10)
+		site, err := d.siteFor(from)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := llmtest.New(t, "openai", llmtest.CallTool("search_site", `{"query": "`+s.PublicMarker+`"}`), llmtest.Say("Here is what the site says."))
+		site.Agent.Provider = chat.ProviderConfig(p.Config())
+		resp, err := d.Chat(tool.WithSite(ctx, from), ask("What is "+s.PublicMarker+"?"), func(chat.Event) {})
+		site.Agent.Provider = chat.ProviderConfig{}
+		if err != nil {
+			t.Fatalf("chat from site %d: %v", s.BlogID, err)
+		}
+		if n := len(resp.ToolCalls); n < 2 {
+			t.Fatalf("chat from site %d ran %d tool calls, want the context search and the model's", s.BlogID, n)
+		}
+		turns[resp.TurnID] = s
+	}
+	visitor := sites[1]
+	siteSearch(t, d, strconv.FormatInt(visitor.BlogID, 10), nil, visitor.PublicMarker+" visitor")
+	if err := d.Questions.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var rows []*store.Question
+	if err := d.Store.EachQuestion(ctx, since, func(q *store.Question) error { rows = append(rows, q); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	searches := 0
+	for _, q := range rows {
+		switch q.Kind {
+		case "chat":
+			s, ok := turns[q.TurnID]
+			if !ok {
+				t.Errorf("a chat row of no turn asked: %+v", q)
+				continue
+			}
+			delete(turns, q.TurnID)
+			if q.Text != "What is "+s.PublicMarker+"?" {
+				t.Errorf("site %d's turn logged as %q", s.BlogID, q.Text)
+			}
+			// The turn's own searches, folded in: what they found is the
+			// row's, from the site asked.
+			if q.Action == "" || len(q.TopURLs) == 0 {
+				t.Errorf("site %d's turn row has no search of its own: action %q, top %v", s.BlogID, q.Action, q.TopURLs)
+			}
+			for _, u := range q.TopURLs {
+				if !under(u, s.Home) {
+					t.Errorf("site %d's turn row names another site's page %s", s.BlogID, u)
+				}
+			}
+		case "search":
+			searches++
+			if q.Text != visitor.PublicMarker+" visitor" {
+				t.Errorf("a search row that no visitor asked: %q (a chat turn's own search, logged apart?)", q.Text)
+			}
+		default:
+			t.Errorf("a row of kind %q", q.Kind)
+		}
+	}
+	if len(turns) > 0 || searches != 1 {
+		t.Errorf("%d turns not logged, %d visitor searches logged (want 0 and 1); rows: %d", len(turns), searches, len(rows))
+	}
+}
+
 // The site label is bounded: past maxSiteLabels sites, every other one
 // is "other".
 func TestSiteLabelsBounded(t *testing.T) {
@@ -767,13 +866,13 @@ func TestSiteLabelsBounded(t *testing.T) {
 func TestNetworkSiteSchedules(t *testing.T) {
 	cfg := config.Default()
 	cfg.Network.Sites = map[string]config.ScheduleConfig{"3": {Incremental: "*/2 * * * *", Nightly: "5 4 * * *"}}
-	d := &Daemon{Config: cfg, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), net: &network{sites: map[int64]*netSite{}}}
+	d := &Daemon{Config: cfg, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), net: &network{conf: &wp.Network{}, sites: map[int64]*Site{}}}
 	c := cron.New()
 	d.scheduleSites(context.Background(), c)
 	if n := len(c.Entries()); n != 2 {
 		t.Errorf("%d cron entries for site 3, want 2", n)
 	}
-	own, other := &netSite{ID: 3}, &netSite{ID: 2}
+	own, other := &Site{ID: 3}, &Site{ID: 2}
 	if !d.ownSchedule(own, "incremental") || !d.ownSchedule(own, "nightly") {
 		t.Error("site 3 is not left to its own schedule")
 	}

@@ -31,14 +31,13 @@ func (d *Daemon) Reindex(ctx context.Context) error {
 			return
 		}
 		d.Log.Info("Reindex finished", "run", run.ID, "indexed", run.Indexed, "errors", run.Errors)
-		// As after a scheduled pass (runPass, runSitePass): the pass
-		// dropped the changed pages' texts from the caches, and a first one
-		// filled an index that was empty when it was warmed. The admin's
-		// "reindex now" that won the race with the initial pass left the
-		// first visitors to read every text themselves. On a network the
-		// pass was every site's.
-		d.warmSearch(bg, d.Search, 0, d.Log)
-		for _, s := range d.otherSites() {
+		// As after a scheduled pass (sitePass): the pass dropped the
+		// changed pages' texts from the caches, and a first one filled an
+		// index that was empty when it was warmed. The admin's "reindex
+		// now" that won the race with the initial pass left the first
+		// visitors to read every text themselves. On a network the pass
+		// was every site's.
+		for _, s := range d.allSites() {
 			d.warmSite(bg, s)
 		}
 		if s, err := d.Store.Stats(bg); err == nil {

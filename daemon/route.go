@@ -19,44 +19,50 @@ var pageArg = map[string]string{
 	"get_document": "id_or_url", "search_in_document": "id_or_url", "fetch_live_url": "url", "verify_quote": "url",
 }
 
-// callNetwork routes a tool call to a site of the network: the one the
-// site argument names, else the one the page argument belongs to, else
-// the one the request came from (the shim's blog id), else the main site.
-// "all" searches every site.
-func (d *Daemon) callNetwork(ctx context.Context, name string, args json.RawMessage) (any, error) {
+// route runs a tool call on the site it is for: the one the site
+// argument names, else the one the page argument belongs to, else from
+// (the site the request came from: the shim's blog id, or the chat
+// agent's own site), else the main site. "all" searches every site. A
+// single site is a network of one: every call is its own, whatever the
+// arguments say.
+func (d *Daemon) route(ctx context.Context, from, name string, args json.RawMessage, opt tool.Options) (any, error) {
+	if !d.net.multisite() {
+		return d.Tools.CallWith(ctx, name, args, opt)
+	}
 	ref, err := tool.PeekSite(args)
 	if err != nil {
 		return nil, err
 	}
 	if ref == "" {
 		if s := d.siteOfPage(name, args); s != nil {
-			return d.callSite(ctx, s, name, args)
+			return d.callSite(ctx, s, name, args, opt)
 		}
-		ref = tool.SiteOf(ctx)
+		ref = from
 	}
 	if ref == tool.AllSites {
-		return d.callAll(ctx, name, args)
+		return d.callAll(ctx, name, args, opt)
 	}
 	s, err := d.siteFor(ref)
 	if err != nil {
 		return nil, err
 	}
-	return d.callSite(ctx, s, name, args)
+	return d.callSite(ctx, s, name, args, opt)
 }
 
 // callSite runs a tool on one site, counting it under the site's label;
 // a name outside the contract is not counted, so callers cannot grow the
 // series.
-func (d *Daemon) callSite(ctx context.Context, s *netSite, name string, args json.RawMessage) (any, error) {
-	out, err := s.Tools.Call(ctx, name, args)
+func (d *Daemon) callSite(ctx context.Context, s *Site, name string, args json.RawMessage, opt tool.Options) (any, error) {
+	out, err := s.Tools.CallWith(ctx, name, args, opt)
 	var te *tool.Error
 	if !errors.As(err, &te) || te.Code != "unknown_tool" {
-		d.netObs.toolCalls.WithLabelValues(d.netObs.labels.of(s.ID), name).Inc()
+		obs := d.net.obs
+		obs.toolCalls.WithLabelValues(obs.labels.of(s.ID), name).Inc()
 	}
 	return out, err
 }
 
-func (d *Daemon) siteOfPage(name string, args json.RawMessage) *netSite {
+func (d *Daemon) siteOfPage(name string, args json.RawMessage) *Site {
 	key, ok := pageArg[name]
 	if !ok {
 		return nil
@@ -73,12 +79,13 @@ func (d *Daemon) siteOfPage(name string, args json.RawMessage) *netSite {
 }
 
 // callAll runs search_site or get_recent on every site at once and merges
-// the answers, each result naming its site.
-func (d *Daemon) callAll(ctx context.Context, name string, args json.RawMessage) (any, error) {
+// the answers, each result naming its site. The sites' calls share the
+// call's one slot (callSlot).
+func (d *Daemon) callAll(ctx context.Context, name string, args json.RawMessage, opt tool.Options) (any, error) {
 	if name != "search_site" && name != "get_recent" {
 		return nil, tool.Invalid(`site "all" is for search_site and get_recent; name one site (a blog id or home URL) for ` + name)
 	}
-	d.netObs.toolCalls.WithLabelValues("all", name).Inc()
+	d.net.obs.toolCalls.WithLabelValues("all", name).Inc()
 	sites := d.allSites()
 	outs := make([]any, len(sites))
 	errs := make([]error, len(sites))
@@ -87,7 +94,7 @@ func (d *Daemon) callAll(ctx context.Context, name string, args json.RawMessage)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			outs[i], errs[i] = s.Tools.Call(ctx, name, args)
+			outs[i], errs[i] = s.Tools.CallWith(ctx, name, args, opt)
 		}()
 	}
 	wg.Wait()
@@ -194,27 +201,18 @@ func mergeRecent(outs []any, tags []*tool.SiteTag) *tool.RecentResponse {
 	return merged
 }
 
-// blogOf reads the blog id an event names (the shim's blog_id), 0 when
-// it names none.
-func blogOf(payload json.RawMessage) int64 {
-	var p struct {
-		BlogID json.Number `json:"blog_id"`
+// receiveEvents hands each event to the crawler of the site its blog_id
+// names, else the site the request came from (from), else the main site.
+// A site change reads the network's sites again; an event of a site
+// askwpd does not index is accepted and dropped. A single site's crawler
+// takes every event.
+func (d *Daemon) receiveEvents(ctx context.Context, from string, evs []*store.Event) (int, error) {
+	if !d.net.multisite() {
+		return d.Crawler.ReceiveEvents(ctx, evs)
 	}
-	if json.Unmarshal(payload, &p) != nil {
-		return 0
-	}
-	id, _ := strconv.ParseInt(p.BlogID.String(), 10, 64)
-	return id
-}
-
-// receiveNetworkEvents hands each event to the crawler of the site its
-// blog_id names, else the site the request came from, else the main site. A site change reads the network's
-// sites again; an event of a site askwpd does not index is accepted and
-// dropped.
-func (d *Daemon) receiveNetworkEvents(ctx context.Context, evs []*store.Event) (int, error) {
 	var (
-		order  []*netSite
-		groups = map[*netSite][]*store.Event{}
+		order  []*Site
+		groups = map[*Site][]*store.Event{}
 		resync bool
 		n      int
 	)
@@ -225,9 +223,9 @@ func (d *Daemon) receiveNetworkEvents(ctx context.Context, evs []*store.Event) (
 			continue
 		}
 		// An event without a blog_id is the requesting site's (the shim's header).
-		ref := tool.SiteOf(ctx)
-		if id := blogOf(e.Payload); id > 0 {
-			ref = strconv.FormatInt(id, 10)
+		ref := from
+		if e.BlogID > 0 {
+			ref = strconv.FormatInt(e.BlogID, 10)
 		}
 		s, err := d.siteFor(ref)
 		if err != nil {

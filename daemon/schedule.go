@@ -16,9 +16,6 @@ import (
 // locked forever. Passes never overlap in any case (the crawler refuses a second), and an
 // interrupted pass is resumed at once.
 func (d *Daemon) schedule(ctx context.Context) *cron.Cron {
-	if n, err := d.Store.FrontierPending(ctx); err == nil && n > 0 {
-		go d.runPass(ctx, crawl.IndexOptions{Kind: "resume"})
-	}
 	if d.Config.Schedule.Disabled {
 		return nil
 	}

@@ -56,7 +56,7 @@ func (d *Daemon) Status(ctx context.Context) (*api.Status, error) {
 	if st.Freshness, err = d.freshness(ctx); err != nil {
 		return nil, err
 	}
-	if d.net != nil {
+	if d.net.multisite() {
 		if st.Network, err = d.networkStatus(ctx, v); err != nil {
 			return nil, err
 		}
@@ -105,14 +105,12 @@ func (d *Daemon) Serve(ctx context.Context) error {
 	d.lifeMu.Lock()
 	d.life = bg
 	d.lifeMu.Unlock()
-	if !d.Config.Search.MemoryIndex {
-		d.Log.Warn("search.memory_index is deprecated and ignored: the search index is always in memory")
-	}
-	go d.loadSearchIndex(bg)
 	go d.purgeQuestions(bg)
 	sched := d.schedule(bg)
-	// A cluster's leader catches up by its own pass when it takes the lease.
-	stopEvents := d.Crawler.StartEvents(bg, d.Config.Schedule.CatchUp && d.cluster == nil)
+	// The main site as every other: its events, its index, a first pass
+	// when its store is empty; the others' are serveNetwork's. Its index
+	// in memory sets the heap's limit (LimitMemory).
+	d.startSite(bg, d.Site, LimitMemory)
 	stopNetwork := d.serveNetwork(bg)
 
 	if _, err := sddaemon.SdNotify(false, sddaemon.SdNotifyReady); err != nil {
@@ -120,12 +118,9 @@ func (d *Daemon) Serve(ctx context.Context) error {
 	}
 	stopWatchdog := d.watchdog(bg)
 
-	// A fresh store is filled at once rather than at the next tick; in a
-	// cluster, from the changelog, and by whichever node leads.
+	// In a cluster, a fresh store is filled from the changelog, and by
+	// whichever node leads.
 	waitCluster := d.serveCluster(bg)
-	if empty, err := d.Store.Empty(ctx); err == nil && empty && d.cluster == nil {
-		go d.runPass(bg, crawl.IndexOptions{Kind: "initial"})
-	}
 
 	select {
 	case <-ctx.Done():
@@ -139,7 +134,7 @@ func (d *Daemon) Serve(ctx context.Context) error {
 	_, _ = sddaemon.SdNotify(false, sddaemon.SdNotifyStopping)
 	stopWatchdog()
 	cancelBG()
-	stopEvents()
+	d.stopEvents()
 	stopNetwork()
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
@@ -201,35 +196,6 @@ func listen(addr string, gid int) (net.Listener, error) {
 	return ln, nil
 }
 
-// loadSearchIndex builds the store's in-memory search index; until it is
-// ready, searches wait for it. Then it keeps the index's snapshot on disk
-// until ctx ends.
-func (d *Daemon) loadSearchIndex(ctx context.Context) {
-	start := time.Now()
-	if err := d.Search.Load(ctx); err != nil {
-		if ctx.Err() == nil {
-			d.Log.Warn("Unable to load the search index into memory; the next search retries", "error", err)
-		}
-		return
-	}
-	LimitMemory(ctx)
-	si := d.Search.Stats()
-	d.Log.Info("Search index loaded into memory", "chunks", si.Chunks, "took_ms", time.Since(start).Milliseconds(),
-		"from_snapshot", d.Search.FromSnapshot())
-	if !d.Search.FromSnapshot() {
-		start = time.Now()
-		if err := d.Search.WriteSnapshot(); err != nil {
-			d.Log.Warn("Unable to write the search index's snapshot", "error", err)
-		} else {
-			d.Log.Info("Search index snapshot written", "took_ms", time.Since(start).Milliseconds())
-		}
-	}
-	d.warmSearch(ctx, d.Search, 0, d.Log)
-	t := time.NewTicker(snapshotQuiet)
-	defer t.Stop()
-	keepSnapshot(ctx, d.Search, t.C, d.Log)
-}
-
 // warmSearch reads into ix's caches what they lack, up to maxBytes (0:
 // as far as they go), and returns the bytes it took: what the next
 // visitors' searches would each read.
@@ -249,38 +215,22 @@ func (d *Daemon) warmSearch(ctx context.Context, ix *search.Index, maxBytes int,
 	return w.Bytes
 }
 
+// runPass runs a scheduled pass: one schedule for the whole network,
+// every site's pass at once, drawing on the shared crawl budget; a site
+// with a schedule of its own is left to it.
 func (d *Daemon) runPass(ctx context.Context, opt crawl.IndexOptions) {
-	// One schedule for the whole network: every site's pass runs at once,
-	// drawing on the shared crawl budget.
 	var wg sync.WaitGroup
-	for _, s := range d.otherSites() {
+	for _, s := range d.allSites() {
 		if d.ownSchedule(s, opt.Kind) {
 			continue
 		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			d.runSitePass(ctx, s, opt)
+			d.sitePass(ctx, s, opt)
 		}()
 	}
-	defer wg.Wait()
-	if !d.passAllowed(opt) {
-		return
-	}
-	_, err := d.Crawler.Index(ctx, opt)
-	d.invalidateView()
-	switch {
-	case err == nil:
-		// A first pass fills an index that was empty when it was warmed,
-		// and any pass drops the changed pages' texts from the caches.
-		d.warmSearch(ctx, d.Search, 0, d.Log)
-	case ctx.Err() != nil:
-	case errors.Is(err, crawl.ErrCrawlRunning):
-		// Another process's pass (askwpd index) covers this one.
-		d.Log.Info("Index pass skipped", "kind", opt.Kind, "reason", err.Error())
-	default:
-		d.Log.Error("Index pass failed", "kind", opt.Kind, "error", err)
-	}
+	wg.Wait()
 }
 
 // watchdog pings systemd at half the WatchdogSec interval when set.

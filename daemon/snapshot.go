@@ -20,26 +20,27 @@ import (
 // reads it instead of analyzing every stored chunk again.
 const snapshotFile = "search-index.snap"
 
-// setSnapshot names the search index's snapshot. Its version is this
-// build's Go build ID, since another build may analyze text differently,
-// and the store's own id, so a snapshot is never read against another
-// store that happens to have the same write count.
-func (d *Daemon) setSnapshot(ctx context.Context) error {
+// setSnapshot names a site's search index's snapshot, in its state dir.
+// Its version is this build's Go build ID, since another build may
+// analyze text differently, and the store's own id, so a snapshot is
+// never read against another store that happens to have the same write
+// count.
+func setSnapshot(ctx context.Context, s *Site) error {
 	build, err := buildID()
 	if err != nil {
 		return err
 	}
-	id, err := d.Store.GetMeta(ctx, "store_id")
+	id, err := s.Store.GetMeta(ctx, "store_id")
 	if err != nil {
 		return err
 	}
 	if id == "" {
 		id = rand.Text()
-		if err := d.Store.SetMeta(ctx, "store_id", id); err != nil {
+		if err := s.Store.SetMeta(ctx, "store_id", id); err != nil {
 			return err
 		}
 	}
-	d.Search.SetSnapshot(filepath.Join(d.Config.StateDir, snapshotFile), build+" "+id)
+	s.Search.SetSnapshot(filepath.Join(s.dir, snapshotFile), build+" "+id)
 	return nil
 }
 
@@ -67,10 +68,6 @@ var buildIDOnce = sync.OnceValues(func() (string, error) {
 // buildID is the running executable's Go build ID, which changes with
 // any change to the code it was built from.
 func buildID() (string, error) { return buildIDOnce() }
-
-// snapshotQuiet is how long the search index must go without a commit
-// before the daemon writes its snapshot again.
-const snapshotQuiet = 5 * time.Minute
 
 // keepSnapshot writes the search index's snapshot again whenever the
 // index went from one tick to the next without following a commit, until

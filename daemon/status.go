@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/askwp/askwpd/chat"
+	"github.com/askwp/askwpd/freshness"
 	"github.com/askwp/askwpd/store"
 )
 
@@ -16,7 +17,7 @@ import (
 // these are read in the background and served from the last reading.
 // What a caller acts on at once (the event queue, the frontier, the
 // database and disk state, whether a pass runs) is still read per request,
-// the database's within dbWait.
+// the database's within freshness.DatabaseWait.
 type statusView struct {
 	at time.Time
 	// gen is the statusCache's gen when the reading started.
@@ -43,16 +44,6 @@ type siteView struct {
 	last  *store.Run
 }
 
-// statusViewAge is how old a reading may be before a request starts the
-// next one in the background (it is answered from the old one meanwhile).
-const statusViewAge = 2 * time.Second
-
-// statusViewGap is how old a reading must be before an index commit
-// makes a request start the next. Under a crawl every page is a commit,
-// so every status request and scrape re-read the whole tables: 3–5 % of
-// the daemon's CPU in the load benchmark, searches included.
-const statusViewGap = time.Second
-
 // statusCache holds the latest statusView.
 type statusCache struct {
 	mu         sync.Mutex
@@ -60,8 +51,8 @@ type statusCache struct {
 	refreshing bool
 	// gen counts the store's index commits (staleOnCommit): a reading
 	// older than a commit is refreshed at the next request once it is
-	// statusViewGap old, so a page made private leaves the counts within
-	// that and a refresh, not statusViewAge.
+	// freshness.StatusViewGap old, so a page made private leaves the
+	// counts within that and a refresh, not freshness.StatusViewAge.
 	gen uint64
 	// sites keeps each network site's last reading for the next view
 	// (readSite), across invalidations.
@@ -75,14 +66,6 @@ type siteReading struct {
 	writes int64
 	at     time.Time
 }
-
-// siteReadingAge is how long a network site's reading serves the views
-// while its store has no index write. A view read every site's tables
-// every statusViewAge while anyone polled: on a 5,190-page site, 1.2 ms
-// for its counts and last run, where its count of index writes takes
-// 0.013 ms. The fetch times, which a page fetched again unchanged moves
-// without an index write, are then at most this much older.
-const siteReadingAge = 30 * time.Second
 
 // forgetSite drops a site's reading: its pass ended, and its record is
 // not an index write.
@@ -102,14 +85,15 @@ func (o staleOnCommit) IndexCommitted(store.IndexCommit) {
 }
 
 // view returns the latest reading, starting a fresh one in the background
-// when it is older than statusViewAge. The first call reads synchronously.
+// when it is older than freshness.StatusViewAge. The first call reads
+// synchronously.
 func (d *Daemon) view(ctx context.Context) (*statusView, error) {
 	c := &d.statusCache
 	c.mu.Lock()
 	v := c.v
 	if v != nil {
 		age := time.Since(v.at)
-		if (age > statusViewAge || v.gen != c.gen && age > statusViewGap) && !c.refreshing {
+		if (age > freshness.StatusViewAge || v.gen != c.gen && age > freshness.StatusViewGap) && !c.refreshing {
 			c.refreshing = true
 			go d.refreshView(d.lifetime(ctx))
 		}
@@ -201,7 +185,7 @@ func (d *Daemon) readView(ctx context.Context) (*statusView, error) {
 	if d.Agent != nil {
 		v.provider = d.Agent.ProviderStatus(ctx)
 	}
-	if d.net != nil {
+	if d.net.multisite() {
 		v.sites = map[int64]siteView{}
 		for _, s := range d.allSites() {
 			sv := siteView{stats: v.stats}
@@ -231,8 +215,8 @@ func (d *Daemon) readView(ctx context.Context) (*statusView, error) {
 
 // readSite is a network site's part of a view: its last reading while
 // its store had no index write since and the reading is younger than
-// siteReadingAge, else read now.
-func (d *Daemon) readSite(ctx context.Context, s *netSite) (siteView, error) {
+// freshness.SiteReadingAge, else read now.
+func (d *Daemon) readSite(ctx context.Context, s *Site) (siteView, error) {
 	writes, err := s.Store.IndexWrites(ctx)
 	if err != nil {
 		return siteView{}, err
@@ -241,7 +225,7 @@ func (d *Daemon) readSite(ctx context.Context, s *netSite) (siteView, error) {
 	c.mu.Lock()
 	r, ok := c.sites[s.ID]
 	c.mu.Unlock()
-	if ok && r.writes == writes && time.Since(r.at) < siteReadingAge {
+	if ok && r.writes == writes && time.Since(r.at) < freshness.SiteReadingAge {
 		return r.sv, nil
 	}
 	at := time.Now()
@@ -259,7 +243,7 @@ func (d *Daemon) readSite(ctx context.Context, s *netSite) (siteView, error) {
 }
 
 // readSiteView reads a network site's counts and last pass.
-func readSiteView(ctx context.Context, s *netSite) (siteView, error) {
+func readSiteView(ctx context.Context, s *Site) (siteView, error) {
 	var sv siteView
 	var err error
 	if sv.stats, err = s.Store.Stats(ctx); err != nil {
@@ -273,28 +257,12 @@ func readSiteView(ctx context.Context, s *netSite) (siteView, error) {
 
 // siteView returns s's part of v, read now for a site that joined the
 // network after v was, or whose read failed.
-func (v *statusView) siteView(ctx context.Context, s *netSite) (siteView, error) {
+func (v *statusView) siteView(ctx context.Context, s *Site) (siteView, error) {
 	if sv, ok := v.sites[s.ID]; ok {
 		return sv, nil
 	}
 	return readSiteView(ctx, s)
 }
-
-// dbWait is how long a status request or a scrape waits for the
-// WordPress database to answer a ping when its last answer is older than
-// dbStale. A slower answer is not waited for: the request reports the
-// last one, and the ping goes on to update it for the next. A stalled
-// database held every status request for the ping's 2 s and every scrape
-// for 1 s; under a crawl with searches on a busy 2-core machine, pings
-// took 10 to 80 ms. Down, the database fails a ping in well under dbWait.
-const dbWait = 20 * time.Millisecond
-
-// dbStale is the age past which a request waits (dbWait) for a fresh
-// answer. A younger ok is reported at once, and a ping starts for the
-// next request: a monitor polling every few seconds is never held, and
-// sees the database go down a request late. A failure is always asked
-// again, so that the database coming back shows at once.
-const dbStale = 5 * time.Second
 
 // dbState is the database's state as the last ping found it.
 type dbState struct {
@@ -308,8 +276,8 @@ type dbState struct {
 
 // databaseErr pings the WordPress database, once however many requests
 // ask at a time, and returns the last answer: a fresh one if the last is
-// a failure or older than dbStale and the ping answers within dbWait
-// (the first ever is waited for).
+// a failure or older than freshness.DatabaseStale and the ping answers
+// within freshness.DatabaseWait (the first ever is waited for).
 func (d *Daemon) databaseErr(ctx context.Context) error {
 	s := &d.dbState
 	s.mu.Lock()
@@ -329,14 +297,14 @@ func (d *Daemon) databaseErr(ctx context.Context) error {
 		}()
 	}
 	first := s.at.IsZero()
-	if !first && s.err == nil && time.Since(s.at) < dbStale {
+	if !first && s.err == nil && time.Since(s.at) < freshness.DatabaseStale {
 		s.mu.Unlock()
 		return nil
 	}
 	s.mu.Unlock()
 	var late <-chan time.Time
 	if !first {
-		t := time.NewTimer(dbWait)
+		t := time.NewTimer(freshness.DatabaseWait)
 		defer t.Stop()
 		late = t.C
 	}

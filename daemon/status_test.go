@@ -6,11 +6,12 @@ import (
 	"time"
 
 	"github.com/askwp/askwpd/crawl"
+	"github.com/askwp/askwpd/freshness"
 )
 
 // TestStatus_ViewAfterCommits checks when the status view is read again
 // after index commits: not while the last reading is younger than
-// statusViewGap (under a crawl every page is a commit, and each status
+// freshness.StatusViewGap (under a crawl every page is a commit, and each status
 // request re-read the whole tables), and at the first request after
 // that, so a page removed leaves the counts within the gap and a
 // refresh.
@@ -39,7 +40,7 @@ func TestStatus_ViewAfterCommits(t *testing.T) {
 	d.statusCache.mu.Lock()
 	refreshing := d.statusCache.refreshing
 	d.statusCache.mu.Unlock()
-	if refreshing && time.Since(first.at) < statusViewGap {
+	if refreshing && time.Since(first.at) < freshness.StatusViewGap {
 		t.Fatalf("a commit %v after the reading started another", time.Since(first.at))
 	}
 
@@ -49,12 +50,12 @@ func TestStatus_ViewAfterCommits(t *testing.T) {
 			t.Fatal(err)
 		}
 		if v.stats.Documents == docs-1 {
-			if age := v.at.Sub(first.at); age < statusViewGap {
-				t.Errorf("read again %v after the last reading, want %v at least", age, statusViewGap)
+			if age := v.at.Sub(first.at); age < freshness.StatusViewGap {
+				t.Errorf("read again %v after the last reading, want %v at least", age, freshness.StatusViewGap)
 			}
 			break
 		}
-		if time.Since(first.at) > statusViewGap+5*time.Second {
+		if time.Since(first.at) > freshness.StatusViewGap+5*time.Second {
 			t.Fatalf("the removal is not in the status %v after the reading: %d documents", time.Since(first.at), v.stats.Documents)
 		}
 		time.Sleep(20 * time.Millisecond)

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -23,6 +24,19 @@ type Event struct {
 	PostType string  `json:"post_type,omitempty"`
 	Status   string  `json:"status,omitempty"`
 	URL      string  `json:"url,omitempty"`
+	// At is when the sender saw the change: a refresh of the post that
+	// began after it already shows it. Zero when the sender did not say.
+	At time.Time `json:"-"`
+	// Public is false when the sender says the post left public view, nil
+	// when it does not say; HasPassword, that it is password-protected.
+	// An event is trusted to remove a page, never to add one.
+	Public      *bool `json:"-"`
+	HasPassword bool  `json:"-"`
+	// TermIDs are the terms a term_changed event names.
+	TermIDs []int64 `json:"-"`
+	// BlogID is the network site the event is about; 0 for the site the
+	// request came from.
+	BlogID int64 `json:"-"`
 	// Payload is the sender's JSON for the event, kept whole.
 	Payload    json.RawMessage `json:"-"`
 	SentAt     time.Time       `json:"-"`
@@ -30,6 +44,65 @@ type Event struct {
 	AppliedAt  time.Time       `json:"-"`
 	Attempts   int             `json:"-"`
 	Error      string          `json:"-"`
+}
+
+// eventWire is an event as the shim sends it (api/testdata and the shim's
+// class-askwpd-webhooks.php): the webhook's one schema, read by
+// ParseEvent alone.
+type eventWire struct {
+	ID          string          `json:"id"`
+	Type        string          `json:"type"`
+	PostID      int64           `json:"post_id"`
+	PostIDs     []int64         `json:"post_ids"`
+	PostType    string          `json:"post_type"`
+	Status      string          `json:"status"`
+	URL         string          `json:"url"`
+	At          *float64        `json:"at"` // Unix seconds
+	Public      *bool           `json:"public"`
+	HasPassword bool            `json:"has_password"`
+	TermID      int64           `json:"term_id"`
+	TermIDs     []int64         `json:"term_ids"`
+	BlogID      json.RawMessage `json:"blog_id"` // a number or a numeric string
+}
+
+// EventFieldError is a field of an event whose JSON type is right but
+// whose value the schema refuses.
+type EventFieldError struct{ Field, Want string }
+
+func (e *EventFieldError) Error() string { return e.Field + " must be " + e.Want }
+
+// ParseEvent decodes one event of a webhook batch, or of the cluster's
+// table, into an Event whose Payload is raw. It checks the schema's
+// types and values, not the event's sense (a known type, an id): those
+// are the receiver's. A JSON error comes back as encoding/json gives it
+// (a *json.UnmarshalTypeError names the field), any other as an
+// *EventFieldError.
+func ParseEvent(raw json.RawMessage) (*Event, error) {
+	var w eventWire
+	if err := json.Unmarshal(raw, &w); err != nil {
+		return nil, err
+	}
+	e := &Event{EventID: w.ID, Type: w.Type, PostID: w.PostID, PostIDs: w.PostIDs, PostType: w.PostType,
+		Status: w.Status, URL: w.URL, Public: w.Public, HasPassword: w.HasPassword, TermIDs: w.TermIDs, Payload: raw}
+	if w.At != nil {
+		if *w.At < 0 {
+			return nil, &EventFieldError{"at", "a Unix time in seconds"}
+		}
+		if *w.At > 0 {
+			e.At = time.Unix(0, int64(*w.At*1e9))
+		}
+	}
+	if w.TermID > 0 {
+		e.TermIDs = append(e.TermIDs, w.TermID)
+	}
+	if len(w.BlogID) > 0 && string(w.BlogID) != "null" {
+		id, err := strconv.ParseInt(strings.Trim(string(w.BlogID), `"`), 10, 64)
+		if err != nil || id < 0 {
+			return nil, &EventFieldError{"blog_id", "a blog id"}
+		}
+		e.BlogID = id
+	}
+	return e, nil
 }
 
 // ErrDuplicateEvent is returned by InsertEvents when an event id was seen
@@ -258,9 +331,16 @@ func scanEvent(sc interface{ Scan(...any) error }) (*Event, error) {
 		&e.PostType, &e.Status, &ids, &sent); err != nil {
 		return nil, err
 	}
-	e.Payload = json.RawMessage(payload)
 	e.ReceivedAt, e.AppliedAt, e.SentAt = parseTimeNano(recv), parseTimeNano(applied), parseTimeNano(sent)
 	_ = json.Unmarshal([]byte(ids), &e.PostIDs)
+	// The fields without a column of their own are the payload's, which
+	// ParseEvent accepted before it was stored. One that no longer
+	// parses (hand-edited) keeps them unsaid: the event then removes
+	// nothing on its own word, and the database decides.
+	if w, err := ParseEvent(json.RawMessage(payload)); err == nil {
+		e.At, e.Public, e.HasPassword, e.TermIDs, e.BlogID = w.At, w.Public, w.HasPassword, w.TermIDs, w.BlogID
+	}
+	e.Payload = json.RawMessage(payload)
 	return &e, nil
 }
 

@@ -2,10 +2,13 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
+	"time"
 )
 
 // TestDB_InsertEventsGroupCommit: concurrent calls, some replaying an id
@@ -128,5 +131,74 @@ func TestDB_InsertEventsAfterClose(t *testing.T) {
 	db.Close()
 	if err := db.InsertEvents(ctx, []*Event{{EventID: "b", Type: EventPostUpdated}}); err == nil {
 		t.Fatal("InsertEvents on a closed store succeeded")
+	}
+}
+
+// TestParseEvent: the webhook's one schema. Every field the shim sends is
+// typed once here, a wrong type or value is an error naming the field,
+// and the typed fields come back the same from the store, which keeps
+// the payload whole.
+func TestParseEvent(t *testing.T) {
+	raw := `{"id":"p1","type":"post_updated","post_id":7,"post_ids":[8],"post_type":"page","status":"publish",
+		"url":"http://x/p/","at":1700000000.25,"public":false,"has_password":true,"term_id":3,"term_ids":[4],"blog_id":"2"}`
+	e, err := ParseEvent(json.RawMessage(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	check := func(where string, e *Event) {
+		t.Helper()
+		if e.EventID != "p1" || e.Type != EventPostUpdated || e.PostID != 7 || !slices.Equal(e.PostIDs, []int64{8}) ||
+			e.PostType != "page" || e.Status != "publish" || e.URL != "http://x/p/" {
+			t.Errorf("%s: columns = %+v", where, e)
+		}
+		if d := e.At.Sub(time.Unix(1700000000, 250e6)); d < -time.Microsecond || d > time.Microsecond || e.Public == nil || *e.Public || !e.HasPassword ||
+			!slices.Equal(e.TermIDs, []int64{4, 3}) || e.BlogID != 2 {
+			t.Errorf("%s: at %v, public %v, has_password %v, terms %v, blog %d", where, e.At, e.Public, e.HasPassword, e.TermIDs, e.BlogID)
+		}
+	}
+	check("parsed", e)
+	if string(e.Payload) != raw {
+		t.Errorf("payload = %s; want the sender's JSON whole", e.Payload)
+	}
+
+	db := openTest(t)
+	ctx := context.Background()
+	if err := db.InsertEvents(ctx, []*Event{e}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := db.PendingEvents(ctx, 10, 3)
+	if err != nil || len(got) != 1 {
+		t.Fatalf("PendingEvents = %v, %v", got, err)
+	}
+	check("stored", got[0])
+
+	if e, err := ParseEvent(json.RawMessage(`{"id":"m","type":"post_updated"}`)); err != nil ||
+		!e.At.IsZero() || e.Public != nil || e.HasPassword || e.TermIDs != nil || e.BlogID != 0 {
+		t.Errorf("an event that says nothing more = %+v, %v; want every optional field unsaid", e, err)
+	}
+	for raw, field := range map[string]string{
+		`{"public":"no"}`:     "public",
+		`{"has_password":1}`:  "has_password",
+		`{"term_ids":"1,2"}`:  "term_ids",
+		`{"at":-5}`:           "at",
+		`{"blog_id":"main"}`:  "blog_id",
+		`{"blog_id":2.5}`:     "blog_id",
+		`{"post_id":"seven"}`: "post_id",
+	} {
+		_, err := ParseEvent(json.RawMessage(raw))
+		var te *json.UnmarshalTypeError
+		var fe *EventFieldError
+		switch {
+		case errors.As(err, &te):
+			if te.Field != field {
+				t.Errorf("%s: type error on %q; want %q", raw, te.Field, field)
+			}
+		case errors.As(err, &fe):
+			if fe.Field != field {
+				t.Errorf("%s: refused %q; want %q", raw, fe.Field, field)
+			}
+		default:
+			t.Errorf("%s: err = %v; want one naming %s", raw, err, field)
+		}
 	}
 }

@@ -35,8 +35,9 @@ var toolSpecs = map[string]toolSpec{
 	"verify_quote":       {5 * time.Second, (*Service).toolVerifyQuote},
 }
 
-// toolCall is what one call's log line reports.
+// toolCall is one call's options and what its log line reports.
 type toolCall struct {
+	opt        Options
 	query      string
 	terms      []string
 	top        []string
@@ -55,6 +56,25 @@ type toolCall struct {
 // failures that are facts about the site (a page is gone) come back inside
 // the result.
 func (s *Service) Call(ctx context.Context, name string, args json.RawMessage) (any, error) {
+	return s.CallWith(ctx, name, args, Options{})
+}
+
+// Options steer one call beyond its arguments, for askwpd's own callers.
+type Options struct {
+	// Lean has the tools do only their core job: search_site answers from
+	// the index alone, never fetching linked pages live, and get_document
+	// adds no supporting passages to a thin page. It is for callers that
+	// read for themselves rather than for a model, such as a chat's
+	// context builder and quote checks, where a live fetch or extra
+	// searches would cost seconds.
+	Lean bool
+	// Slot is the CPU slot the call holds, given back while it waits on
+	// the network; zero for none.
+	Slot Slot
+}
+
+// CallWith is Call with opt.
+func (s *Service) CallWith(ctx context.Context, name string, args json.RawMessage, opt Options) (any, error) {
 	spec, ok := toolSpecs[name]
 	if !ok {
 		return nil, ErrUnknownTool(name)
@@ -66,7 +86,7 @@ func (s *Service) Call(ctx context.Context, name string, args json.RawMessage) (
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	start := time.Now()
-	c := &toolCall{}
+	c := &toolCall{opt: opt}
 	out, err := spec.run(s, ctx, args, c)
 	took := time.Since(start)
 	outcome, code := "ok", ""
@@ -126,13 +146,13 @@ func (s *Service) toolSearchSite(ctx context.Context, raw json.RawMessage, c *to
 		return nil, err
 	}
 	c.query = q.Text
-	r, err := s.search(ctx, q)
+	r, err := s.search(ctx, c.opt.Slot, q)
 	if err != nil {
 		return nil, err
 	}
 	resp := NewSearchResponse(q.Text, r)
-	if needsExpansion(resp) && !lean(ctx) {
-		resp, err = s.expand(ctx, q, r, resp)
+	if needsExpansion(resp) && !c.opt.Lean {
+		resp, err = s.expand(ctx, c.opt.Slot, q, r, resp)
 		if err != nil {
 			return nil, err
 		}
@@ -219,16 +239,12 @@ func isDigits(s string) bool {
 	return true
 }
 
-type leanKey struct{}
+// Lean is s as callers that read for themselves call it: every call with
+// Options.Lean.
+func (s *Service) Lean() Caller { return leanService{s} }
 
-// Lean returns a context in which the tools do only their core job:
-// search_site answers from the index alone, never fetching linked pages
-// live, and get_document adds no supporting passages to a thin page. It is
-// for callers that read for themselves rather than for a model, such as a
-// chat's context builder and quote checks, where a live fetch or extra
-// searches would cost seconds.
-func Lean(ctx context.Context) context.Context {
-	return context.WithValue(ctx, leanKey{}, true)
+type leanService struct{ s *Service }
+
+func (l leanService) Call(ctx context.Context, name string, args json.RawMessage) (any, error) {
+	return l.s.CallWith(ctx, name, args, Options{Lean: true})
 }
-
-func lean(ctx context.Context) bool { return ctx.Value(leanKey{}) != nil }

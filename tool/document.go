@@ -6,16 +6,12 @@ import (
 	"errors"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/askwp/askwpd/extract"
+	"github.com/askwp/askwpd/freshness"
 	"github.com/askwp/askwpd/search"
 	"github.com/askwp/askwpd/store"
 )
-
-// staleAfter is how old a fetch may be before get_document calls the page
-// stale even when the site reports no change.
-const staleAfter = 7 * 24 * time.Hour
 
 func (s *Service) toolGetDocument(ctx context.Context, raw json.RawMessage, c *toolCall) (any, error) {
 	var a DocumentArgs
@@ -30,7 +26,7 @@ func (s *Service) toolGetDocument(ctx context.Context, raw json.RawMessage, c *t
 	if err != nil {
 		return nil, err
 	}
-	resp, err := s.documentResponse(ctx, doc, a)
+	resp, err := s.documentResponse(ctx, doc, a, c.opt)
 	if err != nil {
 		return nil, err
 	}
@@ -43,7 +39,7 @@ func (s *Service) toolGetDocument(ctx context.Context, raw json.RawMessage, c *t
 // documentResponse renders a stored document in one of get_document's
 // modes. Every offset is into the stored body (or, in text mode, the plain
 // text), in Unicode code points.
-func (s *Service) documentResponse(ctx context.Context, doc *store.Document, a DocumentArgs) (*DocumentResponse, error) {
+func (s *Service) documentResponse(ctx context.Context, doc *store.Document, a DocumentArgs, opt Options) (*DocumentResponse, error) {
 	resp := &DocumentResponse{
 		PostID: doc.PostID, URL: doc.URL, Title: doc.Title, Type: doc.PostType,
 		Published: rfc3339(doc.Published), Modified: rfc3339(doc.Modified), Lang: doc.Lang, Author: doc.Author,
@@ -81,8 +77,8 @@ func (s *Service) documentResponse(ctx context.Context, doc *store.Document, a D
 	if doc.Thin {
 		resp.Evidence = "thin"
 	}
-	if doc.Thin && !lean(ctx) {
-		sup, err := s.supporting(ctx, doc)
+	if doc.Thin && !opt.Lean {
+		sup, err := s.supporting(ctx, opt.Slot, doc)
 		if err != nil {
 			return nil, err
 		}
@@ -102,13 +98,13 @@ func itoa(n int) string {
 // stale reports a page the site changed after it was fetched, or that
 // was fetched long ago.
 func (s *Service) stale(ctx context.Context, doc *store.Document) bool {
-	if doc.FetchedAt.IsZero() || s.Store.Now().Sub(doc.FetchedAt) > staleAfter {
+	if doc.FetchedAt.IsZero() || s.Store.Now().Sub(doc.FetchedAt) > freshness.PageStaleAfter {
 		return true
 	}
 	if st, err := s.Store.FindURL(ctx, doc.URL); err == nil && st.LastMod.After(doc.FetchedAt) {
 		return true
 	}
-	return !doc.Modified.IsZero() && doc.Modified.After(doc.FetchedAt.Add(time.Minute))
+	return !doc.Modified.IsZero() && doc.Modified.After(doc.FetchedAt.Add(freshness.ModifiedSlack))
 }
 
 // pageOf cuts text[start:start+max], ending at a line break when one is
@@ -201,7 +197,7 @@ func max0(xs ...int) int {
 
 // supporting finds up to 3 passages on other pages related to a thin
 // page, by its title, headings and terms.
-func (s *Service) supporting(ctx context.Context, doc *store.Document) ([]Supporting, error) {
+func (s *Service) supporting(ctx context.Context, slot Slot, doc *store.Document) ([]Supporting, error) {
 	queries := []string{doc.Title}
 	if kw := strings.Join(append(append([]string{}, doc.Categories...), doc.Tags...), " "); kw != "" {
 		queries = append(queries, kw)
@@ -215,7 +211,7 @@ func (s *Service) supporting(ctx context.Context, doc *store.Document) ([]Suppor
 		if strings.TrimSpace(q) == "" || len(out) == 3 {
 			continue
 		}
-		r, err := s.search(ctx, search.Query{Text: q, Limit: 8, Lang: doc.Lang})
+		r, err := s.search(ctx, slot, search.Query{Text: q, Limit: 8, Lang: doc.Lang})
 		if err != nil {
 			return nil, err
 		}

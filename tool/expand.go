@@ -42,7 +42,7 @@ type linkCandidate struct {
 	score       float64
 }
 
-func (s *Service) expand(ctx context.Context, q search.Query, r *search.Result, resp *SearchResponse) (*SearchResponse, error) {
+func (s *Service) expand(ctx context.Context, slot Slot, q search.Query, r *search.Result, resp *SearchResponse) (*SearchResponse, error) {
 	bctx, cancel := context.WithTimeout(ctx, expandBudget)
 	defer cancel()
 	lang := q.Lang
@@ -84,7 +84,7 @@ func (s *Service) expand(ctx context.Context, q search.Query, r *search.Result, 
 		fetched, outOfTime := 0, false
 		// The fetches wait on the site: other searches use the slot
 		// meanwhile.
-		if err := offCPU(ctx, func() {
+		if err := slot.offCPU(ctx, func() {
 			for _, c := range cands[:min(len(cands), expandPerRound)] {
 				if bctx.Err() != nil {
 					outOfTime = true
@@ -109,7 +109,7 @@ func (s *Service) expand(ctx context.Context, q search.Query, r *search.Result, 
 			stop = "nothing_indexed"
 			continue
 		}
-		r2, err := s.search(ctx, q)
+		r2, err := s.search(ctx, slot, q)
 		if err != nil {
 			return nil, err
 		}

@@ -4,6 +4,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/askwp/askwpd/freshness"
 	"github.com/askwp/askwpd/store"
 )
 
@@ -35,20 +36,19 @@ type memoPage struct {
 }
 
 const (
-	linkMemoFor = time.Minute
 	// Past either bound, every page is forgotten.
 	linkMemoMaxPages = 10000
 	linkMemoMaxLinks = 50000
 )
 
-// get returns the links remembered for ids within linkMemoFor of now, and
-// the ids it has nothing on, in order.
+// get returns the links remembered for ids within freshness.LinkMemoFor
+// of now, and the ids it has nothing on, in order.
 func (l *linkMemo) get(ids []int64, now time.Time) (known map[int64][]store.LinkCandidate, unknown []int64) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for _, id := range ids {
 		p, ok := l.pages[id]
-		if !ok || now.Sub(p.at) >= linkMemoFor {
+		if !ok || now.Sub(p.at) >= freshness.LinkMemoFor {
 			unknown = append(unknown, id)
 			continue
 		}

@@ -3,8 +3,10 @@ package tool
 import (
 	"slices"
 	"testing"
+	"testing/synctest"
 	"time"
 
+	"github.com/askwp/askwpd/freshness"
 	"github.com/askwp/askwpd/store"
 )
 
@@ -24,8 +26,8 @@ func TestLinkMemo(t *testing.T) {
 	if !slices.Equal(u, []int64{2}) || len(known[1]) != 0 || !slices.Equal(known[3], []store.LinkCandidate{link}) {
 		t.Errorf("after putting 1 (no links) and 3: known %v, unknown %v", known, u)
 	}
-	if got := unknown([]int64{1, 3}, t0.Add(linkMemoFor)); !slices.Equal(got, []int64{1, 3}) {
-		t.Errorf("after linkMemoFor: unknown = %v, want both again", got)
+	if got := unknown([]int64{1, 3}, t0.Add(freshness.LinkMemoFor)); !slices.Equal(got, []int64{1, 3}) {
+		t.Errorf("after freshness.LinkMemoFor: unknown = %v, want both again", got)
 	}
 
 	replace := func(id int64) []store.IndexOp {
@@ -66,4 +68,23 @@ func TestLinkMemo(t *testing.T) {
 	if got := unknown([]int64{8, 9}, t0); !slices.Equal(got, []int64{8}) {
 		t.Errorf("past linkMemoMaxLinks: unknown = %v, want [8]", got)
 	}
+}
+
+// TestFreshness_LinkMemo: on the bubble's clock, a page's links are
+// remembered for freshness.LinkMemoFor after they were read, and then
+// read again.
+func TestFreshness_LinkMemo(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var l linkMemo
+		link := store.LinkCandidate{FromDocID: 1, URL: "https://site.test/about/", Text: "About"}
+		l.put([]int64{1}, map[int64][]store.LinkCandidate{1: {link}}, time.Now())
+		time.Sleep(freshness.LinkMemoFor - time.Millisecond)
+		if known, unknown := l.get([]int64{1}, time.Now()); len(unknown) != 0 || len(known[1]) != 1 {
+			t.Errorf("within LinkMemoFor: known %v, unknown %v; want the page's link", known, unknown)
+		}
+		time.Sleep(time.Millisecond)
+		if _, unknown := l.get([]int64{1}, time.Now()); !slices.Equal(unknown, []int64{1}) {
+			t.Errorf("LinkMemoFor after the read: unknown %v, want the page again", unknown)
+		}
+	})
 }

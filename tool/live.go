@@ -58,7 +58,7 @@ func (s *Service) toolFetchLiveURL(ctx context.Context, raw json.RawMessage, c *
 		if err := args.Validate(); err != nil {
 			return nil, err
 		}
-		if resp.Document, err = s.documentResponse(ctx, doc, args); err != nil {
+		if resp.Document, err = s.documentResponse(ctx, doc, args, c.opt); err != nil {
 			return nil, err
 		}
 		resp.OK, resp.Status, resp.URL = true, l.Status, doc.URL

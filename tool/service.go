@@ -60,10 +60,10 @@ func (s *Service) obs() Observer {
 }
 
 // search is the index's search, hybrid when embeddings are configured.
-func (s *Service) search(ctx context.Context, q search.Query) (*search.Result, error) {
+func (s *Service) search(ctx context.Context, slot Slot, q search.Query) (*search.Result, error) {
 	if s.Embed != nil {
 		// The query's embedding comes from a provider over the network.
-		if err := offCPU(ctx, func() { q.Hybrid = s.Embed.Query(ctx, q.Text) }); err != nil {
+		if err := slot.offCPU(ctx, func() { q.Hybrid = s.Embed.Query(ctx, q.Text) }); err != nil {
 			return nil, err
 		}
 	}

@@ -1,4 +1,4 @@
-// Command bigsite measures one askwpd node on a big WordPress (issue #22):
+// Command bigsite measures one askwpd node on a big WordPress:
 // the first full index against plain GETs of the same URLs, and the cost
 // curve of serving (store size, index bytes per chunk, RSS, start-up to
 // ready, search latency and CPU). The site is the one scripts/bigsite-up.sh

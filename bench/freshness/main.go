@@ -3,9 +3,9 @@
 //
 // For each sample, PHP records microtime(true) just before wp_insert_post
 // and prints it with the new post's ID and permalink once the call
-// returns. The PHP shim does not exist yet, so this program then sends the
-// signed post_published event itself, as the shim would on shutdown, and
-// polls POST /v1/tools/search_site on a running daemon (askwpd serve, in
+// returns. This program then sends the signed post_published event
+// itself, as the shim does on shutdown, so the number does not depend on
+// the shim being installed or on PHP's shutdown order, and polls POST /v1/tools/search_site on a running daemon (askwpd serve, in
 // process, on a free loopback port) until the post's URL is a result.
 // Latency = the first hit's time − the PHP timestamp.
 //

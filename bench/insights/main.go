@@ -89,15 +89,14 @@ func run(n, block int, wpRoot string) error {
 	if _, err := d.Index(ctx, crawl.IndexOptions{Full: true}); err != nil {
 		return err
 	}
-	plain, logged := tool.Caller(d.Tools), d.Questions.Caller(d.Tools)
-	lean := tool.Lean(ctx)
+	plain, logged := d.Tools.Lean(), d.Questions.Caller(d.Tools.Lean())
 	args := make([]json.RawMessage, len(queries))
 	for i, q := range queries {
 		args[i], _ = json.Marshal(map[string]any{"query": q})
 	}
 	// Warm the index and the vocabulary.
 	for _, a := range args {
-		if _, err := plain.Call(lean, "search_site", a); err != nil {
+		if _, err := plain.Call(ctx, "search_site", a); err != nil {
 			return err
 		}
 	}
@@ -115,7 +114,7 @@ func run(n, block int, wpRoot string) error {
 			for i := 0; i < block; i++ {
 				a := args[(done+i)%len(args)]
 				t0 := time.Now()
-				if _, err := c.Call(lean, "search_site", a); err != nil {
+				if _, err := c.Call(ctx, "search_site", a); err != nil {
 					return err
 				}
 				wall[side] = append(wall[side], time.Since(t0))

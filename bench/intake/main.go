@@ -1,6 +1,6 @@
 // Command intake measures how long a webhook's events take to be stored
 // while the store is busy with index writes, without WordPress or HTTP:
-// the store's side of issue #17's "webhooks stall behind searches".
+// the store's side of webhooks stalling behind a crawl and searches.
 //
 // It opens a store in a temporary dir, fills it with -docs documents of
 // SciFact (../shared/evaldata/beir-scifact/corpus.jsonl), loads the

@@ -179,7 +179,7 @@ func run(nsites, nposts, queries, conc int, keep, again, gets bool) error {
 	t1 := time.Now()
 	for _, site := range bs.Sites {
 		raw, _ := json.Marshal(map[string]any{"query": bs.Words[0], "site": site.BlogID})
-		if _, err := d.Call(tool.Lean(ctx), "search_site", raw); err != nil {
+		if _, err := d.Lean().Call(ctx, "search_site", raw); err != nil {
 			return err
 		}
 	}
@@ -197,7 +197,7 @@ func run(nsites, nposts, queries, conc int, keep, again, gets bool) error {
 			}
 			raw, _ := json.Marshal(args)
 			t := time.Now()
-			res, err := d.Call(tool.Lean(ctx), "search_site", raw)
+			res, err := d.Lean().Call(ctx, "search_site", raw)
 			lat = append(lat, time.Since(t))
 			if err != nil {
 				return fmt.Errorf("search %s: %w", raw, err)
