@@ -574,7 +574,7 @@ func (n *Node) publish(ctx context.Context) error {
 	n.mu.Unlock()
 	entries, err := n.entries(ctx, dirty, removed)
 	if err == nil {
-		err = n.C.Publish(ctx, n.ID, entries, done)
+		err = n.C.Publish(ctx, n.ID, n.TTL, entries, done)
 	}
 	if err != nil {
 		n.mu.Lock()
