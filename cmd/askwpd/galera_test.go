@@ -75,6 +75,14 @@ func TestGalera_ThreeHeads(t *testing.T) {
 		h.ready(n)
 	}
 	leaders := sampleLeaders(heads)
+	t.Cleanup(func() {
+		// A case that failed ends the run: what the flags showed until then.
+		if t.Failed() {
+			leaders.stop()
+			rounds, doubled, first, _ := leaders.result()
+			t.Logf("leader flags until the failure: %d rounds of samples, %d with two leaders (first: %s)", rounds, doubled, first)
+		}
+	})
 	h.waitFor("a head leads", 30*time.Second, func() bool { return heads.leader() != nil })
 	h.waitFor("the first pass ends", 5*time.Minute, func() bool {
 		l := heads.leader()
@@ -82,16 +90,17 @@ func TestGalera_ThreeHeads(t *testing.T) {
 	})
 	h.converged(heads.all())
 	t.Logf("galera: first pass: %d changelog rows", h.seq(ctx))
-	h.checkStatus(heads.all(), heads.leader(), "Synced")
-
 	rep := &galeraReport{}
+	h.checkStatus(heads.all(), heads.leader(), "Synced")
+	rep.idle = idleStatements(heads.all(), 3*time.Second)
+
 	g.caseConvergence(h, heads, rep)
 	g.casePause(h, heads, rep)
 	g.caseKill(h, heads, rep)
 	g.caseBurst(h, heads, burst, rep)
 
 	leaders.stop()
-	rep.rounds, rep.double, rep.slowest, rep.first = leaders.result()
+	rep.rounds, rep.double, rep.first, rep.slowest = leaders.result()
 	rep.audit = audit.check(ctx)
 	rep.log(t)
 	if t.Failed() {
@@ -115,9 +124,10 @@ type galeraReport struct {
 	burstFailover                     time.Duration
 	burstDrain, burstAll              time.Duration
 	rounds, double                    int
-	slowest                           time.Duration
-	first                             string
+	first, slowest                    string
 	audit                             auditResult
+	// idle is each head's statements a second while nothing happens.
+	idle string
 }
 
 func (r *galeraReport) log(t *testing.T) {
@@ -133,10 +143,29 @@ func (r *galeraReport) log(t *testing.T) {
 		r.failover.Round(time.Millisecond), r.rightAfter.Round(time.Millisecond), r.afterKill.Round(time.Millisecond))
 	t.Logf("galera: 200 edits with the leader's node killed after 50: another led %v after the kill; all on the survivors %v after the last, on the restarted head %v after it",
 		r.burstFailover.Round(time.Millisecond), r.burstDrain.Round(time.Millisecond), r.burstAll.Round(time.Millisecond))
-	t.Logf("galera: leader flags: %d rounds of samples (every 100 ms, the slowest round %v), %d with two leaders",
-		r.rounds, r.slowest.Round(time.Millisecond), r.double)
+	t.Logf("galera: leader flags: %d rounds of samples (every 100 ms, the slowest round %s), %d with two leaders",
+		r.rounds, r.slowest, r.double)
+	t.Logf("galera: statements a second, idle: %s", r.idle)
 	a := r.audit
 	t.Logf("galera: changelog: %d rows ever written, %d live; %d written twice, %d lost, %d ids skipped", a.rows, a.live, a.twice, a.lost, a.gaps)
+}
+
+// idleStatements is each node's statements a second over d.
+func idleStatements(nodes []*clNode, d time.Duration) string {
+	q0 := make([]float64, len(nodes))
+	for i, n := range nodes {
+		q0[i] = n.metric("askwpd_cluster_queries_total")
+	}
+	time.Sleep(d)
+	var out []string
+	for i, n := range nodes {
+		role := "follower"
+		if n.metric("askwpd_cluster_leader") == 1 {
+			role = "leader"
+		}
+		out = append(out, fmt.Sprintf("%s (%s) %.1f", n.name, role, (n.metric("askwpd_cluster_queries_total")-q0[i])/d.Seconds()))
+	}
+	return strings.Join(out, ", ")
 }
 
 // pct is the nearest-rank percentile of sorted durations.
@@ -455,10 +484,12 @@ func (s *leaderSampler) stop() {
 	<-s.done
 }
 
-func (s *leaderSampler) result() (rounds, doubled int, slowest time.Duration, first string) {
+// result is how many rounds were sampled, in how many two heads led
+// (the first of them), and the slowest round (when, each head's time).
+func (s *leaderSampler) result() (rounds, doubled int, first, slowest string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.rounds, s.doubled, s.slowest, s.first + " (slowest round at " + s.slowestAt + ")"
+	return s.rounds, s.doubled, s.first, s.slowest.Round(time.Millisecond).String() + " at " + s.slowestAt
 }
 
 // --- WordPress ----------------------------------------------------------------
