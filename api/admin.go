@@ -57,6 +57,18 @@ var adminTmpl = template.Must(template.New("admin").Funcs(template.FuncMap{
 		return t.UTC().Format("2006-01-02 15:04 UTC")
 	},
 	"num": func(v any) string { return fmt.Sprint(v) },
+	// stamp is a time to the second, for the cluster's lease and reads.
+	"stamp": func(v any) string {
+		t, ok := v.(time.Time)
+		if p, isPtr := v.(*time.Time); isPtr && p != nil {
+			t, ok = *p, true
+		}
+		if !ok || t.IsZero() {
+			return "never"
+		}
+		return t.UTC().Format("2006-01-02 15:04:05 UTC")
+	},
+	"secs": func(f float64) string { return strconv.FormatFloat(f, 'f', 1, 64) + " s" },
 }).Parse(adminHTML))
 
 func (s *Server) registerAdminRoutes(e *echo.Echo, g *echo.Group) {

@@ -26,6 +26,7 @@ type fakeBackend struct {
 	reindexed  atomic.Int32
 	running    bool
 	provider   *chat.ProviderStatus
+	cluster    *ClusterStatus
 }
 
 func (f *fakeBackend) Call(ctx context.Context, name string, args json.RawMessage) (any, error) {
@@ -49,6 +50,7 @@ func (f *fakeBackend) Status(ctx context.Context) (*Status, error) {
 			Queue:     map[string]int{"indexed": 7},
 		},
 		Provider: f.provider,
+		Cluster:  f.cluster,
 	}, nil
 }
 

@@ -347,6 +347,8 @@ type Status struct {
 	Provider *chat.ProviderStatus `json:"provider,omitempty"`
 	// Network lists a multisite network's sites; nil for a single site.
 	Network *NetworkStatus `json:"network,omitempty"`
+	// Cluster is this node's part in cluster mode; nil when it is off.
+	Cluster *ClusterStatus `json:"cluster,omitempty"`
 }
 
 // withChat adds the chat gate's state to a status.

@@ -27,18 +27,42 @@ type Cluster struct {
 	// queries counts the statements this process sent, for the benchmark
 	// and /metrics: the load cluster mode adds to the site's database.
 	queries atomic.Int64
+	// galera is whether the database is a Galera node (galera.go), as
+	// Open read it, and galeraNode its name.
+	galera     atomic.Bool
+	galeraRead bool
+	galeraNode string
 }
 
 // Open creates the cluster's tables in the WordPress database when they
-// are missing. db must allow writes to them.
+// are missing. db must allow writes to them, on a primary: a read-only
+// server (a replica) is refused, since what one node writes there would
+// never reach the others.
 func Open(ctx context.Context, db *sql.DB, prefix, name string) (*Cluster, error) {
 	t, err := TablesFor(prefix, name)
 	if err != nil {
 		return nil, err
 	}
 	c := &Cluster{db: db, t: t}
+	g, err := c.Galera(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if !g.Usable() {
+		return nil, fmt.Errorf("cluster: the database is not usable: %s", g)
+	}
+	var ro bool
+	if err := db.QueryRowContext(ctx, "SELECT @@read_only").Scan(&ro); err != nil {
+		return nil, fmt.Errorf("cluster: %w", err)
+	}
+	if ro {
+		return nil, errors.New("cluster: the database is read-only (a replica?): cluster mode writes its tables, so every node's db_dsn (or DB_HOST) must be the primary")
+	}
 	if err := c.create(ctx); err != nil {
-		return nil, fmt.Errorf("cluster: %w (the database user needs CREATE, INSERT, UPDATE and DELETE on %s*)", err, prefix)
+		if grantMissing(err) {
+			return nil, fmt.Errorf("cluster: %w (the database user needs CREATE, INSERT, UPDATE and DELETE on %s*)", err, prefix)
+		}
+		return nil, fmt.Errorf("cluster: %w", err)
 	}
 	return c, nil
 }
@@ -55,19 +79,28 @@ var ErrLeaseLost = errors.New("cluster: the lease is held by another node")
 
 // TryLead takes the lease for holder, or renews it when holder has it,
 // for ttl by the database's clock. It reports whether holder leads.
+//
+// One conditional UPDATE: on Galera it changes the row on at most one
+// node (certification), where a read followed by a write would let two
+// nodes both see the lease free. A lost race is run again, and then
+// finds the row the winner wrote.
 func (c *Cluster) TryLead(ctx context.Context, holder, host string, ttl time.Duration) (bool, error) {
-	c.queries.Add(1)
-	// acquired_at is assigned before holder: MariaDB evaluates SET left
-	// to right, and the IF must see the old holder.
-	res, err := c.db.ExecContext(ctx, "UPDATE `"+c.t.Lease+"`"+`
-		SET acquired_at = IF(holder = ?, acquired_at, NOW(6)),
-			holder = ?, host = ?, expires_at = NOW(6) + INTERVAL ? MICROSECOND
-		WHERE name = ? AND (holder = ? OR holder = '' OR expires_at < NOW(6))`,
-		holder, holder, host, ttl.Microseconds(), leaseName, holder)
-	if err != nil {
-		return false, fmt.Errorf("cluster: lease: %w", err)
-	}
-	n, err := res.RowsAffected()
+	var n int64
+	err := retryRace(ctx, func() error {
+		c.queries.Add(1)
+		// acquired_at is assigned before holder: MariaDB evaluates SET
+		// left to right, and the IF must see the old holder.
+		res, err := c.db.ExecContext(ctx, c.causalWrite("UPDATE `"+c.t.Lease+"`"+`
+			SET acquired_at = IF(holder = ?, acquired_at, NOW(6)),
+				holder = ?, host = ?, expires_at = NOW(6) + INTERVAL ? MICROSECOND
+			WHERE name = ? AND (holder = ? OR holder = '' OR expires_at < NOW(6))`),
+			holder, holder, host, ttl.Microseconds(), leaseName, holder)
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
 	if err != nil {
 		return false, fmt.Errorf("cluster: lease: %w", err)
 	}
@@ -77,9 +110,12 @@ func (c *Cluster) TryLead(ctx context.Context, holder, host string, ttl time.Dur
 // Release gives the lease up, so another node takes it at once rather
 // than when it expires.
 func (c *Cluster) Release(ctx context.Context, holder string) error {
-	c.queries.Add(1)
-	_, err := c.db.ExecContext(ctx, "UPDATE `"+c.t.Lease+"` SET holder = '', expires_at = '1970-01-02' WHERE name = ? AND holder = ?",
-		leaseName, holder)
+	err := retryRace(ctx, func() error {
+		c.queries.Add(1)
+		_, err := c.db.ExecContext(ctx, "UPDATE `"+c.t.Lease+"` SET holder = '', expires_at = '1970-01-02' WHERE name = ? AND holder = ?",
+			leaseName, holder)
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("cluster: release lease: %w", err)
 	}
@@ -91,16 +127,20 @@ type Leader struct {
 	Holder, Host string
 	// Valid is whether the lease has not expired, by the database's clock.
 	Valid bool
+	// Expires is when it does, and Acquired when its holder took it, by
+	// the database's clock.
+	Expires, Acquired time.Time
+	// Seq is the newest changelog id.
 	Seq   int64
 	Epoch string
 }
 
-// Leader reads the lease row.
+// Leader reads the lease row, as the cluster has it.
 func (c *Cluster) Leader(ctx context.Context) (Leader, error) {
 	c.queries.Add(1)
 	var l Leader
-	err := c.db.QueryRowContext(ctx, "SELECT holder, host, expires_at > NOW(6), seq, epoch FROM `"+c.t.Lease+"` WHERE name = ?", leaseName).
-		Scan(&l.Holder, &l.Host, &l.Valid, &l.Seq, &l.Epoch)
+	err := c.db.QueryRowContext(ctx, c.causal("SELECT holder, host, expires_at > NOW(6), expires_at, acquired_at, seq, epoch FROM `"+c.t.Lease+"` WHERE name = ?"), leaseName).
+		Scan(&l.Holder, &l.Host, &l.Valid, &l.Expires, &l.Acquired, &l.Seq, &l.Epoch)
 	if err != nil {
 		return l, fmt.Errorf("cluster: read lease: %w", err)
 	}
@@ -124,8 +164,13 @@ func (c *Cluster) InsertEvents(ctx context.Context, evs []EventRow) error {
 	for _, e := range evs {
 		args = append(args, e.EventID, string(e.JSON))
 	}
-	c.queries.Add(1)
-	_, err := c.db.ExecContext(ctx, "INSERT IGNORE INTO `"+c.t.Events+"` (event_id, event) VALUES "+rowsOf("(?, ?)", len(evs)), args...)
+	// Two nodes inserting one event id at once (the shim's row on one,
+	// a webhook on another) conflict on Galera; the retry is a no-op.
+	err := retryRace(ctx, func() error {
+		c.queries.Add(1)
+		_, err := c.db.ExecContext(ctx, "INSERT IGNORE INTO `"+c.t.Events+"` (event_id, event) VALUES "+rowsOf("(?, ?)", len(evs)), args...)
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("cluster: insert events: %w", err)
 	}
@@ -136,7 +181,7 @@ func (c *Cluster) InsertEvents(ctx context.Context, evs []EventRow) error {
 // first.
 func (c *Cluster) PendingEvents(ctx context.Context, limit int) ([]EventRow, error) {
 	c.queries.Add(1)
-	rows, err := c.db.QueryContext(ctx, "SELECT id, event_id, event FROM `"+c.t.Events+"` WHERE done = 0 ORDER BY id LIMIT ?", limit)
+	rows, err := c.db.QueryContext(ctx, c.causal("SELECT id, event_id, event FROM `"+c.t.Events+"` WHERE done = 0 ORDER BY id LIMIT ?"), limit)
 	if err != nil {
 		return nil, fmt.Errorf("cluster: pending events: %w", err)
 	}
@@ -158,13 +203,21 @@ func (c *Cluster) PendingEvents(ctx context.Context, limit int) ([]EventRow, err
 // PruneEvents deletes events finished before the retention, a batch at a
 // time.
 func (c *Cluster) PruneEvents(ctx context.Context, keep time.Duration) (int64, error) {
-	c.queries.Add(1)
-	res, err := c.db.ExecContext(ctx, "DELETE FROM `"+c.t.Events+"` WHERE done = 1 AND done_at < NOW(6) - INTERVAL ? SECOND LIMIT 1000",
-		int64(keep.Seconds()))
+	var n int64
+	err := retryRace(ctx, func() error {
+		c.queries.Add(1)
+		res, err := c.db.ExecContext(ctx, "DELETE FROM `"+c.t.Events+"` WHERE done = 1 AND done_at < NOW(6) - INTERVAL ? SECOND LIMIT 1000",
+			int64(keep.Seconds()))
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
 	if err != nil {
 		return 0, fmt.Errorf("cluster: prune events: %w", err)
 	}
-	return res.RowsAffected()
+	return n, nil
 }
 
 // Op is what a changelog row does to its URL.
@@ -192,36 +245,53 @@ type Entry struct {
 }
 
 // Publish writes entries to the changelog and marks events done, in one
-// transaction that first checks holder still leads. Entries get the ids
+// transaction that holds only while holder leads. Entries get the ids
 // after the lease row's seq, in order; older rows of the same URLs go.
 // It returns ErrLeaseLost, writing nothing, when holder does not lead.
-func (c *Cluster) Publish(ctx context.Context, holder string, entries []Entry, done []int64) (err error) {
+// A transaction that lost a race (1213: on Galera, another node changed
+// the lease row first) wrote nothing and is run again from the start.
+func (c *Cluster) Publish(ctx context.Context, holder string, ttl time.Duration, entries []Entry, done []int64) error {
 	entries = lastPerURL(entries)
 	if len(entries) == 0 && len(done) == 0 {
 		return nil
 	}
+	return retryRace(ctx, func() error { return c.publish(ctx, holder, ttl, entries, done) })
+}
+
+func (c *Cluster) publish(ctx context.Context, holder string, ttl time.Duration, entries []Entry, done []int64) error {
 	tx, err := c.db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("cluster: publish: %w", err)
 	}
 	defer tx.Rollback()
-	c.queries.Add(1)
-	// FOR UPDATE makes publishers take turns on the lease row; under
-	// Galera, whose row locks are local, the seq UPDATE below makes two
-	// nodes' publishes conflict at certification instead, and one fails.
-	var seq int64
-	err = tx.QueryRowContext(ctx, "SELECT seq FROM `"+c.t.Lease+"` WHERE name = ? AND holder = ? AND expires_at > NOW(6) FOR UPDATE",
-		leaseName, holder).Scan(&seq)
-	if errors.Is(err, sql.ErrNoRows) {
-		return ErrLeaseLost
-	}
+	// The lease is checked by writing it: a row lock would hold on this
+	// node only, but a write is certified, so on Galera this transaction
+	// and one that took the lease on another node cannot both commit.
+	// The write always changes the row (the expiry moves on, a renewal),
+	// since an UPDATE that changes nothing is not certified. seq gives
+	// the entries their ids, so ids commit in order and a reader tailing
+	// id > n misses none.
+	c.queries.Add(2)
+	res, err := tx.ExecContext(ctx, c.causalWrite("UPDATE `"+c.t.Lease+"` SET seq = seq + ?, expires_at = NOW(6) + INTERVAL ? MICROSECOND"+
+		" WHERE name = ? AND holder = ? AND expires_at > NOW(6)"), len(entries), ttl.Microseconds(), leaseName, holder)
 	if err != nil {
 		return fmt.Errorf("cluster: publish: %w", err)
 	}
+	if n, err := res.RowsAffected(); err != nil || n != 1 {
+		if err != nil {
+			return fmt.Errorf("cluster: publish: %w", err)
+		}
+		return ErrLeaseLost
+	}
+	var seq int64
+	if err := tx.QueryRowContext(ctx, "SELECT seq FROM `"+c.t.Lease+"` WHERE name = ?", leaseName).Scan(&seq); err != nil {
+		return fmt.Errorf("cluster: publish: %w", err)
+	}
+	seq -= int64(len(entries))
 	if len(entries) > 0 {
 		hashes := make([]any, 0, len(entries)+1)
 		hashes = append(hashes, seq)
-		ins := make([]any, 0, 6*len(entries))
+		ins := make([]any, 0, 7*len(entries))
 		for i := range entries {
 			e := &entries[i]
 			e.ID = seq + int64(i) + 1
@@ -233,7 +303,7 @@ func (c *Cluster) Publish(ctx context.Context, holder string, entries []Entry, d
 			}
 			ins = append(ins, e.ID, h[:], e.URL, string(e.Op), e.Version[:], doc, e.Node)
 		}
-		c.queries.Add(3)
+		c.queries.Add(2)
 		// Compaction as it goes: a URL's older rows are superseded.
 		if _, err := tx.ExecContext(ctx, "DELETE FROM `"+c.t.Changelog+"` WHERE id <= ? AND url_hash IN ("+marks(len(entries))+")",
 			hashes...); err != nil {
@@ -242,9 +312,6 @@ func (c *Cluster) Publish(ctx context.Context, holder string, entries []Entry, d
 		if _, err := tx.ExecContext(ctx, "INSERT INTO `"+c.t.Changelog+"` (id, url_hash, url, op, version, doc, node) VALUES "+
 			rowsOf("(?, ?, ?, ?, ?, ?, ?)", len(entries)), ins...); err != nil {
 			return fmt.Errorf("cluster: publish: insert: %w", err)
-		}
-		if _, err := tx.ExecContext(ctx, "UPDATE `"+c.t.Lease+"` SET seq = ? WHERE name = ?", seq+int64(len(entries)), leaseName); err != nil {
-			return fmt.Errorf("cluster: publish: %w", err)
 		}
 	}
 	if len(done) > 0 {
@@ -268,7 +335,7 @@ func (c *Cluster) Publish(ctx context.Context, holder string, entries []Entry, d
 // Tail returns up to limit changelog rows after id, in id order.
 func (c *Cluster) Tail(ctx context.Context, after int64, limit int) ([]Entry, error) {
 	c.queries.Add(1)
-	rows, err := c.db.QueryContext(ctx, "SELECT id, url, op, version, doc, node, created_at FROM `"+c.t.Changelog+"` WHERE id > ? ORDER BY id LIMIT ?",
+	rows, err := c.db.QueryContext(ctx, c.causal("SELECT id, url, op, version, doc, node, created_at FROM `"+c.t.Changelog+"` WHERE id > ? ORDER BY id LIMIT ?"),
 		after, limit)
 	if err != nil {
 		return nil, fmt.Errorf("cluster: tail: %w", err)
@@ -292,6 +359,22 @@ func (c *Cluster) Tail(ctx context.Context, after int64, limit int) ([]Entry, er
 		return nil, fmt.Errorf("cluster: tail: %w", err)
 	}
 	return out, nil
+}
+
+// AgeAfter returns how long ago the oldest changelog row after id was
+// written, by the database's clock: how far behind a node that applied
+// up to id is. It is 0 when there is no such row.
+func (c *Cluster) AgeAfter(ctx context.Context, id int64) (time.Duration, error) {
+	c.queries.Add(1)
+	var us int64
+	err := c.db.QueryRowContext(ctx, c.causal("SELECT TIMESTAMPDIFF(MICROSECOND, created_at, NOW(6)) FROM `"+c.t.Changelog+"` WHERE id > ? ORDER BY id LIMIT 1"), id).Scan(&us)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("cluster: changelog: %w", err)
+	}
+	return time.Duration(max(0, us)) * time.Microsecond, nil
 }
 
 // URLHash keys a URL in the changelog: TEXT cannot be indexed whole.
@@ -328,7 +411,7 @@ func randomID(n int) string {
 // id upTo: what a node that applied that far has. It reads no documents.
 func (c *Cluster) Versions(ctx context.Context, upTo int64) (map[string][32]byte, error) {
 	c.queries.Add(1)
-	rows, err := c.db.QueryContext(ctx, "SELECT url, version FROM `"+c.t.Changelog+"` WHERE id <= ? AND op = 'P'", upTo)
+	rows, err := c.db.QueryContext(ctx, c.causal("SELECT url, version FROM `"+c.t.Changelog+"` WHERE id <= ? AND op = 'P'"), upTo)
 	if err != nil {
 		return nil, fmt.Errorf("cluster: versions: %w", err)
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"strings"
 	"testing"
 	"time"
 
@@ -83,7 +85,7 @@ func openTest(t *testing.T) *Cluster {
 	t.Helper()
 	site := wptest.Get(t)
 	e := site.Env
-	dsn := fmt.Sprintf("%s:%s@tcp(%s:%s)/%s", e["WP_DB_USER"], e["WP_DB_PASSWORD"], e["WP_DB_HOST"], e["WP_DB_PORT"], e["WP_DB_NAME"])
+	dsn := fmt.Sprintf("%s:%s@tcp(%s)/%s", e["WP_DB_USER"], e["WP_DB_PASSWORD"], net.JoinHostPort(strings.Split(e["WP_DB_HOST"], ":")[0], e["WP_DB_PORT"]), e["WP_DB_NAME"])
 	ctx := context.Background()
 	db, err := wp.OpenWriter(ctx, dsn)
 	if err != nil {
@@ -115,7 +117,7 @@ func TestCluster_LeaseAndPublish(t *testing.T) {
 		_, v, _ := Encode(&store.Document{URL: u, Body: body})
 		return Entry{URL: u, Op: OpPut, Version: v, Doc: []byte("x"), Node: "n1"}
 	}
-	if err := c.Publish(ctx, "n2", []Entry{put("http://x/a/", "1")}, nil); !errors.Is(err, ErrLeaseLost) {
+	if err := c.Publish(ctx, "n2", 2*time.Second, []Entry{put("http://x/a/", "1")}, nil); !errors.Is(err, ErrLeaseLost) {
 		t.Fatalf("Publish by a node without the lease: %v, want ErrLeaseLost", err)
 	}
 	if err := c.InsertEvents(ctx, []EventRow{{EventID: "e1", JSON: []byte(`{}`)}, {EventID: "e1", JSON: []byte(`{}`)}}); err != nil {
@@ -125,10 +127,10 @@ func TestCluster_LeaseAndPublish(t *testing.T) {
 	if err != nil || len(evs) != 1 {
 		t.Fatalf("PendingEvents = %d, %v; want 1 (a repeated event_id is one event)", len(evs), err)
 	}
-	if err := c.Publish(ctx, "n1", []Entry{put("http://x/a/", "1"), put("http://x/b/", "1")}, []int64{evs[0].ID}); err != nil {
+	if err := c.Publish(ctx, "n1", 2*time.Second, []Entry{put("http://x/a/", "1"), put("http://x/b/", "1")}, []int64{evs[0].ID}); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Publish(ctx, "n1", []Entry{put("http://x/a/", "2"), {URL: "http://x/b/", Op: OpDelete, Version: URLHash("http://x/b/"), Node: "n1"}}, nil); err != nil {
+	if err := c.Publish(ctx, "n1", 2*time.Second, []Entry{put("http://x/a/", "2"), {URL: "http://x/b/", Op: OpDelete, Version: URLHash("http://x/b/"), Node: "n1"}}, nil); err != nil {
 		t.Fatal(err)
 	}
 	es, err := c.Tail(ctx, 0, 100)
@@ -156,7 +158,7 @@ func TestCluster_LeaseAndPublish(t *testing.T) {
 	if ok, _ := c.TryLead(ctx, "n2", "h", 2*time.Second); !ok {
 		t.Fatal("n2 could not take an expired lease")
 	}
-	if err := c.Publish(ctx, "n1", []Entry{put("http://x/c/", "1")}, nil); !errors.Is(err, ErrLeaseLost) {
+	if err := c.Publish(ctx, "n1", 2*time.Second, []Entry{put("http://x/c/", "1")}, nil); !errors.Is(err, ErrLeaseLost) {
 		t.Fatalf("Publish by the old holder: %v, want ErrLeaseLost", err)
 	}
 	if err := c.Release(ctx, "n2"); err != nil {

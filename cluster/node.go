@@ -35,6 +35,11 @@ const (
 	eventBatch = 500
 	// eventKeep is how long finished events stay in the table.
 	eventKeep = 24 * time.Hour
+	// stmtWait bounds a statement of the changelog, the events or a
+	// publish: a database that stops answering (a Galera node paused or
+	// cut off, whose causal reads wait) is found unusable within it,
+	// rather than holding a loop for the driver's read timeout.
+	stmtWait = 5 * time.Second
 )
 
 // Node is one daemon's part in a cluster. Every node tails the changelog
@@ -57,7 +62,26 @@ type Node struct {
 	// Pass runs one index pass for the leader, until ctx is done.
 	Pass func(ctx context.Context, opt crawl.IndexOptions)
 
+	// leader is whether the leader's work runs (lead): the store's
+	// commits are noted for publishing while it does.
 	leader atomic.Bool
+	// t0 and until bound what Leader reports: this node may act as the
+	// leader until t0+until, by its own clock, which is its last
+	// successful renewal's start plus three quarters of the TTL. Another
+	// node can take the lease only once it has expired by the database's
+	// clock, a quarter of the TTL later, whether or not this node's
+	// database still answers.
+	t0    time.Time
+	until atomic.Int64
+
+	// db is the database's state as this node's statements found it;
+	// badDB wakes the lease loop when one found it unusable.
+	db    dbHealth
+	badDB chan struct{}
+	// view is the lease row and the database's state as last read, for
+	// the status pages.
+	view atomic.Pointer[view]
+
 	// tailMu keeps the changelog applied by one goroutine at a time.
 	tailMu  sync.Mutex
 	applied atomic.Int64
@@ -75,6 +99,9 @@ type Node struct {
 	// inflight maps an event's row id to its id in the local store,
 	// for events taken from the table and not yet done.
 	inflight map[int64]string
+	// term names this node's current leadership in its events' local
+	// ids (localEventID).
+	term string
 
 	stats nodeStats
 }
@@ -101,13 +128,16 @@ func (n *Node) Stats() Stats {
 	n.mu.Lock()
 	pages, pend := len(n.known), len(n.inflight)
 	n.mu.Unlock()
-	return Stats{Leader: n.leader.Load(), AppliedID: n.applied.Load(), Queries: n.C.Queries(),
+	return Stats{Leader: n.Leader(), AppliedID: n.applied.Load(), Queries: n.C.Queries(),
 		Published: n.stats.published.Load(), AppliedRows: n.stats.appliedRows.Load(),
 		Leaderships: n.stats.leaderships.Load(), EventsDone: n.stats.eventsDone.Load(), Pages: pages, PendingEvent: pend}
 }
 
-// Leader reports whether this node holds the lease.
-func (n *Node) Leader() bool { return n.leader.Load() }
+// Leader reports whether this node holds the lease: it leads, and the
+// lease it last renewed has not run out by this node's clock.
+func (n *Node) Leader() bool {
+	return n.leader.Load() && !n.t0.IsZero() && time.Since(n.t0) < time.Duration(n.until.Load())
+}
 
 // cursorKey is where the store keeps the last changelog id applied, with
 // the tables' epoch: "epoch:id".
@@ -122,21 +152,33 @@ func (n *Node) Run(ctx context.Context) error {
 	if n.Poll <= 0 {
 		n.Poll = DefaultPoll
 	}
-	n.wakeTail, n.wakeLead = make(chan struct{}, 1), make(chan struct{}, 1)
+	n.wakeTail, n.wakeLead, n.badDB = make(chan struct{}, 1), make(chan struct{}, 1), make(chan struct{}, 1)
 	n.known, n.dirty, n.inflight = map[string][32]byte{}, map[string]bool{}, map[int64]string{}
-	if err := n.loadCursor(ctx); err != nil {
-		return err
+	n.t0 = time.Now()
+	// A database that is not usable at start (a Galera node rejoining)
+	// is waited for; the store serves searches meanwhile.
+	for {
+		err := n.loadCursor(ctx)
+		if n.noteDB(err) == nil {
+			break
+		}
+		if !Unusable(err) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(FollowerTry):
+		}
 	}
 	cancelObs := n.Store.Observe(n)
 	defer cancelObs()
 
-	tailDone := make(chan struct{})
-	go func() {
-		defer close(tailDone)
-		n.tailLoop(ctx)
-	}()
+	var loops sync.WaitGroup
+	loops.Go(func() { n.tailLoop(ctx) })
+	loops.Go(func() { n.watchLoop(ctx) })
 	n.leaseLoop(ctx)
-	<-tailDone
+	loops.Wait()
 	return nil
 }
 
@@ -184,7 +226,9 @@ func (n *Node) Receive(ctx context.Context, evs []*store.Event) (int, error) {
 	for i, e := range evs {
 		rows[i] = EventRow{EventID: e.EventID, JSON: e.Payload}
 	}
-	if err := n.C.InsertEvents(ctx, rows); err != nil {
+	ctx, cancel := context.WithTimeout(ctx, stmtWait)
+	defer cancel()
+	if err := n.noteDB(n.C.InsertEvents(ctx, rows)); err != nil {
 		return 0, err
 	}
 	n.Wake()
@@ -211,6 +255,10 @@ func (n *Node) IndexCommitted(c store.IndexCommit) {
 		}
 	}
 	n.mu.Unlock()
+	n.wakePublish()
+}
+
+func (n *Node) wakePublish() {
 	select {
 	case n.wakeLead <- struct{}{}:
 	default:
@@ -225,7 +273,7 @@ func (n *Node) tailLoop(ctx context.Context) {
 	t := time.NewTicker(n.Poll)
 	defer t.Stop()
 	for {
-		if err := n.catchUp(ctx); err != nil && ctx.Err() == nil {
+		if err := n.catchUp(ctx); err != nil && ctx.Err() == nil && !Unusable(err) {
 			n.Log.Warn("Unable to apply the cluster changelog; retrying", "error", err)
 		}
 		select {
@@ -242,8 +290,10 @@ func (n *Node) catchUp(ctx context.Context) error {
 	n.tailMu.Lock()
 	defer n.tailMu.Unlock()
 	for {
-		es, err := n.C.Tail(ctx, n.applied.Load(), tailBatch)
-		if err != nil {
+		tctx, cancel := context.WithTimeout(ctx, stmtWait)
+		es, err := n.C.Tail(tctx, n.applied.Load(), tailBatch)
+		cancel()
+		if n.noteDB(err) != nil {
 			return err
 		}
 		for _, e := range es {
@@ -311,11 +361,9 @@ func (n *Node) apply(ctx context.Context, e *Entry) error {
 // --- the lease ----------------------------------------------------------------
 
 func (n *Node) leaseLoop(ctx context.Context) {
-	var (
-		stop       func()
-		validUntil time.Time
-	)
+	var stop func()
 	stepDown := func(why string) {
+		n.until.Store(0)
 		if stop == nil {
 			return
 		}
@@ -325,46 +373,86 @@ func (n *Node) leaseLoop(ctx context.Context) {
 	}
 	wait := time.Duration(0)
 	for {
+		if stop != nil {
+			// Wake when the lease runs out, whatever the database does.
+			wait = min(wait, max(0, n.validFor()))
+		}
+		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
+			t.Stop()
 			if stop != nil {
 				stop()
-				rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
-				if err := n.C.Release(rctx, n.ID); err != nil {
-					n.Log.Warn("Unable to release the cluster lease", "error", err)
-				}
-				cancel()
+				n.release(ctx)
 			}
 			return
-		case <-time.After(wait):
+		case <-n.badDB:
+			t.Stop()
+			// Unless a statement since found it usable again.
+			if why := n.db.reason(); why != "" {
+				stepDown("the database is not usable: " + why)
+			}
+			wait = FollowerTry
+			continue
+		case <-t.C:
+		}
+		if stop != nil && n.validFor() <= 0 {
+			stepDown("the lease ran out before it could be renewed")
+		}
+		// A renewal may take as long as the lease has left; a try, a
+		// second. Past that the statement is given up (the driver closes
+		// its connection), so a database that stopped answering holds
+		// nothing here.
+		limit := FollowerTry
+		if stop != nil {
+			limit = n.validFor()
 		}
 		start := time.Now()
-		ok, err := n.C.TryLead(ctx, n.ID, n.Host, n.TTL)
+		lctx, cancel := context.WithTimeout(ctx, limit)
+		ok, err := n.C.TryLead(lctx, n.ID, n.Host, n.TTL)
+		cancel()
 		if ctx.Err() != nil {
 			wait = 0 // shutting down: the select above releases the lease
 			continue
 		}
+		n.noteDB(err)
 		switch {
+		case err != nil && refused(err):
+			stepDown("the database is not usable: " + oneLine(err))
+			wait = FollowerTry
 		case err != nil:
-			n.Log.Warn("Unable to reach the cluster lease", "error", err)
-			// Another node may take the lease once it expires by the
-			// database's clock; this one stops well before that, by its own.
-			if stop != nil && time.Now().After(validUntil) {
-				stepDown("the database did not answer before the lease ran out")
+			if !Unusable(err) {
+				n.Log.Warn("Unable to reach the cluster lease", "error", err)
 			}
+			// Retried soon: the lease may run out meanwhile, and the
+			// check above steps down when it has.
+			wait = min(FollowerTry, n.TTL/8)
 		case ok:
-			validUntil = start.Add(n.TTL - n.TTL/4)
+			n.until.Store(int64(start.Sub(n.t0) + n.TTL - n.TTL/4))
 			if stop == nil {
 				stop = n.lead(ctx)
 			}
-		case !ok:
-			stepDown("another node holds the lease")
-		}
-		wait = FollowerTry
-		if stop != nil {
 			wait = n.TTL / 4
+		default:
+			stepDown("another node holds the lease")
+			wait = FollowerTry
 		}
 	}
+}
+
+// release gives the lease up as the node stops, so another takes it at
+// once.
+func (n *Node) release(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+	defer cancel()
+	if err := n.C.Release(ctx, n.ID); err != nil {
+		n.Log.Warn("Unable to release the cluster lease", "error", err)
+	}
+}
+
+// validFor is how long this node may still act on its last renewal.
+func (n *Node) validFor() time.Duration {
+	return time.Duration(n.until.Load()) - time.Since(n.t0)
 }
 
 // lead makes this node the leader: it applies the rest of the changelog,
@@ -374,6 +462,7 @@ func (n *Node) lead(parent context.Context) (stop func()) {
 	ctx, cancel := context.WithCancel(parent)
 	done := make(chan struct{})
 	n.stats.leaderships.Add(1)
+	n.term = randomID(4)
 	go func() {
 		defer close(done)
 		// Leading with the changelog half applied would publish this
@@ -403,9 +492,16 @@ func (n *Node) lead(parent context.Context) (stop func()) {
 				opt = crawl.IndexOptions{Kind: "initial"}
 			}
 			n.Pass(ctx, opt)
+			// A page stored with no text changed no chunk, so its store
+			// told IndexCommitted nothing: published from the list.
+			if ctx.Err() == nil {
+				n.seed(ctx)
+				n.wakePublish()
+			}
 		})
 		n.leaderLoop(ctx)
 		pass.Wait()
+		n.handOver(context.WithoutCancel(ctx))
 		n.mu.Lock()
 		clear(n.dirty)
 		clear(n.inflight)
@@ -440,21 +536,24 @@ func (n *Node) leaderLoop(ctx context.Context) {
 	defer t.Stop()
 	lastPrune := time.Time{}
 	for {
-		if err := n.intake(ctx); err != nil && ctx.Err() == nil {
+		if err := n.intake(ctx); err != nil && ctx.Err() == nil && !Unusable(err) {
 			n.Log.Warn("Unable to read the cluster's events", "error", err)
 		}
 		err := n.publish(ctx)
-		if errors.Is(err, ErrLeaseLost) {
+		switch {
+		case errors.Is(err, ErrLeaseLost):
 			// The lease loop finds out at its next renewal and stops this.
 			n.Log.Warn("Lost the cluster lease while publishing")
-		} else if err != nil && ctx.Err() == nil {
+		case err != nil && ctx.Err() == nil && !Unusable(err):
 			n.Log.Warn("Unable to publish to the cluster changelog; retrying", "error", err)
 		}
 		if time.Since(lastPrune) > time.Hour {
 			lastPrune = time.Now()
-			if _, err := n.C.PruneEvents(ctx, eventKeep); err != nil && ctx.Err() == nil {
+			pctx, cancel := context.WithTimeout(ctx, stmtWait)
+			if _, err := n.C.PruneEvents(pctx, eventKeep); n.noteDB(err) != nil && ctx.Err() == nil {
 				n.Log.Warn("Unable to prune cluster events", "error", err)
 			}
+			cancel()
 		}
 		select {
 		case <-ctx.Done():
@@ -471,16 +570,49 @@ func (n *Node) leaderLoop(ctx context.Context) {
 }
 
 // localEventID is an event row's id in the local store: the epoch keeps
-// rows of tables made again from matching old local events.
+// rows of tables made again from matching old local events, and the term
+// those this node took in an earlier leadership (handOver).
 func (n *Node) localEventID(id int64) string {
-	return "cluster:" + n.epoch + ":" + strconv.FormatInt(id, 10)
+	return "cluster:" + n.epoch + ":" + strconv.FormatInt(id, 10) + ":" + n.term
+}
+
+// handOver closes, in the local store, the events this node took as
+// leader and did not finish: they are not done in the table, and the
+// next leader does them. Left open, this node's crawler would go on
+// re-rendering their pages as a follower, into its own store alone, and
+// retrying them while its database is away.
+func (n *Node) handOver(ctx context.Context) {
+	n.mu.Lock()
+	var lids []string
+	for _, lid := range n.inflight {
+		if lid != "" {
+			lids = append(lids, lid)
+		}
+	}
+	n.mu.Unlock()
+	var ids []int64
+	for _, lid := range lids {
+		if e, err := n.Store.FindEvent(ctx, lid); err == nil && e.AppliedAt.IsZero() {
+			ids = append(ids, e.ID)
+		}
+	}
+	if len(ids) == 0 {
+		return
+	}
+	if err := n.Store.MarkEventsApplied(ctx, ids, ""); err != nil {
+		n.Log.Warn("Unable to close the events left to the next leader", "error", err)
+		return
+	}
+	n.Log.Info("Left unfinished events to the next cluster leader", "events", len(ids))
 }
 
 // intake hands the table's new events to the crawler, which applies them
 // as it applies webhooks.
 func (n *Node) intake(ctx context.Context) error {
-	rows, err := n.C.PendingEvents(ctx, eventBatch)
-	if err != nil {
+	tctx, cancel := context.WithTimeout(ctx, stmtWait)
+	rows, err := n.C.PendingEvents(tctx, eventBatch)
+	cancel()
+	if n.noteDB(err) != nil {
 		return err
 	}
 	var evs []*store.Event
@@ -564,9 +696,21 @@ func (n *Node) publish(ctx context.Context) error {
 	dirty, removed := n.dirty, n.removed
 	n.dirty, n.removed = map[string]bool{}, false
 	n.mu.Unlock()
-	entries, err := n.entries(ctx, dirty, removed)
+	if len(dirty) == 0 && !removed && len(done) == 0 {
+		return nil
+	}
+	// The changelog first: a publish whose commit was not answered (the
+	// connection lost) may have committed, and its rows, applied here,
+	// make the pages known, so they are not published a second time.
+	err := n.catchUp(ctx)
+	var entries []Entry
 	if err == nil {
-		err = n.C.Publish(ctx, n.ID, entries, done)
+		entries, err = n.entries(ctx, dirty, removed)
+	}
+	if err == nil {
+		pctx, cancel := context.WithTimeout(ctx, stmtWait)
+		err = n.noteDB(n.C.Publish(pctx, n.ID, n.TTL, entries, done))
+		cancel()
 	}
 	if err != nil {
 		n.mu.Lock()

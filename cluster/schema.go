@@ -110,14 +110,18 @@ func (c *Cluster) create(ctx context.Context) error {
 		fmt.Sprintf(createChangelog, c.t.Changelog),
 		fmt.Sprintf(createLease, c.t.Lease),
 	} {
-		if _, err := c.db.ExecContext(ctx, q); err != nil {
+		if err := retryRace(ctx, func() error { _, err := c.db.ExecContext(ctx, q); return err }); err != nil {
 			return fmt.Errorf("create tables: %w", err)
 		}
 	}
 	// INSERT IGNORE: every node runs this at start; the first one's row,
-	// and its epoch, stay.
-	_, err := c.db.ExecContext(ctx, "INSERT IGNORE INTO `"+c.t.Lease+"` (name, holder, expires_at, acquired_at, seq, epoch)"+
-		` VALUES (?, '', '1970-01-02', '1970-01-02', 0, ?)`, leaseName, randomID(8))
+	// and its epoch, stay. On Galera, nodes started together insert at
+	// once and all but one lose the race; their retry finds the row.
+	err := retryRace(ctx, func() error {
+		_, err := c.db.ExecContext(ctx, "INSERT IGNORE INTO `"+c.t.Lease+"` (name, holder, expires_at, acquired_at, seq, epoch)"+
+			` VALUES (?, '', '1970-01-02', '1970-01-02', 0, ?)`, leaseName, randomID(8))
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("create lease row: %w", err)
 	}

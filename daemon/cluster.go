@@ -11,6 +11,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/askwp/askwpd/api"
 	"github.com/askwp/askwpd/cluster"
 	"github.com/askwp/askwpd/crawl"
 	"github.com/askwp/askwpd/wp"
@@ -51,8 +52,50 @@ func (d *Daemon) openCluster(ctx context.Context, dsn, prefix string) error {
 		Pass: d.runPass}
 	d.cluster = &clusterState{node: node, db: db}
 	d.obs().reg.MustRegister(&clusterCollector{d: d})
-	d.Log.Info("Cluster mode", "tables", c.Tables(), "node", node.ID)
+	galera := "no"
+	if c.IsGalera() {
+		galera = "yes: causal reads (wsrep_sync_wait) on the statements that decide"
+	}
+	d.Log.Info("Cluster mode", "tables", c.Tables(), "node", node.ID, "galera", galera)
 	return nil
+}
+
+// clusterStatus is the node's part in /v1/status and /admin, as the node
+// last read it (it waits on no statement); nil when cluster mode is off.
+func (d *Daemon) clusterStatus() *api.ClusterStatus {
+	if d.cluster == nil {
+		return nil
+	}
+	return apiClusterStatus(d.cluster.node.Status())
+}
+
+// ClusterCheck reads the cluster's state once, for askwpd doctor: the
+// lease, this store's place in the changelog, and the database's (on
+// Galera, its node's) state. nil when cluster mode is off.
+func (d *Daemon) ClusterCheck(ctx context.Context) *api.ClusterStatus {
+	if d.cluster == nil {
+		return nil
+	}
+	return apiClusterStatus(d.cluster.node.Check(ctx))
+}
+
+func apiClusterStatus(s cluster.Status) *api.ClusterStatus {
+	st := &api.ClusterStatus{Node: s.Node, Host: s.Host, Role: s.Role, Leader: s.Leader.Holder, LeaderHost: s.Leader.Host,
+		LeaseValid: s.Leader.Valid, AppliedID: s.AppliedID, NewestID: s.Leader.Seq, Lag: s.Lag, LagSeconds: s.LagSeconds,
+		Database: api.ClusterDatabase{Usable: s.DatabaseOK, Error: s.DatabaseError}, ReadAt: s.ReadAt}
+	if !s.Leader.Expires.IsZero() && s.Leader.Holder != "" {
+		t := s.Leader.Expires
+		st.LeaseExpiresAt = &t
+	}
+	if !s.DatabaseSince.IsZero() {
+		t := s.DatabaseSince
+		st.Database.Since = &t
+	}
+	if g := s.Galera; g.On {
+		st.Database.Galera = &api.GaleraStatus{Node: g.Node, State: g.State, Status: g.Status, Size: g.Size, Ready: g.Ready,
+			RecvQueue: g.RecvQueue, LastCommitted: g.LastCommitted}
+	}
+	return st
 }
 
 // serveCluster runs the node until ctx is done; the returned func waits
@@ -94,10 +137,15 @@ var (
 	descClEvents   = prometheus.NewDesc("askwpd_cluster_events_done_total", "Cluster events this node finished as leader.", nil, nil)
 	descClPages    = prometheus.NewDesc("askwpd_cluster_pages", "Live pages in the changelog, as this node knows it.", nil, nil)
 	descClRequests = prometheus.NewDesc("askwpd_site_requests_total", "Requests this daemon's crawler sent to the site.", nil, nil)
+	descClDBUsable = prometheus.NewDesc("askwpd_cluster_database_usable", "1 while this node's database (on Galera, its node) is usable; 0 while the node serves from its index alone.", nil, nil)
+	descClLag      = prometheus.NewDesc("askwpd_cluster_changelog_lag_rows", "Changelog rows this node had not applied when it last read the lease.", nil, nil)
+	descClLagSecs  = prometheus.NewDesc("askwpd_cluster_changelog_lag_seconds", "How long ago the oldest changelog row this node had not applied was written.", nil, nil)
+	descClGalera   = prometheus.NewDesc("askwpd_cluster_galera_recv_queue", "Writesets this node's Galera node had received and not applied (absent off Galera).", nil, nil)
 )
 
 func (c *clusterCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descClLeader, descClApplied, descClQueries, descClRows, descClLeads, descClEvents, descClPages, descClRequests} {
+	for _, d := range []*prometheus.Desc{descClLeader, descClApplied, descClQueries, descClRows, descClLeads, descClEvents, descClPages, descClRequests,
+		descClDBUsable, descClLag, descClLagSecs, descClGalera} {
 		ch <- d
 	}
 }
@@ -120,6 +168,17 @@ func (c *clusterCollector) Collect(ch chan<- prometheus.Metric) {
 	m(descClEvents, prometheus.CounterValue, float64(s.EventsDone))
 	m(descClPages, prometheus.GaugeValue, float64(s.Pages))
 	m(descClRequests, prometheus.CounterValue, float64(c.d.Crawler.Fetcher.Requests()))
+	st := c.d.cluster.node.Status()
+	usable := 0.0
+	if st.DatabaseOK {
+		usable = 1
+	}
+	m(descClDBUsable, prometheus.GaugeValue, usable)
+	m(descClLag, prometheus.GaugeValue, float64(st.Lag))
+	m(descClLagSecs, prometheus.GaugeValue, st.LagSeconds)
+	if st.Galera.On {
+		m(descClGalera, prometheus.GaugeValue, float64(st.Galera.RecvQueue))
+	}
 }
 
 // passAllowed reports whether this daemon may run a pass of its site:

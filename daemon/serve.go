@@ -53,6 +53,7 @@ func (d *Daemon) Status(ctx context.Context) (*api.Status, error) {
 		}
 	}
 	d.fillStatus(st, v)
+	st.Cluster = d.clusterStatus()
 	if st.Freshness, err = d.freshness(ctx); err != nil {
 		return nil, err
 	}

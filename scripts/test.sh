@@ -16,7 +16,7 @@ export PATH="$PATH:/usr/local/go/bin"
 command -v go >/dev/null || { echo "test.sh: Go is not installed (want go 1.26)" >&2; exit 1; }
 read -r -a go_flags <<<"${ASKWPD_GO_TEST_FLAGS:-}"
 
-steps=(lint shim host network deb cluster go mcp tut bench wp61)
+steps=(lint shim host network deb cluster galera go mcp tut bench wp61)
 declare -A about=(
   [lint]="gofmt, go vet, staticcheck, deadcode, php -l, systemd-analyze verify on the unit"
   [shim]="the shim's suite inside WordPress 7.1 (php -S)"
@@ -24,6 +24,7 @@ declare -A about=(
   [network]="a WordPress network (subdirectory sites, a mapped domain, the shim network-activated)"
   [deb]="the Debian package: build, install, run as askwpd:www-data, remove, purge"
   [cluster]="three serve processes: a post searchable on every node within 1 s"
+  [galera]="three serve processes, each on its own node of a three-node Galera cluster: a node paused, a leader and its node killed, a burst"
   [go]="go test -race over every package, end-to-end tests included"
   [mcp]="/mcp judged by the official clients: the conformance suite and the TypeScript SDK (npm), every revision"
   [tut]="the Theme Unit Test import on 7.1, one site per theme (Twenty Twenty-Five, Twenty Twenty-Four): extraction"
@@ -124,6 +125,52 @@ step_cluster() {
   # Alone: its 1 s is a latency claim about a site, and beside the daemon package's
   # tests, which crawl the same test site, the page's render waited its turn.
   go test -race -count=1 "${go_flags[@]}" -run 'TestCluster_' ./cmd/askwpd/
+}
+
+step_galera() {
+  local tools="$root/../shared/tools/galera"
+  if [[ ! -x "$tools/up.sh" ]]; then
+    echo "galera: no $tools (../shared/tools/galera); skipped"
+    return 0
+  fi
+  [[ -f /usr/lib/galera/libgalera_smm.so ]] || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends galera-4 >/dev/null
+  ensure_apt rsync rsync
+  ensure_apt mariadbd mariadb-server
+  say "a three-node Galera cluster (../shared/tools/galera/up.sh, the README's tight failure detection)"
+  (
+    # Its ports are the machine's: one cluster at a time. What outlives
+    # the step (php -S) must not hold the lock: 7>&-.
+    exec 7>/tmp/askwpd-galera.lock
+    flock -w 1800 7 || { echo "galera: /tmp/askwpd-galera.lock held for 30 min" >&2; exit 1; }
+    export GALERA_BASE="${ASKWPD_GALERA_BASE:-/tmp/askwpd-galera}"
+    export EXTRA_PROVIDER_OPTS='evs.suspect_timeout=PT2S;evs.inactive_timeout=PT4S;evs.keepalive_period=PT0.5S;evs.inactive_check_period=PT0.5S'
+    trap '"$tools/down.sh" >/dev/null 2>&1 || true' EXIT
+    # The template is a datadir of an earlier run, WordPress installed:
+    # every node starts from it, with no state transfer and no install.
+    init=install
+    [[ -f "$GALERA_BASE/template/data/grastate.dat" ]] && init=template
+    INIT=$init "$tools/up.sh" 7>&- | tail -n 1
+    wpenv="$root/.wp-galera/env"
+    ASKWPD_DB_PORT=3311 ASKWPD_DB_SOCKET="$GALERA_BASE/node1/mysqld.sock" ASKWPD_SITE_NAME=galera \
+      ASKWPD_WP_STATE="$root/.wp-galera" bash scripts/wp-up.sh --quiet 7>&-
+    ASKWPD_TEST_WP_ENV="$wpenv" bash scripts/shim-up.sh
+    say "Galera: the cluster package's races, then three heads through a pause, a kill and a burst"
+    # -p 1: the races would load the cluster whose latencies the heads' test measures.
+    ASKWPD_TEST_GALERA="$GALERA_BASE" ASKWPD_TEST_WP_ENV="$wpenv" go test -race -count=1 -timeout 15m "${go_flags[@]}" \
+      -p 1 -run '^TestGalera_|^TestCluster_(LeaseAndPublish|ServerErrorNumber)$' ./cluster/ ./cmd/askwpd/ 7>&-
+    if [[ "$init" == install ]]; then
+      # As make-template.sh does, from this run's clean shutdown: nodes
+      # stopped together all end with safe_to_bootstrap 0, any will do.
+      "$tools/down.sh" >/dev/null
+      src="$(grep -l '^safe_to_bootstrap: 1' "$GALERA_BASE"/node*/data/grastate.dat 2>/dev/null | head -n 1 || true)"
+      [[ -n "$src" ]] || src="$GALERA_BASE/node1/data/grastate.dat"
+      if [[ -f "$src" ]] && ! grep -q '^seqno: *-1' "$src"; then
+        rm -rf "$GALERA_BASE/template" && mkdir -p "$GALERA_BASE/template" && cp -a "$(dirname "$src")" "$GALERA_BASE/template/data"
+        rm -f "$GALERA_BASE/template/data/gvwstate.dat"
+        echo "galera: the next run starts from a template of $(dirname "$src")"
+      fi
+    fi
+  )
 }
 
 step_go() {

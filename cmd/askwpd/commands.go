@@ -270,6 +270,7 @@ func cmdDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	secretsErr := checkSecrets(stdout, cfg.StateDir, wg)
 	checkProvider(ctx, stdout, d)
+	clusterErr := checkCluster(ctx, stdout, d)
 	if err := d.CheckSite(ctx); err != nil {
 		fmt.Fprintf(stdout, "FAIL site: %s\n", oneLine(err.Error()))
 		return err
@@ -281,5 +282,5 @@ func cmdDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		rc.Close()
 		fmt.Fprintln(stdout, "ok   sitemap")
 	}
-	return secretsErr
+	return errors.Join(secretsErr, clusterErr)
 }

@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/askwp/askwpd/daemon"
 )
@@ -203,4 +204,32 @@ func group(gid uint32) string {
 		return g.Name
 	}
 	return strconv.Itoa(int(gid))
+}
+
+// checkCluster prints cluster mode's line: the lease, this store's place
+// in the changelog, and whether the database, on Galera its node, is
+// usable (Synced in the primary component). It returns an error when the
+// database is not usable.
+func checkCluster(ctx context.Context, w io.Writer, d *daemon.Daemon) error {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	st := d.ClusterCheck(ctx)
+	if st == nil {
+		fmt.Fprintln(w, "skip cluster (cluster.mode off)")
+		return nil
+	}
+	db := "a single MariaDB"
+	if g := st.Database.Galera; g != nil {
+		db = fmt.Sprintf("Galera node %s: %s, %s, %d nodes, %d writesets to apply", g.Node, g.State, g.Status, g.Size, g.RecvQueue)
+	}
+	if !st.Database.Usable {
+		fmt.Fprintf(w, "FAIL cluster: the database is not usable (%s): %s; this node would serve its index and not lead\n", db, oneLine(st.Database.Error))
+		return errors.New("cluster: the database is not usable: " + st.Database.Error)
+	}
+	lease := "no leader"
+	if st.LeaseValid && st.LeaseExpiresAt != nil {
+		lease = fmt.Sprintf("leader %s (%s) until %s", st.Leader, st.LeaderHost, st.LeaseExpiresAt.UTC().Format(time.TimeOnly))
+	}
+	fmt.Fprintf(w, "ok   cluster on %s; %s; changelog %d of %d applied here\n", db, lease, st.AppliedID, st.NewestID)
+	return nil
 }
