@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/askwp/askwpd/internal/testsite"
 	"github.com/askwp/askwpd/store"
 )
 
@@ -19,17 +20,17 @@ func TestSearch_Anchors(t *testing.T) {
 		if link {
 			body = "Instead of a custom loading indicator, we used the [Spinner](http://x.test/docs/components/spinner/) component."
 		}
-		d := pageDoc("/docs/tutorials/list-of-pages/", "Building a list of pages", body)
+		d := testsite.Page("/docs/tutorials/list-of-pages/", "Building a list of pages", body)
 		d.ContentHash = fmt.Sprint(link)
 		return d
 	}
 	docs := []*store.Document{
-		pageDoc("/docs/components/progress-bar/", "ProgressBar", "An indicator of progress."),
-		pageDoc("/docs/components/spinner/", "Spinner", "An indicator that the request a visitor made is still underway on the server."),
+		testsite.Page("/docs/components/progress-bar/", "ProgressBar", "An indicator of progress."),
+		testsite.Page("/docs/components/spinner/", "Spinner", "An indicator that the request a visitor made is still underway on the server."),
 		tutorial(true),
 	}
 	for i := 0; i < 20; i++ {
-		docs = append(docs, pageDoc(fmt.Sprintf("/docs/misc/page-%d/", i), fmt.Sprintf("Page %d", i), "Blocks and themes and plugins."))
+		docs = append(docs, testsite.Page(fmt.Sprintf("/docs/misc/page-%d/", i), fmt.Sprintf("Page %d", i), "Blocks and themes and plugins."))
 	}
 	if err := db.PutDocuments(ctx, docs); err != nil {
 		t.Fatal(err)

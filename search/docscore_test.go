@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/askwp/askwpd/internal/testsite"
 	"github.com/askwp/askwpd/store"
 )
 
@@ -16,12 +17,12 @@ func TestSearch_WholePage(t *testing.T) {
 	db := openTB(t)
 	ctx := context.Background()
 	docs := []*store.Document{
-		pageDoc("/guides/how-it-works/", "How it works",
+		testsite.Page("/guides/how-it-works/", "How it works",
 			"First register your plugin with registerPlugin.",
 			"Then add a coupon field to the checkout.",
 			"Styling is optional."),
-		pageDoc("/shop/returns/", "Returns", "A coupon refunds the shipping of the parcel you send back."),
-		pageDoc("/shop/coupons/", "Discounts", "A coupon code takes ten percent off the cart at checkout."),
+		testsite.Page("/shop/returns/", "Returns", "A coupon refunds the shipping of the parcel you send back."),
+		testsite.Page("/shop/coupons/", "Discounts", "A coupon code takes ten percent off the cart at checkout."),
 	}
 	// Filler pages give the words their IDF.
 	docs = append(docs, diaryPages()...)
@@ -73,10 +74,10 @@ func TestSearch_Associate(t *testing.T) {
 	db := openTB(t)
 	ctx := context.Background()
 	docs := []*store.Document{
-		pageDoc("/components/spinner/", "Spinner", "Spinner is a component that shows work in progress."),
-		pageDoc("/components/badge/", "Badge", "Badge is a component that shows a small count."),
-		pageDoc("/tutorials/list-posts/", "List posts", "Fetch the posts.", "Show a spinner while the posts are loading."),
-		pageDoc("/tutorials/edit-form/", "Edit form", "Save the form.", "A spinner tells the user the record is loading."),
+		testsite.Page("/components/spinner/", "Spinner", "Spinner is a component that shows work in progress."),
+		testsite.Page("/components/badge/", "Badge", "Badge is a component that shows a small count."),
+		testsite.Page("/tutorials/list-posts/", "List posts", "Fetch the posts.", "Show a spinner while the posts are loading."),
+		testsite.Page("/tutorials/edit-form/", "Edit form", "Save the form.", "A spinner tells the user the record is loading."),
 	}
 	docs = append(docs, diaryPages()...)
 	if err := db.PutDocuments(ctx, docs); err != nil {
@@ -120,7 +121,7 @@ func TestSearch_IntroBoost(t *testing.T) {
 	db := openTB(t)
 	ctx := context.Background()
 	page := func(url, title string, intro, section string, headed bool) *store.Document {
-		d := pageDoc(url, title, intro, section)
+		d := testsite.Page(url, title, intro, section)
 		d.Chunks[0].HeadingPath = nil
 		if !headed {
 			d.Chunks[1].HeadingPath = nil
@@ -173,7 +174,7 @@ func TestSearch_IntroBoost(t *testing.T) {
 func diaryPages() []*store.Document {
 	var docs []*store.Document
 	for i := 0; i < 20; i++ {
-		docs = append(docs, pageDoc(fmt.Sprintf("/blog/diary-%d/", i), fmt.Sprintf("Garden diary %d", i),
+		docs = append(docs, testsite.Page(fmt.Sprintf("/blog/diary-%d/", i), fmt.Sprintf("Garden diary %d", i),
 			"Roses and tulips in the garden this week."))
 	}
 	return docs
@@ -188,9 +189,9 @@ func TestSearch_WholePageAfterChanges(t *testing.T) {
 	ctx := context.Background()
 	// "voucher" is only in a URL at first: no term of the index.
 	docs := append(diaryPages(),
-		pageDoc("/shop/vouchers/", "Discounts", "A coupon code takes ten percent off the cart.", "Coupon codes expire."),
-		pageDoc("/shop/returns/", "Returns", "A coupon refunds the shipping of the parcel you send back."),
-		pageDoc("/help/checkout/", "Checkout", "Type the coupon at checkout."))
+		testsite.Page("/shop/vouchers/", "Discounts", "A coupon code takes ten percent off the cart.", "Coupon codes expire."),
+		testsite.Page("/shop/returns/", "Returns", "A coupon refunds the shipping of the parcel you send back."),
+		testsite.Page("/help/checkout/", "Checkout", "Type the coupon at checkout."))
 	if err := db.PutDocuments(ctx, docs); err != nil {
 		t.Fatal(err)
 	}
@@ -224,8 +225,8 @@ func TestSearch_WholePageAfterChanges(t *testing.T) {
 	before := same("at first") // and the caches are filled
 	// Pages added, none removed: each term has more postings.
 	for _, d := range []*store.Document{
-		pageDoc("/help/garden-coupon/", "Garden coupons", "A garden coupon at checkout."),
-		pageDoc("/help/gifts/", "Gifts", "A voucher is a coupon someone gave you."),
+		testsite.Page("/help/garden-coupon/", "Garden coupons", "A garden coupon at checkout."),
+		testsite.Page("/help/gifts/", "Gifts", "A voucher is a coupon someone gave you."),
 	} {
 		if _, err := db.PutDocument(ctx, d); err != nil {
 			t.Fatal(err)
@@ -240,8 +241,8 @@ func TestSearch_WholePageAfterChanges(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, d := range []*store.Document{
-		pageDoc("/coupon-returns/", "Returns", "A coupon refunds the shipping of the parcel you send back."),
-		pageDoc("/blog/diary-3/", "Garden diary 3", "Coupon season in the garden."),
+		testsite.Page("/coupon-returns/", "Returns", "A coupon refunds the shipping of the parcel you send back."),
+		testsite.Page("/blog/diary-3/", "Garden diary 3", "Coupon season in the garden."),
 	} {
 		if _, err := db.PutDocument(ctx, d); err != nil {
 			t.Fatal(err)

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/askwp/askwpd/analysis"
+	"github.com/askwp/askwpd/internal/testsite"
 	"github.com/askwp/askwpd/search/index"
 	"github.com/askwp/askwpd/store"
 )
@@ -156,7 +157,7 @@ func TestMemIndex_MatchesOracle(t *testing.T) {
 	ctx := context.Background()
 	db := openTB(t)
 	rng := rand.New(rand.NewPCG(7, 9))
-	if err := db.PutDocuments(ctx, randomSite(rng, 0, 150)); err != nil {
+	if err := db.PutDocuments(ctx, testsite.Random(rng, 0, 150)); err != nil {
 		t.Fatal(err)
 	}
 	ix := newIndex(t, db)
@@ -165,18 +166,18 @@ func TestMemIndex_MatchesOracle(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Changes after the load reach the index as commits.
-	for _, d := range randomSite(rng, 150, 60) {
+	for _, d := range testsite.Random(rng, 150, 60) {
 		if _, err := db.PutDocument(ctx, d); err != nil {
 			t.Fatal(err)
 		}
 	}
-	for _, d := range randomSite(rng, 0, 40) { // replacements
+	for _, d := range testsite.Random(rng, 0, 40) { // replacements
 		if _, err := db.PutDocument(ctx, d); err != nil {
 			t.Fatal(err)
 		}
 	}
 	// A batch may hold one page twice: the second replaces the first.
-	twice := append(randomSite(rng, 40, 30), randomSite(rng, 40, 5)...)
+	twice := append(testsite.Random(rng, 40, 30), testsite.Random(rng, 40, 5)...)
 	if err := db.PutDocuments(ctx, twice); err != nil {
 		t.Fatal(err)
 	}
@@ -480,7 +481,7 @@ func TestIndex_CloseFreesMemory(t *testing.T) {
 		t.Skip("opens 50 stores")
 	}
 	ctx := context.Background()
-	docs := randomSite(rand.New(rand.NewPCG(1, 1)), 0, 120) // about 300 chunks
+	docs := testsite.Random(rand.New(rand.NewPCG(1, 1)), 0, 120) // about 300 chunks
 	heap := func() uint64 {
 		var ms runtime.MemStats
 		runtime.GC()
@@ -599,7 +600,7 @@ func TestMemIndex_ConcurrentWriters(t *testing.T) {
 		t.Fatal(err)
 	}
 	rng := rand.New(rand.NewPCG(3, 4))
-	pages := randomSite(rng, 0, 80)
+	pages := testsite.Random(rng, 0, 80)
 	var wg sync.WaitGroup
 	for w := range 4 {
 		wg.Go(func() {

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/askwp/askwpd/internal/testsite"
 	"github.com/askwp/askwpd/search/index"
 	"github.com/askwp/askwpd/store"
 )
@@ -49,7 +50,7 @@ func TestSnapshot(t *testing.T) {
 	db := openTB(t)
 	path := filepath.Join(t.TempDir(), "search-index.snap")
 	rng := rand.New(rand.NewPCG(5, 6))
-	if err := db.PutDocuments(ctx, randomSite(rng, 0, 120)); err != nil {
+	if err := db.PutDocuments(ctx, testsite.Random(rng, 0, 120)); err != nil {
 		t.Fatal(err)
 	}
 	ix := newIndex(t, db)
@@ -112,7 +113,7 @@ func TestSnapshot(t *testing.T) {
 		}
 		// It follows commits from there, and the snapshot, stale, goes.
 		before := ix2.Stats().Chunks
-		if _, err := db.PutDocument(ctx, randomSite(rng, 500, 1)[0]); err != nil {
+		if _, err := db.PutDocument(ctx, testsite.Random(rng, 500, 1)[0]); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
@@ -132,7 +133,7 @@ func TestSnapshot(t *testing.T) {
 	t.Run("StoreMovedOn", func(t *testing.T) {
 		// No index follows this write: the snapshot is behind the store.
 		ix.Close()
-		if _, err := db.PutDocument(ctx, randomSite(rng, 600, 1)[0]); err != nil {
+		if _, err := db.PutDocument(ctx, testsite.Random(rng, 600, 1)[0]); err != nil {
 			t.Fatal(err)
 		}
 		ix3 := loadSnapshotted(t, db, path)

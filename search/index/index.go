@@ -496,14 +496,7 @@ func (m *Index) compactLocked() {
 		// Each list is written anew: slot distances change, and an
 		// in-place rewrite could outgrow what it has read.
 		nt := Term{post: buf[:0]}
-		it := t.Postings()
-		for ps := it.Next(); len(ps) > 0; ps = it.Next() {
-			for _, p := range ps {
-				if s := remap[p.Slot]; s != math.MaxUint32 {
-					nt.add(s, p.TF)
-				}
-			}
-		}
+		t.remapInto(&nt, remap)
 		buf = nt.post
 		if len(nt.post) == 0 {
 			delete(m.terms, term)

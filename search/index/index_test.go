@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/askwp/askwpd/analysis"
+	"github.com/askwp/askwpd/internal/testsite"
 	"github.com/askwp/askwpd/store"
 )
 
@@ -79,7 +80,7 @@ func TestAnchors_CommitsDuringLoad(t *testing.T) {
 	ctx := context.Background()
 	db := openTB(t)
 	rng := rand.New(rand.NewPCG(11, 12))
-	if err := db.PutDocuments(ctx, linkedSite(rng, 60)); err != nil {
+	if err := db.PutDocuments(ctx, testsite.Linked(rng, 60)); err != nil {
 		t.Fatal(err)
 	}
 	ix := openIndex(t, db)
@@ -89,7 +90,7 @@ func TestAnchors_CommitsDuringLoad(t *testing.T) {
 	if len(anchorDump(ix)) < 100 {
 		t.Fatalf("%d link counts after a load: the test exercises too little", len(anchorDump(ix)))
 	}
-	again := linkedSite(rng, 60)
+	again := testsite.Linked(rng, 60)
 	for round := range 3 {
 		var wg sync.WaitGroup
 		for w := range 3 {
@@ -199,7 +200,7 @@ func TestMemIndex_ChunkSlot(t *testing.T) {
 	ctx := context.Background()
 	db := openTB(t)
 	rng := rand.New(rand.NewPCG(11, 12))
-	if err := db.PutDocuments(ctx, randomSite(rng, 0, 60)); err != nil {
+	if err := db.PutDocuments(ctx, testsite.Random(rng, 0, 60)); err != nil {
 		t.Fatal(err)
 	}
 	ix := openIndex(t, db)
@@ -229,7 +230,7 @@ func TestMemIndex_ChunkSlot(t *testing.T) {
 		}
 	}
 	check("first lookup")
-	if err := db.PutDocuments(ctx, randomSite(rng, 0, 40)); err != nil { // replacements
+	if err := db.PutDocuments(ctx, testsite.Random(rng, 0, 40)); err != nil { // replacements
 		t.Fatal(err)
 	}
 	for i := 40; i < 60; i++ {
@@ -237,7 +238,7 @@ func TestMemIndex_ChunkSlot(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := db.PutDocuments(ctx, randomSite(rng, 100, 20)); err != nil {
+	if err := db.PutDocuments(ctx, testsite.Random(rng, 100, 20)); err != nil {
 		t.Fatal(err)
 	}
 	check("after replacements, deletes and adds")
@@ -251,13 +252,13 @@ func TestSnapshot_Links(t *testing.T) {
 	db := openTB(t)
 	path := filepath.Join(t.TempDir(), "search-index.snap")
 	rng := rand.New(rand.NewPCG(13, 14))
-	if err := db.PutDocuments(ctx, linkedSite(rng, 50)); err != nil {
+	if err := db.PutDocuments(ctx, testsite.Linked(rng, 50)); err != nil {
 		t.Fatal(err)
 	}
 	ix := loadSnapshotted(t, db, path)
 	// A page written again drops some links: the snapshot must not hold
 	// their words, nor number their pages.
-	for _, d := range linkedSite(rng, 10) {
+	for _, d := range testsite.Linked(rng, 10) {
 		if _, err := db.PutDocument(ctx, d); err != nil {
 			t.Fatal(err)
 		}
@@ -281,7 +282,7 @@ func TestSnapshot_Links(t *testing.T) {
 		t.Errorf("%d linked pages numbered after the snapshot, %d before", len(ix2.links.targets), len(ix.links.targets))
 	}
 	// It follows commits from there.
-	for _, d := range linkedSite(rng, 20) {
+	for _, d := range testsite.Linked(rng, 20) {
 		if _, err := db.PutDocument(ctx, d); err != nil {
 			t.Fatal(err)
 		}
@@ -343,7 +344,7 @@ func TestMemIndex_GapMeansMissed(t *testing.T) {
 // reads the state anew once the commit is done.
 func TestIndex_StatsBesideACommit(t *testing.T) {
 	db := openTB(t)
-	if err := db.PutDocuments(context.Background(), randomSite(rand.New(rand.NewPCG(1, 2)), 0, 20)); err != nil {
+	if err := db.PutDocuments(context.Background(), testsite.Random(rand.New(rand.NewPCG(1, 2)), 0, 20)); err != nil {
 		t.Fatal(err)
 	}
 	ix := openIndex(t, db)

@@ -111,6 +111,19 @@ type Postings struct {
 // Postings returns an iterator over t's postings, in slot order.
 func (t *Term) Postings() Postings { return Postings{b: t.post} }
 
+// remapInto adds t's postings to nt with each slot s renumbered to
+// remap[s], leaving out those of the slots remap drops (math.MaxUint32).
+func (t *Term) remapInto(nt *Term, remap []uint32) {
+	it := t.Postings()
+	for ps := it.Next(); len(ps) > 0; ps = it.Next() {
+		for _, p := range ps {
+			if s := remap[p.Slot]; s != math.MaxUint32 {
+				nt.add(s, p.TF)
+			}
+		}
+	}
+}
+
 // Chunks is how many chunks hold t, the dead among them.
 func (t *Term) Chunks() int { return int(t.n) }
 

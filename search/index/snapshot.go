@@ -399,14 +399,7 @@ func (m *Index) writeTerms(w *snapWriter, remap []uint32) {
 		nt := Term{post: t.post, last: t.last, n: t.n, stem: t.stem, exact: t.exact}
 		if m.dead > 0 {
 			nt = Term{post: buf[:0]}
-			it := t.Postings()
-			for ps := it.Next(); len(ps) > 0; ps = it.Next() {
-				for _, p := range ps {
-					if s := remap[p.Slot]; s != math.MaxUint32 {
-						nt.add(s, p.TF)
-					}
-				}
-			}
+			t.remapInto(&nt, remap)
 			buf = nt.post
 		}
 		w.str(term)

@@ -1,7 +1,6 @@
-package search
-
-// The generated sites the tests index (randomSite and pageDoc are also
-// search/index's).
+// Package testsite generates the sites that the search packages' tests and
+// benchmarks index: deterministic for a seeded rand.Rand, no shared data.
+package testsite
 
 import (
 	"fmt"
@@ -12,10 +11,10 @@ import (
 	"github.com/askwp/askwpd/store"
 )
 
-// randomSite generates n WordPress-like pages: Zipf-distributed words,
+// Random generates n WordPress-like pages, numbered from from: Zipf-distributed words,
 // mixed-case tags and categories, code and prose chunks, several post
 // types, languages and dates (some missing).
-func randomSite(rng *rand.Rand, from, n int) []*store.Document {
+func Random(rng *rand.Rand, from, n int) []*store.Document {
 	words := make([]string, 400)
 	for i := range words {
 		words[i] = fmt.Sprintf("%s%s", []string{"theme", "plugin", "block", "widget", "menu", "cache", "query", "route"}[i%8],
@@ -64,8 +63,38 @@ func randomSite(rng *rand.Rand, from, n int) []*store.Document {
 	return docs
 }
 
-// pageDoc is a page of one chunk per section.
-func pageDoc(url, title string, sections ...string) *store.Document {
+// Linked is n pages of a site, each linking to a few others with
+// words around the links, some in a second chunk. Each call draws new
+// words and links, so a page written again changes its links.
+func Linked(rng *rand.Rand, n int) []*store.Document {
+	words := []string{"spinner", "loading", "indicator", "coupon", "checkout", "theme", "widget", "cache", "route", "menu"}
+	say := func() string {
+		var b []string
+		for range 2 + rng.IntN(5) {
+			b = append(b, words[rng.IntN(len(words))])
+		}
+		return strings.Join(b, " ")
+	}
+	var docs []*store.Document
+	for i := range n {
+		var sections []string
+		for range 1 + rng.IntN(2) {
+			var lines []string
+			for range rng.IntN(3) {
+				to := rng.IntN(n + 3) // now and then a page that is not there
+				lines = append(lines, fmt.Sprintf("%s [%s](http://x.test/p/%d/#top) %s", say(), say(), to, say()))
+			}
+			sections = append(sections, strings.Join(append(lines, say()), "\n"))
+		}
+		d := Page(fmt.Sprintf("/p/%d/", i), fmt.Sprintf("Page %d", i), sections...)
+		d.ContentHash = fmt.Sprint(i, rng.Int())
+		docs = append(docs, d)
+	}
+	return docs
+}
+
+// Page is a page of one chunk per section, at url under http://x.test.
+func Page(url, title string, sections ...string) *store.Document {
 	d := &store.Document{URL: "http://x.test" + url, Title: title, PostType: "page", Lang: "en", ContentHash: url}
 	for i, s := range sections {
 		start := len([]rune(d.Body))
