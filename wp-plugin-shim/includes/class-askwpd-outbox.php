@@ -219,11 +219,14 @@ final class Askwpd_Outbox {
 		self::schedule( (int) $s['next'] );
 	}
 
-	/** Makes sure WP-Cron retries at $when, for sites without traffic. */
+	/**
+	 * Makes sure WP-Cron retries at $when, for sites without traffic. An event due
+	 * earlier is moved too: it would find the backoff not over and only reschedule.
+	 */
 	private static function schedule( int $when ): void {
 		$when = max( $when, time() );
 		$next = wp_next_scheduled( self::CRON_HOOK );
-		if ( false === $next || $next > $when ) {
+		if ( false === $next || $next !== $when ) {
 			if ( false !== $next ) {
 				wp_unschedule_event( $next, self::CRON_HOOK );
 			}
