@@ -28,11 +28,14 @@ type Filters struct {
 	Tag       string    `json:"tag,omitempty"`
 	After     time.Time `json:"after,omitempty"`
 	Before    time.Time `json:"before,omitempty"`
+	// Docs, when not nil, are the only documents (by id) a search may
+	// return: the product pages a price or stock filter selected.
+	Docs map[int64]bool `json:"-"`
 }
 
 func (f Filters) empty() bool {
 	return len(f.PostType) == 0 && f.ChunkType == "" && f.CodeLang == "" && f.Lang == "" &&
-		f.Category == "" && f.Tag == "" && f.After.IsZero() && f.Before.IsZero()
+		f.Category == "" && f.Tag == "" && f.After.IsZero() && f.Before.IsZero() && f.Docs == nil
 }
 
 // Query is one search_site call.

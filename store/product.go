@@ -89,36 +89,33 @@ type Facts struct {
 	Translations []Translation
 }
 
-// DocumentFacts returns the facts of the documents with the given ids;
-// ids not stored are absent from the map.
-func (db *DB) DocumentFacts(ctx context.Context, ids []int64) (map[int64]Facts, error) {
-	out := map[int64]Facts{}
-	if len(ids) == 0 {
+// DocumentFacts returns the facts of the documents at the given URLs;
+// URLs not stored are absent from the map.
+func (db *DB) DocumentFacts(ctx context.Context, urls []string) (map[string]Facts, error) {
+	out := map[string]Facts{}
+	if len(urls) == 0 {
 		return out, nil
 	}
-	args := make([]any, len(ids))
-	for i, id := range ids {
-		args[i] = id
+	args := make([]any, len(urls))
+	for i, u := range urls {
+		args[i] = u
 	}
-	q := `SELECT id, lang, product, translations FROM documents WHERE id IN (?` + strings.Repeat(`, ?`, len(ids)-1) + `)`
+	q := `SELECT url, lang, product, translations FROM documents WHERE url IN (?` + strings.Repeat(`, ?`, len(urls)-1) + `)`
 	rows, err := db.read.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("store: document facts: %w", err)
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var (
-			id                    int64
-			lang, product, transl string
-		)
-		if err := rows.Scan(&id, &lang, &product, &transl); err != nil {
+		var url, lang, product, transl string
+		if err := rows.Scan(&url, &lang, &product, &transl); err != nil {
 			return nil, fmt.Errorf("store: document facts: %w", err)
 		}
 		f := Facts{Lang: lang, Translations: parseTranslations(transl)}
 		if product != "" {
 			f.Product = json.RawMessage(product)
 		}
-		out[id] = f
+		out[url] = f
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("store: document facts: %w", err)

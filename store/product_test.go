@@ -84,11 +84,11 @@ func TestPutDocument_ProductChangeIsAChange(t *testing.T) {
 	if string(got.Product) != string(sold.Product) || !reflect.DeepEqual(got.Translations, d.Translations) {
 		t.Errorf("stored product %s translations %v", got.Product, got.Translations)
 	}
-	facts, err := db.DocumentFacts(ctx, []int64{got.ID, 999})
+	facts, err := db.DocumentFacts(ctx, []string{got.URL, "https://s.test/none/"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(facts) != 1 || facts[got.ID].Lang != "en" || string(facts[got.ID].Product) != string(sold.Product) {
+	if len(facts) != 1 || facts[got.URL].Lang != "en" || string(facts[got.URL].Product) != string(sold.Product) {
 		t.Errorf("facts = %+v", facts)
 	}
 	langs, err := db.Languages(ctx)
