@@ -63,7 +63,7 @@ func TestPutDocument_ProductChangeIsAChange(t *testing.T) {
 	db := openTest(t)
 	ctx := context.Background()
 	d := &Document{URL: "https://s.test/mug/", Title: "Mug", Body: "A mug", ContentHash: "h", Lang: "en",
-		Product: json.RawMessage(`{"price":15,"in_stock":true}`),
+		Product:      json.RawMessage(`{"price":15,"in_stock":true}`),
 		Translations: []Translation{{Lang: "fr", URL: "https://s.test/fr/tasse/"}}}
 	if _, err := db.PutDocument(ctx, d); err != nil {
 		t.Fatal(err)

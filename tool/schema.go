@@ -198,9 +198,9 @@ EXAMPLES:
 // referenced ($ref): WordPress's REST validator, which checks an ability's
 // result, does not follow references.
 const (
-	dateSchema    = `{"type": "string", "pattern": "^([0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]+)?(Z|[+-][0-9]{2}:[0-9]{2}))?$", "description": "RFC 3339, or empty when unknown."}`
-	offsetSchema  = `{"type": "integer", "minimum": 0}`
-	stringList    = `{"type": "array", "items": {"type": "string"}}`
+	dateSchema   = `{"type": "string", "pattern": "^([0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]+)?(Z|[+-][0-9]{2}:[0-9]{2}))?$", "description": "RFC 3339, or empty when unknown."}`
+	offsetSchema = `{"type": "integer", "minimum": 0}`
+	stringList   = `{"type": "array", "items": {"type": "string"}}`
 	// productSchema is extract.Product: what the page's schema.org markup
 	// states, each field absent when it does not.
 	productSchema = `{
