@@ -72,6 +72,7 @@ type Hit struct {
 	URL          string    `json:"url"`
 	Title        string    `json:"title"`
 	Type         string    `json:"type"`
+	Lang         string    `json:"lang,omitempty"`
 	Published    time.Time `json:"published"`
 	Modified     time.Time `json:"modified"`
 	Score        float64   `json:"score"`
@@ -401,7 +402,7 @@ func (ix *Index) makeHit(d *docHit, c *candidate, pq *parsedQuery, withEvidence 
 	an := ix.an
 	doc := c.doc
 	h := Hit{
-		DocID: doc.ID, URL: doc.URL, Title: doc.Title, Type: doc.PostType,
+		DocID: doc.ID, URL: doc.URL, Title: doc.Title, Type: doc.PostType, Lang: doc.Lang,
 		Published: doc.Published, Modified: doc.Modified, Score: round3(d.score),
 		Passage:     Passage{Text: c.text, Start: c.start, End: c.end},
 		HeadingPath: c.headingPath, ChunkID: c.chunkID, ChunkType: c.chunkType,

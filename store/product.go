@@ -123,6 +123,16 @@ func (db *DB) DocumentFacts(ctx context.Context, urls []string) (map[string]Fact
 	return out, nil
 }
 
+// HasProducts reports whether any document is a product page, from the
+// partial index documents_product.
+func (db *DB) HasProducts(ctx context.Context) (bool, error) {
+	var n int
+	if err := db.readRow(ctx, `SELECT EXISTS (SELECT 1 FROM documents WHERE product <> '')`).Scan(&n); err != nil {
+		return false, fmt.Errorf("store: has products: %w", err)
+	}
+	return n == 1, nil
+}
+
 // Languages lists the distinct document languages, "" for pages that
 // state none. It reads the index documents_lang alone.
 func (db *DB) Languages(ctx context.Context) ([]string, error) {

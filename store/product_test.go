@@ -91,6 +91,9 @@ func TestPutDocument_ProductChangeIsAChange(t *testing.T) {
 	if len(facts) != 1 || facts[got.URL].Lang != "en" || string(facts[got.URL].Product) != string(sold.Product) {
 		t.Errorf("facts = %+v", facts)
 	}
+	if has, err := db.HasProducts(ctx); err != nil || !has {
+		t.Errorf("HasProducts = %v %v", has, err)
+	}
 	langs, err := db.Languages(ctx)
 	if err != nil || !reflect.DeepEqual(langs, []string{"en"}) {
 		t.Errorf("languages = %v %v", langs, err)

@@ -231,7 +231,7 @@ func NewSearchResponse(query string, r *search.Result) *SearchResponse {
 			thin++
 		}
 		resp.Results = append(resp.Results, Evidence{
-			URL: h.URL, Title: h.Title, Type: h.Type, Published: rfc3339(h.Published), Modified: rfc3339(h.Modified),
+			URL: h.URL, Title: h.Title, Type: h.Type, Lang: h.Lang, Published: rfc3339(h.Published), Modified: rfc3339(h.Modified),
 			Score: h.Score, Snippet: h.Snippet, Passage: h.Passage.Text, Start: h.Passage.Start, End: h.Passage.End,
 			HeadingPath: nonNil(h.HeadingPath), MatchedTerms: nonNil(h.MatchedTerms), ChunkType: h.ChunkType, CodeLang: h.CodeLang,
 			ContentHash: h.ContentHash, Thin: h.Thin, Source: h.Source, MatchExplain: nonNil(h.MatchExplain),

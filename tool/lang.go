@@ -100,7 +100,7 @@ func (s *Service) searchLang(ctx context.Context, slot Slot, q search.Query, lan
 	if lang == "" || q.Filters.Lang != "" {
 		return s.search(ctx, slot, q)
 	}
-	ok, err := s.mixed(ctx, lang)
+	ok, err := s.siteHas(ctx, lang)
 	if err != nil {
 		return nil, err
 	}
@@ -110,12 +110,14 @@ func (s *Service) searchLang(ctx context.Context, slot Slot, q search.Query, lan
 	return s.preferLang(ctx, slot, q, lang)
 }
 
-// siteLangs caches the languages of the site's documents until the next
-// index commit: search asks it before every search that prefers one.
+// siteLangs caches, until the next index commit, the languages of the
+// site's documents and whether any is a product page: every search asks,
+// and on most sites the answer is one language and no products.
 type siteLangs struct {
-	mu    sync.Mutex
-	valid bool
-	langs map[string]bool // primary languages; "" for pages that state none
+	mu       sync.Mutex
+	valid    bool
+	langs    map[string]bool // primary languages; "" for pages that state none
+	products bool
 }
 
 func (c *siteLangs) committed() {
@@ -124,9 +126,10 @@ func (c *siteLangs) committed() {
 	c.mu.Unlock()
 }
 
-// mixed reports whether the site has pages in lang and pages in others:
-// only then does preferring lang change a ranking.
-func (s *Service) mixed(ctx context.Context, lang string) (bool, error) {
+// siteHas reports, for lang "", whether the site has product pages, and
+// otherwise whether it has pages in lang and pages in others: only then
+// does preferring lang change a ranking.
+func (s *Service) siteHas(ctx context.Context, lang string) (bool, error) {
 	c := &s.langs
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -139,7 +142,13 @@ func (s *Service) mixed(ctx context.Context, lang string) (bool, error) {
 		for _, l := range ls {
 			c.langs[primaryLang(l)] = true
 		}
+		if c.products, err = s.Store.HasProducts(ctx); err != nil {
+			return false, err
+		}
 		c.valid = true
+	}
+	if lang == "" {
+		return c.products, nil
 	}
 	return c.langs[lang] && len(c.langs) > 1, nil
 }

@@ -53,9 +53,13 @@ func (s *Service) filterProducts(ctx context.Context, q *search.Query, pf *store
 	return nil
 }
 
-// addFacts gives each result card its page's language and product, in
-// one query for the cards (selective expansion's included).
+// addFacts gives each result card its page's product, in one query for
+// the cards (selective expansion's included), on a site that has product
+// pages: elsewhere a search asks the store nothing more.
 func (s *Service) addFacts(ctx context.Context, resp *SearchResponse) error {
+	if ok, err := s.siteHas(ctx, ""); err != nil || !ok {
+		return err
+	}
 	var urls []string
 	seen := map[string]bool{}
 	for _, e := range resp.Results {
@@ -73,8 +77,7 @@ func (s *Service) addFacts(ctx context.Context, resp *SearchResponse) error {
 	}
 	for i := range resp.Results {
 		e := &resp.Results[i]
-		f := facts[e.URL]
-		e.Lang, e.Product = f.Lang, decodeProduct(f.Product)
+		e.Product = decodeProduct(facts[e.URL].Product)
 	}
 	return nil
 }
