@@ -32,3 +32,12 @@ func TestKnownLang(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkDetectLang is the cost every search_site call without a lang
+// pays: a SciFact claim's length.
+func BenchmarkDetectLang(b *testing.B) {
+	q := "0-dimensional biomaterials show inductive properties when combined with stem cells from the bone marrow of adult mice"
+	for i := 0; i < b.N; i++ {
+		detectLang(q)
+	}
+}
