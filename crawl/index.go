@@ -3,6 +3,7 @@ package crawl
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"html"
@@ -926,7 +927,10 @@ func documentFrom(res *extract.Result, post *wp.Post, url string, sources []stri
 		Categories: res.Categories, Tags: res.Tags, Body: res.Markdown, Text: res.Text,
 		Thin: res.Thin, ThinReason: res.ThinReason, Source: res.Source, WordCount: res.WordCount,
 		ContentHash: res.ContentHash, FetchedAt: now, Sources: sources,
-		Chunks: StoreChunks(res.Chunks),
+		Chunks: StoreChunks(res.Chunks), Translations: storeTranslations(res.Translations),
+	}
+	if res.Product != nil {
+		doc.Product, _ = json.Marshal(res.Product)
 	}
 	if post != nil {
 		doc.PostID, doc.PostType = post.ID, post.Type
@@ -953,6 +957,14 @@ func documentFrom(res *extract.Result, post *wp.Post, url string, sources []stri
 		doc.PostType = "page"
 	}
 	return doc
+}
+
+func storeTranslations(ts []extract.Translation) []store.Translation {
+	var out []store.Translation
+	for _, t := range ts {
+		out = append(out, store.Translation{Lang: t.Lang, URL: t.URL})
+	}
+	return out
 }
 
 // StoreChunks converts the extractor's chunks to the store's.

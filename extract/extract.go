@@ -60,6 +60,10 @@ type Result struct {
 	// page's own post: the page shows a password form, and not in a listed
 	// post's item (see protectedPage). Its text is never content.
 	Protected bool `json:"protected,omitempty"`
+	// Product is the page's schema.org product, nil on other pages.
+	Product *Product `json:"product,omitempty"`
+	// Translations are the page's versions in other languages.
+	Translations []Translation `json:"translations,omitempty"`
 }
 
 // Link is an outgoing link of the page. Text is its anchor text when the
@@ -121,6 +125,8 @@ func Extract(ctx context.Context, r io.Reader, opt Options) (res *Result, err er
 
 	meta := collectMeta(doc)
 	res.Links = collectLinks(doc, base)
+	res.Product = extractProduct(doc)
+	alternates, current := pageLangs(doc, base)
 	res.Protected = protectedPage(doc)
 	preclean(doc)
 	if err := ctx.Err(); err != nil {
@@ -142,6 +148,7 @@ func Extract(ctx context.Context, r io.Reader, opt Options) (res *Result, err er
 		res.Markdown, res.Text = rd.output()
 	}
 	fillMeta(res, meta, base, opt)
+	fillLangs(res, alternates, current)
 	finish(res, opt, res.Title)
 	return res, nil
 }

@@ -280,6 +280,9 @@ func bestK(hs []memHit, k int, better func(a, b memHit) bool) []memHit {
 // match reports whether a chunk of document d, of kind k, passes the
 // filters.
 func (f Filters) match(d *index.Doc, k index.Kind) bool {
+	if f.Docs != nil && !f.Docs[d.ID] {
+		return false
+	}
 	if len(f.PostType) > 0 && !containsString(f.PostType, d.PostType) {
 		return false
 	}

@@ -28,11 +28,14 @@ type Filters struct {
 	Tag       string    `json:"tag,omitempty"`
 	After     time.Time `json:"after,omitempty"`
 	Before    time.Time `json:"before,omitempty"`
+	// Docs, when not nil, are the only documents (by id) a search may
+	// return: the product pages a price or stock filter selected.
+	Docs map[int64]bool `json:"-"`
 }
 
 func (f Filters) empty() bool {
 	return len(f.PostType) == 0 && f.ChunkType == "" && f.CodeLang == "" && f.Lang == "" &&
-		f.Category == "" && f.Tag == "" && f.After.IsZero() && f.Before.IsZero()
+		f.Category == "" && f.Tag == "" && f.After.IsZero() && f.Before.IsZero() && f.Docs == nil
 }
 
 // Query is one search_site call.
@@ -69,6 +72,7 @@ type Hit struct {
 	URL          string    `json:"url"`
 	Title        string    `json:"title"`
 	Type         string    `json:"type"`
+	Lang         string    `json:"lang,omitempty"`
 	Published    time.Time `json:"published"`
 	Modified     time.Time `json:"modified"`
 	Score        float64   `json:"score"`
@@ -398,7 +402,7 @@ func (ix *Index) makeHit(d *docHit, c *candidate, pq *parsedQuery, withEvidence 
 	an := ix.an
 	doc := c.doc
 	h := Hit{
-		DocID: doc.ID, URL: doc.URL, Title: doc.Title, Type: doc.PostType,
+		DocID: doc.ID, URL: doc.URL, Title: doc.Title, Type: doc.PostType, Lang: doc.Lang,
 		Published: doc.Published, Modified: doc.Modified, Score: round3(d.score),
 		Passage:     Passage{Text: c.text, Start: c.start, End: c.end},
 		HeadingPath: c.headingPath, ChunkID: c.chunkID, ChunkType: c.chunkType,

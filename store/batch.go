@@ -21,8 +21,8 @@ func (db *DB) PutDocuments(ctx context.Context, docs []*Document) error {
 		INSERT INTO documents (url, post_id, post_type, title, lang, published, modified,
 			description, author, categories, tags, body, text,
 			thin, thin_reason, source, word_count, content_hash,
-			fetched_at, indexed_at, sources)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+			fetched_at, indexed_at, sources, product, translations)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
 	if err != nil {
 		return fmt.Errorf("store: put documents: %w", err)
 	}
@@ -45,7 +45,7 @@ func (db *DB) PutDocuments(ctx context.Context, docs []*Document) error {
 			d.URL, d.PostID, d.PostType, d.Title, d.Lang, fmtTime(d.Published), fmtTime(d.Modified),
 			d.Description, d.Author, jsonList(d.Categories), jsonList(d.Tags), d.Body, d.Text,
 			boolInt(d.Thin), d.ThinReason, d.Source, d.WordCount, d.ContentHash,
-			fmtTime(d.FetchedAt), fmtTime(now), jsonList(d.Sources))
+			fmtTime(d.FetchedAt), fmtTime(now), jsonList(d.Sources), string(d.Product), jsonTranslations(d.Translations))
 		if err != nil {
 			return fmt.Errorf("store: put document %s: %w", d.URL, err)
 		}

@@ -37,6 +37,11 @@ type Document struct {
 	IndexedAt   time.Time `json:"indexed_at"`
 	// Sources names the discovery sources that found the URL.
 	Sources []string `json:"sources,omitempty"`
+	// Product is the page's schema.org product as the extractor's JSON
+	// (extract.Product), empty on other pages.
+	Product json.RawMessage `json:"product,omitempty"`
+	// Translations are the page's versions in other languages.
+	Translations []Translation `json:"translations,omitempty"`
 
 	Chunks []Chunk `json:"chunks,omitempty"`
 }
@@ -83,10 +88,12 @@ func (db *DB) PutDocument(ctx context.Context, d *Document) (PutResult, error) {
 		oldHash, oldTitle     string
 		oldPub, oldMod, oldPT string
 		oldPostID             int64
+		oldLang, oldFacts     string
 	)
 	err = tx.QueryRowContext(ctx,
-		`SELECT id, content_hash, title, published, modified, post_type, post_id FROM documents WHERE url = ?`, d.URL).
-		Scan(&id, &oldHash, &oldTitle, &oldPub, &oldMod, &oldPT, &oldPostID)
+		`SELECT id, content_hash, title, published, modified, post_type, post_id, lang, product || translations
+		FROM documents WHERE url = ?`, d.URL).
+		Scan(&id, &oldHash, &oldTitle, &oldPub, &oldMod, &oldPT, &oldPostID, &oldLang, &oldFacts)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		id = 0
@@ -95,7 +102,9 @@ func (db *DB) PutDocument(ctx context.Context, d *Document) (PutResult, error) {
 	}
 	if id != 0 && oldHash == d.ContentHash && oldTitle == d.Title &&
 		oldPub == fmtTime(d.Published) && oldMod == fmtTime(d.Modified) &&
-		oldPT == d.PostType && oldPostID == d.PostID {
+		oldPT == d.PostType && oldPostID == d.PostID &&
+		// A price or stock change can leave the text as it was.
+		oldLang == d.Lang && oldFacts == string(d.Product)+jsonTranslations(d.Translations) {
 		// Same content: record the fetch, skip the re-index.
 		if _, err := tx.ExecContext(ctx, `UPDATE documents SET fetched_at = ?, sources = ? WHERE id = ?`,
 			fmtTime(d.FetchedAt), jsonList(d.Sources), id); err != nil {
@@ -118,15 +127,15 @@ func (db *DB) PutDocument(ctx context.Context, d *Document) (PutResult, error) {
 		d.URL, d.PostID, d.PostType, d.Title, d.Lang, fmtTime(d.Published), fmtTime(d.Modified),
 		d.Description, d.Author, jsonList(d.Categories), jsonList(d.Tags), d.Body, d.Text,
 		boolInt(d.Thin), d.ThinReason, d.Source, d.WordCount, d.ContentHash,
-		fmtTime(d.FetchedAt), fmtTime(now), jsonList(d.Sources),
+		fmtTime(d.FetchedAt), fmtTime(now), jsonList(d.Sources), string(d.Product), jsonTranslations(d.Translations),
 	}
 	if id == 0 {
 		res, err := tx.ExecContext(ctx, `
 			INSERT INTO documents (url, post_id, post_type, title, lang, published, modified,
 				description, author, categories, tags, body, text,
 				thin, thin_reason, source, word_count, content_hash,
-				fetched_at, indexed_at, sources)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, args...)
+				fetched_at, indexed_at, sources, product, translations)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, args...)
 		if err != nil {
 			return PutResult{}, fmt.Errorf("store: put document %s: %w", d.URL, err)
 		}
@@ -138,7 +147,7 @@ func (db *DB) PutDocument(ctx context.Context, d *Document) (PutResult, error) {
 			UPDATE documents SET url = ?, post_id = ?, post_type = ?, title = ?, lang = ?,
 				published = ?, modified = ?, description = ?, author = ?, categories = ?, tags = ?,
 				body = ?, text = ?, thin = ?, thin_reason = ?, source = ?, word_count = ?,
-				content_hash = ?, fetched_at = ?, indexed_at = ?, sources = ?
+				content_hash = ?, fetched_at = ?, indexed_at = ?, sources = ?, product = ?, translations = ?
 			WHERE id = ?`, append(args, id)...)
 		if err != nil {
 			return PutResult{}, fmt.Errorf("store: put document %s: %w", d.URL, err)
@@ -276,20 +285,26 @@ func (db *DB) deleteWhere(ctx context.Context, where string, arg any) (bool, err
 }
 
 const docColumns = `id, url, post_id, post_type, title, lang, published, modified, description, author,
-	categories, tags, body, text, thin, thin_reason, source, word_count, content_hash, fetched_at, indexed_at, sources`
+	categories, tags, body, text, thin, thin_reason, source, word_count, content_hash, fetched_at, indexed_at, sources,
+	product, translations`
 
 func scanDocument(sc interface{ Scan(...any) error }) (*Document, error) {
 	var (
 		d                                        Document
 		pub, mod, cats, tags, fetched, idx, srcs string
+		product, trans                           string
 		thin                                     int
 	)
 	err := sc.Scan(&d.ID, &d.URL, &d.PostID, &d.PostType, &d.Title, &d.Lang, &pub, &mod, &d.Description, &d.Author,
 		&cats, &tags, &d.Body, &d.Text, &thin, &d.ThinReason, &d.Source, &d.WordCount, &d.ContentHash,
-		&fetched, &idx, &srcs)
+		&fetched, &idx, &srcs, &product, &trans)
 	if err != nil {
 		return nil, err
 	}
+	if product != "" {
+		d.Product = json.RawMessage(product)
+	}
+	d.Translations = parseTranslations(trans)
 	d.Published, d.Modified = parseTime(pub), parseTime(mod)
 	d.FetchedAt, d.IndexedAt = parseTime(fetched), parseTime(idx)
 	d.Categories, d.Tags, d.Sources = parseList(cats), parseList(tags), parseList(srcs)
@@ -385,7 +400,7 @@ func (db *DB) ListDocuments(ctx context.Context, f DocumentFilter) ([]*Document,
 	}
 	q := `SELECT id, url, post_id, post_type, title, lang, published, modified, description, author,
 		categories, tags, '', substr(text, 1, 600), thin, thin_reason, source, word_count, content_hash,
-		fetched_at, indexed_at, sources FROM documents`
+		fetched_at, indexed_at, sources, product, translations FROM documents`
 	if len(where) > 0 {
 		q += ` WHERE ` + strings.Join(where, ` AND `)
 	}

@@ -145,8 +145,11 @@ func (s *Service) toolSearchSite(ctx context.Context, raw json.RawMessage, c *to
 	if err != nil {
 		return nil, err
 	}
+	if err := s.filterProducts(ctx, &q, args.productFilter()); err != nil {
+		return nil, err
+	}
 	c.query = q.Text
-	r, err := s.search(ctx, c.opt.Slot, q)
+	r, err := s.searchLang(ctx, c.opt.Slot, q, args.Lang)
 	if err != nil {
 		return nil, err
 	}
@@ -156,6 +159,9 @@ func (s *Service) toolSearchSite(ctx context.Context, raw json.RawMessage, c *to
 		if err != nil {
 			return nil, err
 		}
+	}
+	if err := s.addFacts(ctx, resp); err != nil {
+		return nil, err
 	}
 	c.terms, c.action, c.confidence, c.evidence, c.results = resp.Terms, resp.Action, resp.Confidence, resp.Evidence, len(resp.Results)
 	c.top = topResults(resp.Results)

@@ -8,7 +8,9 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/askwp/askwpd/extract"
 	"github.com/askwp/askwpd/search"
+	"github.com/askwp/askwpd/store"
 )
 
 const (
@@ -26,6 +28,9 @@ type SearchArgs struct {
 	Passages bool `json:"passages"`
 	// Site picks a site of a network (the daemon routes by it).
 	Site SiteArg `json:"site,omitempty"`
+	// Lang ranks the pages in this language first, dropping none; ""
+	// means the query's language when it is clear (detectLang).
+	Lang string `json:"lang,omitempty"`
 }
 
 // SearchFilter are search_site's strict filters.
@@ -38,6 +43,11 @@ type SearchFilter struct {
 	Tag       string     `json:"tag"`
 	After     string     `json:"after"`
 	Before    string     `json:"before"`
+	// InStock, PriceMin and PriceMax keep product pages alone, by what
+	// their schema.org markup states (store.ProductFilter).
+	InStock  *bool    `json:"in_stock,omitempty"`
+	PriceMin *float64 `json:"price_min,omitempty"`
+	PriceMax *float64 `json:"price_max,omitempty"`
 }
 
 // StringList accepts "post" or ["post", "page"].
@@ -89,6 +99,10 @@ type Evidence struct {
 	// Site names the network site the page belongs to, on a search of
 	// every site.
 	Site *SiteTag `json:"site,omitempty"`
+	// Lang is the page's language; Product its schema.org product, the
+	// only source of a price or stock the answer may state.
+	Lang    string           `json:"lang,omitempty"`
+	Product *extract.Product `json:"product,omitempty"`
 }
 
 // SiteTag names a site of a network on a result.
@@ -200,6 +214,9 @@ func (a *SearchArgs) ToSearchQuery() (search.Query, error) {
 	if f.Before, err = parseDate("before", a.Filters.Before); err != nil {
 		return q, err
 	}
+	if err := a.checkShop(); err != nil {
+		return q, err
+	}
 	q.Filters = f
 	return q, nil
 }
@@ -214,7 +231,7 @@ func NewSearchResponse(query string, r *search.Result) *SearchResponse {
 			thin++
 		}
 		resp.Results = append(resp.Results, Evidence{
-			URL: h.URL, Title: h.Title, Type: h.Type, Published: rfc3339(h.Published), Modified: rfc3339(h.Modified),
+			URL: h.URL, Title: h.Title, Type: h.Type, Lang: h.Lang, Published: rfc3339(h.Published), Modified: rfc3339(h.Modified),
 			Score: h.Score, Snippet: h.Snippet, Passage: h.Passage.Text, Start: h.Passage.Start, End: h.Passage.End,
 			HeadingPath: nonNil(h.HeadingPath), MatchedTerms: nonNil(h.MatchedTerms), ChunkType: h.ChunkType, CodeLang: h.CodeLang,
 			ContentHash: h.ContentHash, Thin: h.Thin, Source: h.Source, MatchExplain: nonNil(h.MatchExplain),
@@ -363,7 +380,11 @@ type DocumentResponse struct {
 	Author     string   `json:"author,omitempty"`
 	Categories []string `json:"categories,omitempty"`
 	Tags       []string `json:"tags,omitempty"`
-	Mode       string   `json:"mode"`
+	// Product is the page's schema.org product; Translations its
+	// versions in other languages.
+	Product      *extract.Product    `json:"product,omitempty"`
+	Translations []store.Translation `json:"translations,omitempty"`
+	Mode         string              `json:"mode"`
 	// OffsetsInto names the text that start, end and every offset refer
 	// to: "markdown" (the stored body, in Unicode code points) or "text".
 	OffsetsInto string `json:"offsets_into"`

@@ -44,6 +44,7 @@ func (s *Service) documentResponse(ctx context.Context, doc *store.Document, a D
 		PostID: doc.PostID, URL: doc.URL, Title: doc.Title, Type: doc.PostType,
 		Published: rfc3339(doc.Published), Modified: rfc3339(doc.Modified), Lang: doc.Lang, Author: doc.Author,
 		Categories: doc.Categories, Tags: doc.Tags, Mode: a.Mode, OffsetsInto: "markdown",
+		Product: decodeProduct(doc.Product), Translations: doc.Translations,
 		Quality: Quality{Thin: doc.Thin, ThinReason: doc.ThinReason, Source: doc.Source,
 			FetchedAt: rfc3339(doc.FetchedAt), WordCount: doc.WordCount},
 		Evidence: "grounded",

@@ -56,11 +56,11 @@ var Tools = withSiteArg([]Tool{
 		Description: `Search this website's published pages and posts. Returns ranked evidence: each result has the page URL, title, type, dates, a snippet, and a verbatim passage with its character offsets, which you may quote.
 
 WHEN TO USE: any question about the site's content, products, services, people, policies or posts. Search before answering; never ask the user to paste site content.
-STRATEGY: use 2-6 distinctive words (names, product terms, numbers), not a whole sentence. If "action" is "no_match" or "clarify", try other words or a broader query. For code, set filters.chunk_type="code" and filters.language. For "latest"/"newest" questions use sort="date" or get_recent. When a passage looks relevant but incomplete, read the page with get_document.
+STRATEGY: use 2-6 distinctive words (names, product terms, numbers), not a whole sentence. If "action" is "no_match" or "clarify", try other words or a broader query. For code, set filters.chunk_type="code" and filters.language. For "latest"/"newest" questions use sort="date" or get_recent. When a passage looks relevant but incomplete, read the page with get_document. For shopping questions ("under 20", "in stock") set filters.price_max, filters.price_min or filters.in_stock: they keep product pages alone, and each result's "product" holds its price and stock, the only place to take them from. Set "lang" to the visitor's language (en, fr, de...) to rank pages in it first; by default the query's own language is preferred when it is clear.
 EXAMPLES:
-- {"query": "refund policy"}
+- {"query": "politique de retour", "lang": "fr"}
 - {"query": "install plugin nginx", "filters": {"chunk_type": "code", "language": "bash"}}
-- {"query": "conference announcement", "filters": {"type": "post", "after": "2026-01-01"}, "sort": "date"}`,
+- {"query": "blue mug", "filters": {"in_stock": true, "price_max": 20}}`,
 		Parameters: json.RawMessage(`{
   "type": "object",
   "properties": {
@@ -75,10 +75,14 @@ EXAMPLES:
         "category": {"type": "string"},
         "tag": {"type": "string"},
         "after": {"type": "string", "description": "Published on or after this date (YYYY-MM-DD)."},
-        "before": {"type": "string", "description": "Published before this date (YYYY-MM-DD)."}
+        "before": {"type": "string", "description": "Published before this date (YYYY-MM-DD)."},
+        "in_stock": {"type": "boolean", "description": "Only products in stock (true) or out of stock (false), as the page's product markup states."},
+        "price_min": {"type": "number", "minimum": 0, "description": "Only products whose price (or highest variant price) is at least this."},
+        "price_max": {"type": "number", "minimum": 0, "description": "Only products whose price (or lowest variant price) is at most this."}
       },
       "additionalProperties": false
     },
+    "lang": {"type": "string", "description": "The visitor's language (ISO 639-1, e.g. en, fr, de): pages in it rank first, none are dropped. Default: the query's language when clear."},
     "sort": {"type": "string", "enum": ["relevance", "date"]},
     "limit": {"type": "integer", "minimum": 1, "maximum": 50},
     "passages": {"type": "boolean", "description": "Return up to 3 passages per page instead of one card per page."}
@@ -194,9 +198,30 @@ EXAMPLES:
 // referenced ($ref): WordPress's REST validator, which checks an ability's
 // result, does not follow references.
 const (
-	dateSchema    = `{"type": "string", "pattern": "^([0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]+)?(Z|[+-][0-9]{2}:[0-9]{2}))?$", "description": "RFC 3339, or empty when unknown."}`
-	offsetSchema  = `{"type": "integer", "minimum": 0}`
-	stringList    = `{"type": "array", "items": {"type": "string"}}`
+	dateSchema   = `{"type": "string", "pattern": "^([0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]+)?(Z|[+-][0-9]{2}:[0-9]{2}))?$", "description": "RFC 3339, or empty when unknown."}`
+	offsetSchema = `{"type": "integer", "minimum": 0}`
+	stringList   = `{"type": "array", "items": {"type": "string"}}`
+	// productSchema is extract.Product: what the page's schema.org markup
+	// states, each field absent when it does not.
+	productSchema = `{
+      "type": "object",
+      "description": "The page's product, from its schema.org markup: state price and stock from these fields only. A field is absent when the page does not state it (a price of 'call us' has no price).",
+      "properties": {
+        "name": {"type": "string"},
+        "sku": {"type": "string"},
+        "brand": {"type": "string"},
+        "price": {"type": "number", "description": "What a buyer pays now: the sale price when on sale, the lowest variant's for a product with options."},
+        "high_price": {"type": "number", "description": "The highest variant's price."},
+        "regular_price": {"type": "number", "description": "The price before the sale."},
+        "sale_price": {"type": "number"},
+        "currency": {"type": "string", "description": "ISO 4217, e.g. USD."},
+        "availability": {"type": "string", "description": "schema.org ItemAvailability: InStock, OutOfStock, BackOrder, PreOrder..."},
+        "in_stock": {"type": "boolean"},
+        "rating": {"type": "number"},
+        "rating_count": {"type": "integer"},
+        "options": {"type": "array", "items": {"type": "object", "properties": {"name": {"type": "string"}, "values": ` + stringList + `}, "required": ["name", "values"]}}
+      }
+    }`
 	siteTagSchema = `{
   "type": "object",
   "description": "On a search of every site of a network: the site the entry belongs to.",
@@ -220,6 +245,12 @@ const (
     "author": {"type": "string"},
     "categories": ` + stringList + `,
     "tags": ` + stringList + `,
+    "product": ` + productSchema + `,
+    "translations": {
+      "type": "array",
+      "description": "The page in other languages: cite the one in the visitor's language.",
+      "items": {"type": "object", "properties": {"lang": {"type": "string"}, "url": {"type": "string"}}, "required": ["lang", "url"]}
+    },
     "mode": {"type": "string", "enum": ["markdown", "text", "outline", "chunks"]},
     "offsets_into": {"type": "string", "enum": ["markdown", "text"], "description": "The text every offset counts into, in Unicode code points: the stored Markdown body, or (mode text) the plain text."},
     "start": ` + offsetSchema + `,
@@ -329,7 +360,9 @@ const searchOutput = `{
           "source": {"type": "string"},
           "match_explain": ` + stringList + `,
           "hint": {"type": "string"},
-          "site": ` + siteTagSchema + `
+          "site": ` + siteTagSchema + `,
+          "lang": {"type": "string", "description": "The page's language."},
+          "product": ` + productSchema + `
         },
         "required": ["url", "title", "type", "published", "modified", "score", "snippet", "passage", "start", "end", "heading_path", "matched_terms", "chunk_type", "content_hash", "thin", "source", "match_explain", "hint"]
       }

@@ -24,12 +24,16 @@ type Service struct {
 	Metrics Observer
 
 	links linkMemo
+	langs siteLangs
 }
 
 // IndexCommitted follows the store's index commits (store.DB.Observe):
 // selective expansion forgets what the commit may have changed of the
 // links it remembers.
-func (s *Service) IndexCommitted(c store.IndexCommit) { s.links.committed(c) }
+func (s *Service) IndexCommitted(c store.IndexCommit) {
+	s.links.committed(c)
+	s.langs.committed()
+}
 
 var _ Caller = (*Service)(nil)
 

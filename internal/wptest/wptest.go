@@ -64,6 +64,12 @@ func Open() (*Site, error) {
 	if path == "" {
 		path = filepath.Join(RepoRoot(), ".wp-test", "env")
 	}
+	return OpenFile(path)
+}
+
+// OpenFile reads the env file of a site wp-up.sh brought up, for tests
+// of a site of their own (ASKWPD_SITE_NAME, ASKWPD_WP_STATE).
+func OpenFile(path string) (*Site, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("the test WordPress is not up (%w)", err)
