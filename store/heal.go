@@ -38,6 +38,9 @@ type Heal struct {
 	// Unreadable the rows SQLite could not read back.
 	Salvaged   map[string]int `json:"salvaged"`
 	Unreadable map[string]int `json:"unreadable,omitempty"`
+	// Uncounted are the tables whose last rowid could not be read: rows
+	// may be lost there that no count tells.
+	Uncounted []string `json:"uncounted,omitempty"`
 }
 
 // healMetaKey holds the last Heal as JSON.
@@ -266,7 +269,9 @@ func salvage(ctx context.Context, src string, fresh *DB, h *Heal) error {
 	for _, t := range salvageTables {
 		n, lost, err := salvageTable(ctx, old, fresh, t.table, t.where)
 		h.Salvaged[t.table] = n
-		if lost > 0 {
+		if lost < 0 {
+			h.Uncounted = append(h.Uncounted, t.table)
+		} else if lost > 0 {
 			if h.Unreadable == nil {
 				h.Unreadable = map[string]int{}
 			}
@@ -284,19 +289,21 @@ func salvage(ctx context.Context, src string, fresh *DB, h *Heal) error {
 const salvageWindow = 256
 
 // salvageTable reads table's rows from old and inserts them into fresh:
-// the rows read, and a count of rowids that could not be read (known only
-// where max(rowid) could be).
+// the rows read, and a count of rowids that could not be read, -1 when
+// max(rowid) could not be read either.
 func salvageTable(ctx context.Context, old *sql.DB, fresh *DB, table, where string) (int, int, error) {
 	cols, err := commonColumns(ctx, old, fresh, table)
-	if err != nil || len(cols) == 0 {
-		return 0, 0, err
+	if err != nil {
+		return 0, -1, err
 	}
+	if len(cols) == 0 {
+		return 0, 0, nil
+	}
+	// max(rowid) reads the table's rightmost pages; when they are
+	// unreadable the scan goes on while rows are still found, and how
+	// many were lost is not known.
 	var top int64
-	if err := old.QueryRowContext(ctx, `SELECT coalesce(max(rowid), 0) FROM `+table).Scan(&top); err != nil {
-		// The table's rightmost pages are unreadable: look a million
-		// rowids far, which a question log does not outgrow.
-		top = 1 << 20
-	}
+	known := old.QueryRowContext(ctx, `SELECT coalesce(max(rowid), 0) FROM `+table).Scan(&top) == nil
 	list := strings.Join(cols, ", ")
 	filter := ""
 	if where != "" {
@@ -306,26 +313,41 @@ func salvageTable(ctx context.Context, old *sql.DB, fresh *DB, table, where stri
 	single := `SELECT rowid, ` + list + ` FROM ` + table + ` WHERE rowid = ?` + filter
 	insert := `INSERT OR IGNORE INTO ` + table + `(` + list + `) VALUES(?` + strings.Repeat(", ?", len(cols)-1) + `)`
 	var rows [][]any
-	lost := 0
-	for lo := int64(0); lo < top; lo += salvageWindow {
+	lost, found := 0, int64(0)
+	more := func(lo int64) bool {
+		if known {
+			return lo < top
+		}
+		return lo < found+64*salvageWindow && lo < 1<<20
+	}
+	for lo := int64(0); more(lo); lo += salvageWindow {
 		if err := ctx.Err(); err != nil {
 			return 0, 0, err
 		}
 		got, err := readRows(ctx, old, ranged, len(cols), lo, lo+salvageWindow)
 		if err == nil {
 			rows = append(rows, got...)
+			if len(got) > 0 {
+				found = lo + salvageWindow
+			}
 			continue
 		}
-		for id := lo + 1; id <= lo+salvageWindow && id <= top; id++ {
+		for id := lo + 1; id <= lo+salvageWindow && (!known || id <= top); id++ {
 			got, err := readRows(ctx, old, single, len(cols), id)
 			if err != nil {
-				lost++
+				if known {
+					lost++
+				}
 				continue
 			}
 			rows = append(rows, got...)
+			found = lo + salvageWindow
 		}
 	}
 	n, err := insertSalvage(ctx, fresh, insert, rows)
+	if !known {
+		lost = -1
+	}
 	return n, lost, err
 }
 

@@ -112,8 +112,8 @@ func TestOpen_HealsRandomPages(t *testing.T) {
 			db.read.QueryRow(`SELECT count(*), coalesce(sum(vote = 1 AND comment = 'good'), 0) FROM questions`).Scan(&q, &votes)
 			db.read.QueryRow(`SELECT count(*) FROM events WHERE applied_at = ''`).Scan(&ev)
 			budget, _ := db.GetMeta(ctx, "chat_model_calls")
-			t.Logf("%s: cause %q; salvaged %d/%d questions (%d/%d votes), %d/%d pending events, budget %q; unreadable rowids %v",
-				tc.name, h.Cause, q, nq, votes, nq/2, ev, ne/2, budget, h.Unreadable)
+			t.Logf("%s: cause %q; salvaged %d/%d questions (%d/%d votes), %d/%d pending events, budget %q; unreadable rowids %v, uncounted %v",
+				tc.name, h.Cause, q, nq, votes, nq/2, ev, ne/2, budget, h.Unreadable, h.Uncounted)
 			if q != h.Salvaged["questions"] || ev != h.Salvaged["events"] {
 				t.Errorf("the heal reports %v, the fresh store holds %d questions, %d events", h.Salvaged, q, ev)
 			}
