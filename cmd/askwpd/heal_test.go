@@ -284,3 +284,98 @@ func scribble(t *testing.T, path string, n int) {
 		t.Fatal(err)
 	}
 }
+
+// TestStore_EarlierBuildMigrated builds askwpd as it was just before the
+// newest migration was added, indexes the test site with it, and opens
+// its store with this build: migrated to the newest version, every
+// document kept. A store whose version is newer than this build knows is
+// refused, with what to do, and left as it is.
+func TestStore_EarlierBuildMigrated(t *testing.T) {
+	site := wptest.Get(t)
+	root := wptest.RepoRoot()
+	if _, err := os.Stat(filepath.Join(root, ".git")); err != nil {
+		t.Skip("not a git checkout: no earlier build to make")
+	}
+	migs, _ := filepath.Glob(filepath.Join(root, "store", "migrations", "*.sql"))
+	slices.Sort(migs)
+	newest := migs[len(migs)-1]
+	out, err := exec.Command("git", "-C", root, "log", "--format=%H", "--diff-filter=A", "--", newest).Output()
+	added := strings.Fields(string(out))
+	if err != nil || len(added) == 0 {
+		t.Skipf("git does not say when %s was added (a shallow clone?): %v", filepath.Base(newest), err)
+	}
+	base := added[len(added)-1] + "^"
+	wt := filepath.Join(t.TempDir(), "earlier")
+	if out, err := exec.Command("git", "-C", root, "worktree", "add", "--detach", wt, base).CombinedOutput(); err != nil {
+		t.Fatalf("git worktree add: %v: %s", err, out)
+	}
+	t.Cleanup(func() { _ = exec.Command("git", "-C", root, "worktree", "remove", "--force", wt).Run() })
+	old := filepath.Join(t.TempDir(), "askwpd-earlier")
+	build := exec.Command("go", "build", "-o", old, "./cmd/askwpd")
+	build.Dir = wt
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building the earlier askwpd: %v: %s", err, out)
+	}
+	state := t.TempDir()
+	if out, err := exec.Command(old, "index", "--wp-root", site.Root(), "--state-dir", state).CombinedOutput(); err != nil {
+		t.Fatalf("earlier askwpd index: %v: %s", err, tail(out, 2000))
+	}
+	db := filepath.Join(state, "askwpd.db")
+	before, docs := schemaOf(t, db)
+	if before != len(migs)-1 || docs == 0 {
+		t.Fatalf("the earlier build left version %d with %d documents, want version %d and documents", before, docs, len(migs)-1)
+	}
+	bin := buildBinary(t)
+	if out, err := exec.Command(bin, "index", "--wp-root", site.Root(), "--state-dir", state).CombinedOutput(); err != nil {
+		t.Fatalf("this askwpd on the earlier store: %v: %s", err, tail(out, 2000))
+	}
+	after, kept := schemaOf(t, db)
+	t.Logf("store of %s (%s): version %d, %d documents; after this build: version %d, %d documents",
+		base, filepath.Base(newest), before, docs, after, kept)
+	if after != len(migs) || kept < docs {
+		t.Errorf("migrated to version %d with %d documents, want %d with at least %d", after, kept, len(migs), docs)
+	}
+	if m, _ := filepath.Glob(db + ".corrupt-*"); len(m) > 0 {
+		t.Errorf("a sound earlier store was moved aside: %v", m)
+	}
+
+	// A newer schema: refused by serve and index alike, nothing moved.
+	c, err := sql.Open("sqlite", "file:"+db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Exec(fmt.Sprintf(`PRAGMA user_version = %d`, len(migs)+5)); err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	for _, cmd := range []string{"index", "serve"} {
+		out, err := exec.Command(bin, cmd, "--wp-root", site.Root(), "--state-dir", state, "--listen", freePort(t)).CombinedOutput()
+		t.Logf("%s on a newer store: %v: %s", cmd, err, strings.TrimSpace(tail(out, 300)))
+		if err == nil || !bytes.Contains(out, []byte("upgrade askwpd")) {
+			t.Errorf("%s on a store of version %d: %v, want a refusal saying to upgrade askwpd", cmd, len(migs)+5, err)
+		}
+	}
+	if v, n := schemaOf(t, db); v != len(migs)+5 || n != kept {
+		t.Errorf("the refused store changed: version %d, %d documents", v, n)
+	}
+	if m, _ := filepath.Glob(db + ".corrupt-*"); len(m) > 0 {
+		t.Errorf("a newer store was moved aside: %v", m)
+	}
+}
+
+// schemaOf reads a store's schema version and document count.
+func schemaOf(t *testing.T, path string) (version, docs int) {
+	t.Helper()
+	c, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.QueryRow(`PRAGMA user_version`).Scan(&version); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.QueryRow(`SELECT count(*) FROM documents`).Scan(&docs); err != nil {
+		t.Fatal(err)
+	}
+	return version, docs
+}
