@@ -90,9 +90,36 @@ func OpenHealing(ctx context.Context, path string, log *slog.Logger) (*DB, *Heal
 	if !IsCorrupt(err) && !errors.Is(err, errCheckFailed) {
 		return nil, nil, Explain(err, path)
 	}
+	// Another process of the same state dir (serve, index, doctor) may
+	// heal it too: one at a time, and the later one finds it healed.
+	unlock, lerr := lockHeal(path)
+	if lerr != nil {
+		return nil, nil, Explain(lerr, path)
+	}
+	defer unlock()
+	if db, err2 := Open(ctx, path); err2 == nil {
+		if db.QuickCheck(ctx) == nil {
+			return db, nil, nil
+		}
+		db.Close()
+	}
 	h := &Heal{At: time.Now().UTC(), Cause: causeOf(err), Detail: err.Error()}
 	log.Error("The store is damaged; moving it aside and starting a fresh one", "path", path, "error", err)
 	return HealAt(ctx, path, h, log)
+}
+
+// lockHeal takes an exclusive lock on <path>.heal, waiting for another
+// process's heal to end.
+func lockHeal(path string) (func(), error) {
+	f, err := os.OpenFile(path+".heal", os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("store: lock for the heal: %w", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("store: lock for the heal: %w", err)
+	}
+	return func() { f.Close() }, nil
 }
 
 // HealAt moves the files at path aside, salvages them into a fresh store

@@ -273,7 +273,7 @@ func cmdDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	} else {
 		fmt.Fprintln(stdout, "skip database (no wp_root or db_dsn)")
 	}
-	fmt.Fprintf(stdout, "ok   store %s\n", d.Store.Path)
+	checkStore(ctx, stdout, d)
 	wg, err := d.WebGroup()
 	if err != nil {
 		fmt.Fprintf(stdout, "FAIL web group: %s\n", oneLine(err.Error()))

@@ -233,6 +233,17 @@ func TestServe_HealsDamagedStore(t *testing.T) {
 			} else if got != nq || !h.Restored {
 				t.Errorf("a deleted store lost questions (%d of %d) or was not restored (%v)", got, nq, h.Restored)
 			}
+			// doctor says it too, and where the damaged file is.
+			out, _ := exec.Command(bin, "doctor", "--wp-root", site.Root(), "--state-dir", state).CombinedOutput()
+			line := ""
+			for l := range strings.Lines(string(out)) {
+				if strings.Contains(l, " store ") {
+					line = strings.TrimSpace(l)
+				}
+			}
+			if !strings.HasPrefix(line, "warn store") || (tc.kept && !strings.Contains(line, h.Damaged)) {
+				t.Errorf("doctor after the heal: %q", line)
+			}
 			if found := wptest.FilesHolding(t, state, needles...); len(found) > 0 {
 				t.Errorf("private text in the state dir: %v", found)
 			}
