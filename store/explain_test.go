@@ -71,7 +71,7 @@ func TestOpen_ExplainsCause(t *testing.T) {
 		f.Close()
 		_, h, err := OpenHealing(ctx, path, log)
 		t.Logf("disk full: %v", err)
-		if err == nil || h != nil || !strings.Contains(err.Error(), "is full") {
+		if err == nil || h != nil || !strings.Contains(err.Error(), "is full: free space there") {
 			t.Errorf("store on a full disk: heal %+v, err %v; want the cause named", h, err)
 		}
 		if m, _ := filepath.Glob(path + ".corrupt-*"); len(m) > 0 {
