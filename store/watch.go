@@ -12,14 +12,16 @@ import (
 
 // Watch checks, until ctx ends, that the file at db.Path is still the one
 // Open opened and is sound: its stat every statEvery (deleted, replaced
-// by another file, cut shorter), PRAGMA quick_check every checkEvery and
-// at once when a query met SQLITE_CORRUPT. It calls damaged once, with
+// by another file, cut shorter), PRAGMA quick_check every checkEvery (or
+// twenty times as long as the last check took, so that a large store's
+// checks stay under a twentieth of a core) and at once when a query met
+// SQLITE_CORRUPT. It calls damaged once, with
 // what it found, and returns. A file deleted while serving is not an
 // error SQLite sees: the open handle reads the unlinked inode on.
 func (db *DB) Watch(ctx context.Context, statEvery, checkEvery time.Duration, damaged func(cause string, err error)) {
 	st := time.NewTicker(statEvery)
 	defer st.Stop()
-	qc := time.NewTicker(checkEvery)
+	qc := time.NewTimer(checkEvery)
 	defer qc.Stop()
 	size := db.opened.Size()
 	for {
@@ -51,10 +53,12 @@ func (db *DB) Watch(ctx context.Context, statEvery, checkEvery time.Duration, da
 		if !check {
 			continue
 		}
+		t0 := time.Now()
 		if err := db.QuickCheck(ctx); err != nil && ctx.Err() == nil && (IsCorrupt(err) || errors.Is(err, errCheckFailed)) {
 			damaged(causeOf(err), err)
 			return
 		}
+		qc.Reset(max(checkEvery, 20*time.Since(t0)))
 	}
 }
 
