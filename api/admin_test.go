@@ -27,6 +27,7 @@ type fakeBackend struct {
 	running    bool
 	provider   *chat.ProviderStatus
 	cluster    *ClusterStatus
+	store      *StoreStatus
 }
 
 func (f *fakeBackend) Call(ctx context.Context, name string, args json.RawMessage) (any, error) {
@@ -51,6 +52,7 @@ func (f *fakeBackend) Status(ctx context.Context) (*Status, error) {
 		},
 		Provider: f.provider,
 		Cluster:  f.cluster,
+		Store:    f.store,
 	}, nil
 }
 

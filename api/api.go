@@ -332,6 +332,8 @@ type Status struct {
 	Errors    []*store.URLState `json:"errors"`
 	Crawling  bool              `json:"crawling"`
 	Database  string            `json:"database"`
+	// Store is the SQLite store's health and the last heal it came from.
+	Store *StoreStatus `json:"store,omitempty"`
 	// SearchIndex is the in-memory search index's state.
 	SearchIndex search.Stats   `json:"search_index"`
 	Extra       map[string]any `json:"extra,omitempty"`
@@ -349,6 +351,16 @@ type Status struct {
 	Network *NetworkStatus `json:"network,omitempty"`
 	// Cluster is this node's part in cluster mode; nil when it is off.
 	Cluster *ClusterStatus `json:"cluster,omitempty"`
+}
+
+// StoreStatus is the store's health: Healthy is false while damage found
+// while serving is being healed (Problem says what); LastHeal is the
+// last time a damaged store was moved aside and a fresh one started.
+type StoreStatus struct {
+	Healthy  bool        `json:"healthy"`
+	Path     string      `json:"path"`
+	Problem  string      `json:"problem,omitempty"`
+	LastHeal *store.Heal `json:"last_heal,omitempty"`
 }
 
 // withChat adds the chat gate's state to a status.

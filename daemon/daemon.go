@@ -87,6 +87,8 @@ type Daemon struct {
 	statusCache statusCache
 	// dbState is the WordPress database's, as status reports it.
 	dbState dbState
+	// damage is the stores found damaged while serving (heal.go).
+	damage storeDamage
 
 	// cronMu guards the schedule, for the status page's next runs.
 	cronMu  sync.Mutex

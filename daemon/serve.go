@@ -53,6 +53,7 @@ func (d *Daemon) Status(ctx context.Context) (*api.Status, error) {
 		}
 	}
 	d.fillStatus(st, v)
+	st.Store = d.storeStatus(ctx)
 	st.Cluster = d.clusterStatus()
 	if st.Freshness, err = d.freshness(ctx); err != nil {
 		return nil, err
@@ -122,9 +123,12 @@ func (d *Daemon) Serve(ctx context.Context) error {
 	// In a cluster, a fresh store is filled from the changelog, and by
 	// whichever node leads.
 	waitCluster := d.serveCluster(bg)
+	damaged := d.watchStores(bg)
 
+	var healErr error
 	select {
 	case <-ctx.Done():
+	case healErr = <-damaged:
 	case err := <-serveErr:
 		if !errors.Is(err, http.ErrServerClosed) {
 			cancelBG()
@@ -132,7 +136,9 @@ func (d *Daemon) Serve(ctx context.Context) error {
 		}
 	}
 	d.Log.Info("Shutting down")
-	_, _ = sddaemon.SdNotify(false, sddaemon.SdNotifyStopping)
+	if healErr == nil {
+		_, _ = sddaemon.SdNotify(false, sddaemon.SdNotifyStopping)
+	}
 	stopWatchdog()
 	cancelBG()
 	d.stopEvents()
@@ -151,7 +157,10 @@ func (d *Daemon) Serve(ctx context.Context) error {
 	// Wait for a running pass to see the cancellation and finish its write.
 	d.Crawler.Wait()
 	waitCluster()
-	return nil
+	if healErr != nil {
+		d.restoreDeleted(sctx)
+	}
+	return healErr
 }
 
 // listen opens host:port, or a unix socket for unix:/path. The socket is

@@ -3,7 +3,6 @@ package daemon
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"path/filepath"
 	"sync"
@@ -75,9 +74,11 @@ type siteSpec struct {
 // constructor of a site; the main site's differs from a network site's
 // only by its spec.
 func (d *Daemon) newSite(ctx context.Context, sp siteSpec) (_ *Site, err error) {
-	st, err := store.Open(ctx, filepath.Join(sp.dir, "askwpd.db"))
+	// A damaged store is moved aside and a fresh one started: the pass
+	// startSite runs on an empty store fills it again.
+	st, _, err := store.OpenHealing(ctx, filepath.Join(sp.dir, "askwpd.db"), sp.log)
 	if err != nil {
-		return nil, fmt.Errorf("%w (check state_dir %s is writable)", err, d.Config.StateDir)
+		return nil, err
 	}
 	s := &Site{ID: sp.id, Home: sp.site.URL, Name: sp.site.Name, Store: st, dir: sp.dir, log: sp.log, warm: sp.warm}
 	defer func() {

@@ -72,9 +72,13 @@ func (db *DB) readRow(ctx context.Context, query string, args ...any) *sql.Row {
 func (db *DB) readRows(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
 	s, err := db.readStmts.get(ctx, query)
 	if err != nil {
-		return db.read.QueryContext(ctx, query, args...)
+		rows, err := db.read.QueryContext(ctx, query, args...)
+		db.noteErr(err)
+		return rows, err
 	}
-	return s.QueryContext(ctx, args...)
+	rows, err := s.QueryContext(ctx, args...)
+	db.noteErr(err)
+	return rows, err
 }
 
 // writeExec is db.write.ExecContext through the statement cache; not for
@@ -82,7 +86,11 @@ func (db *DB) readRows(ctx context.Context, query string, args ...any) (*sql.Row
 func (db *DB) writeExec(ctx context.Context, query string, args ...any) (sql.Result, error) {
 	s, err := db.writeStmts.get(ctx, query)
 	if err != nil {
-		return db.write.ExecContext(ctx, query, args...)
+		res, err := db.write.ExecContext(ctx, query, args...)
+		db.noteErr(err)
+		return res, err
 	}
-	return s.ExecContext(ctx, args...)
+	res, err := s.ExecContext(ctx, args...)
+	db.noteErr(err)
+	return res, err
 }

@@ -87,6 +87,11 @@ type DB struct {
 	ckTries   int
 	ckPending bool
 	ckClosed  bool
+
+	// opened is the file Open opened, which Watch compares the path's
+	// file with; corruptSeen wakes Watch when a query met damage.
+	opened      os.FileInfo
+	corruptSeen chan struct{}
 }
 
 // Open opens (creating when needed) the store at path and migrates it.
@@ -131,7 +136,12 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	w.SetMaxIdleConns(1)
 	w.SetConnMaxLifetime(0)
 
-	db := &DB{Path: path, write: w, Now: time.Now}
+	opened, err := os.Stat(path)
+	if err != nil {
+		w.Close()
+		return nil, fmt.Errorf("store: open %s: %w", path, err)
+	}
+	db := &DB{Path: path, write: w, Now: time.Now, opened: opened, corruptSeen: make(chan struct{}, 1)}
 	db.commitCond = sync.NewCond(&db.commitMu)
 	if err := db.migrateRetrying(ctx); err != nil {
 		w.Close()

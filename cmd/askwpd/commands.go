@@ -39,7 +39,18 @@ func cmdServe(ctx context.Context, args []string, stderr io.Writer) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	d, err := openDaemon(ctx, &c, stderr, "", true)
+	// A store found damaged while serving ends Serve; opening again heals
+	// it, and serving goes on in the same process.
+	for {
+		err := serveOnce(ctx, &c, stderr)
+		if !errors.Is(err, daemon.ErrStoreDamaged) || ctx.Err() != nil {
+			return err
+		}
+	}
+}
+
+func serveOnce(ctx context.Context, c *common, stderr io.Writer) error {
+	d, err := openDaemon(ctx, c, stderr, "", true)
 	if err != nil {
 		return err
 	}
@@ -262,7 +273,7 @@ func cmdDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	} else {
 		fmt.Fprintln(stdout, "skip database (no wp_root or db_dsn)")
 	}
-	fmt.Fprintf(stdout, "ok   store %s\n", d.Store.Path)
+	checkStore(ctx, stdout, d)
 	wg, err := d.WebGroup()
 	if err != nil {
 		fmt.Fprintf(stdout, "FAIL web group: %s\n", oneLine(err.Error()))

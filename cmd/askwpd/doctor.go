@@ -22,6 +22,34 @@ import (
 // checkProvider prints one line: the LLM /v1/chat uses and where its key
 // comes from, masked as WordPress masks it, or where to set one. No
 // provider is a warning: search and the tools work without one.
+// checkStore says the store is sound, or warns of a heal that is recent
+// or whose damaged file is still kept.
+func checkStore(ctx context.Context, w io.Writer, d *daemon.Daemon) {
+	h, err := d.Store.LastHeal(ctx)
+	if err != nil {
+		fmt.Fprintf(w, "warn store %s: %s\n", d.Store.Path, oneLine(err.Error()))
+		return
+	}
+	if h == nil {
+		fmt.Fprintf(w, "ok   store %s\n", d.Store.Path)
+		return
+	}
+	_, kept := os.Stat(h.Damaged)
+	if time.Since(h.At) > 7*24*time.Hour && (h.Damaged == "" || kept != nil) {
+		fmt.Fprintf(w, "ok   store %s (healed %s)\n", d.Store.Path, h.At.Format(time.RFC3339))
+		return
+	}
+	what := "a fresh store was started and a full pass re-indexes the site"
+	if h.Restored {
+		what = "it was written back whole from the serving daemon"
+	}
+	fmt.Fprintf(w, "warn store %s: found %s at %s (%s); %s; salvaged %v", d.Store.Path, h.Cause, h.At.Format(time.RFC3339), oneLine(h.Detail), what, h.Salvaged)
+	if h.Damaged != "" && kept == nil {
+		fmt.Fprintf(w, "; the damaged file is kept at %s: remove it once you no longer need it", h.Damaged)
+	}
+	fmt.Fprintln(w)
+}
+
 func checkProvider(ctx context.Context, w io.Writer, d *daemon.Daemon) {
 	ps := d.Agent.ProviderStatus(ctx)
 	if !ps.Configured {

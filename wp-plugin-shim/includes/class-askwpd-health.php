@@ -1,8 +1,8 @@
 <?php
 /**
  * Site Health: async tests for the daemon, its secrets, the index's freshness, the last
- * index pass, the event backlog and the chat's AI provider, and an "AskWP Companion"
- * section in Info.
+ * index pass, the event backlog, the chat's AI provider and the daemon's store, and an
+ * "AskWP Companion" section in Info.
  *
  * The tests are async so that the Status screen never waits on the daemon. Each has a
  * REST route, which the screen calls, and the same callback as async_direct_test, which
@@ -20,7 +20,7 @@ final class Askwpd_Health {
 	const REST_NS = 'askwpd-companion/v1';
 
 	/** Test ids, as they appear in the REST route and (prefixed) in Site Health. */
-	const TESTS = array( 'daemon', 'secrets', 'freshness', 'last-pass', 'backlog', 'provider' );
+	const TESTS = array( 'daemon', 'secrets', 'freshness', 'last-pass', 'backlog', 'provider', 'store' );
 
 	public static function init(): void {
 		add_filter( 'site_status_tests', array( __CLASS__, 'tests' ) );
@@ -44,6 +44,7 @@ final class Askwpd_Health {
 			'last-pass' => __( 'The last index pass had no errors', 'askwpd-companion' ),
 			'backlog'   => __( 'Content changes reach the index', 'askwpd-companion' ),
 			'provider'  => __( 'The chat has an AI provider', 'askwpd-companion' ),
+			'store'     => __( 'The askwpd store is sound', 'askwpd-companion' ),
 		);
 		foreach ( self::TESTS as $id ) {
 			$tests['async'][ self::test_name( $id ) ] = array(
@@ -325,6 +326,55 @@ final class Askwpd_Health {
 			__( 'The last index pass had errors', 'askwpd-companion' ),
 			$html . self::fix( __( 'Pages that fail to fetch are not in the chat\'s answers. The AskWP Index page lists them; fix or unpublish them, and the next pass retries.', 'askwpd-companion' ) )
 		);
+	}
+
+	/**
+	 * The daemon's store: sound, being healed, or healed lately (its damaged file kept).
+	 */
+	public static function test_store(): array {
+		$label = __( 'The askwpd store is sound', 'askwpd-companion' );
+		list( $d, $r ) = self::status_or_result( 'store', $label );
+		if ( null === $d ) {
+			return $r;
+		}
+		$st = is_array( $d['store'] ?? null ) ? $d['store'] : array();
+		if ( isset( $st['healthy'] ) && ! $st['healthy'] ) {
+			return self::result(
+				'store',
+				'critical',
+				__( 'The askwpd store is damaged', 'askwpd-companion' ),
+				/* translators: %s: what the daemon found wrong */
+				self::para( sprintf( __( 'The daemon found its store damaged: %s', 'askwpd-companion' ), (string) ( $st['problem'] ?? '' ) ) )
+				. self::para( __( 'It heals it by itself: it moves the file aside, starts a fresh store and re-indexes the site, answering from what it has meanwhile.', 'askwpd-companion' ) )
+			);
+		}
+		$h = is_array( $st['last_heal'] ?? null ) ? $st['last_heal'] : null;
+		$at = null === $h ? 0 : self::time( $h['at'] ?? '' );
+		if ( 0 === $at || time() - $at > 7 * DAY_IN_SECONDS ) {
+			return self::result( 'store', 'good', $label, self::para( __( 'The daemon\'s store reads back as sound.', 'askwpd-companion' ) ) );
+		}
+		$html = self::para(
+			sprintf(
+				/* translators: 1: a time span, 2: what was wrong (corrupt, deleted, ...) */
+				__( '%1$s ago the daemon found its store %2$s and healed it; the site was indexed again.', 'askwpd-companion' ),
+				human_time_diff( $at ),
+				(string) ( $h['cause'] ?? '' )
+			)
+		);
+		$salvaged = is_array( $h['salvaged'] ?? null ) ? $h['salvaged'] : array();
+		$html    .= self::para(
+			sprintf(
+				/* translators: %d: a count of questions */
+				__( 'Questions kept from the visitors\' question log: %d.', 'askwpd-companion' ),
+				(int) ( $salvaged['questions'] ?? 0 )
+			)
+		);
+		$fix = __( 'Nothing is needed: the store heals by itself. If it happens again, check the disk (dmesg, smartctl).', 'askwpd-companion' );
+		if ( '' !== (string) ( $h['damaged_file'] ?? '' ) ) {
+			/* translators: %s: a file path */
+			$fix = sprintf( __( 'The damaged file is kept at %s; askwpd never deletes it. Remove it once you no longer need it, and if this happens again, check the disk (dmesg, smartctl).', 'askwpd-companion' ), (string) $h['damaged_file'] );
+		}
+		return self::result( 'store', 'recommended', __( 'The askwpd store was damaged and healed', 'askwpd-companion' ), $html . self::fix( $fix ) );
 	}
 
 	public static function test_backlog(): array {

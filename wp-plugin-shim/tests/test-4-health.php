@@ -55,7 +55,7 @@ function healthy_status(): array {
     );
 }
 
-test('site health: six async tests, each with a REST route and a direct callback', function () {
+test('site health: seven async tests, each with a REST route and a direct callback', function () {
     $tests = WP_Site_Health::get_tests();
     foreach (Askwpd_Health::TESTS as $id) {
         $name = 'askwpd_' . str_replace('-', '_', $id);
@@ -68,7 +68,7 @@ test('site health: six async tests, each with a REST route and a direct callback
     }
 });
 
-test('site health: a healthy daemon passes all six, in-process and over REST', function () {
+test('site health: a healthy daemon passes all seven, in-process and over REST', function () {
     as_admin();
     fake_status(healthy_status());
     last_delivery(true);
@@ -98,7 +98,7 @@ test('site health: stale index, a pass with errors and a backlog are recommendat
         'freshness' => array('pending_events' => 3, 'failed_events' => 1, 'oldest_pending_event' => rfc3339(time() - 2 * HOUR_IN_SECONDS), 'last_event_applied' => rfc3339(time() - 3 * DAY_IN_SECONDS)),
     ));
     $r = health_results();
-    eq(statuses($r), array('daemon' => 'good', 'secrets' => 'good', 'freshness' => 'recommended', 'last-pass' => 'recommended', 'backlog' => 'recommended', 'provider' => 'good'), 'statuses');
+    eq(statuses($r), array('daemon' => 'good', 'secrets' => 'good', 'freshness' => 'recommended', 'last-pass' => 'recommended', 'backlog' => 'recommended', 'provider' => 'good', 'store' => 'good'), 'statuses');
     ok(strpos($r['freshness']['description'], 'last refreshed 3 days ago') !== false, 'freshness names the age: ' . $r['freshness']['description']);
     ok(strpos($r['last-pass']['description'], '2 errors') !== false, 'errors counted');
     ok(strpos($r['last-pass']['description'], 'http://example.test/&lt;broken&gt;/') !== false && strpos($r['last-pass']['description'], '<b>') === false, 'error URLs listed, escaped');
@@ -122,10 +122,27 @@ test('site health: stale index, a pass with errors and a backlog are recommendat
     ok(strpos($r['description'], "failed $ago ago: Connection refused &lt;x&gt;.") !== false, 'names the failure: ' . $r['description']);
 });
 
+test('site health: a store being healed is critical; one healed lately is a recommendation naming the kept file', function () {
+    fake_status(array('store' => array('healthy' => false, 'path' => '/var/lib/askwpd/askwpd.db', 'problem' => 'store: /var/lib/askwpd/askwpd.db was deleted while serving <x>')));
+    $r = Askwpd_Health::run('store');
+    eq($r['status'], 'critical', 'a store being healed');
+    ok(strpos($r['description'], 'was deleted while serving &lt;x&gt;') !== false, 'names the damage, escaped: ' . $r['description']);
+    $kept = '/var/lib/askwpd/askwpd.db.corrupt-20261202T160000Z';
+    fake_status(array('store' => array('healthy' => true, 'last_heal' => array('at' => rfc3339(time() - 3600), 'cause' => 'corrupt',
+        'damaged_file' => $kept, 'salvaged' => array('questions' => 41, 'events' => 2)))));
+    $r = Askwpd_Health::run('store');
+    eq($r['status'], 'recommended', 'a store healed an hour ago');
+    ok(strpos($r['description'], 'found its store corrupt and healed it') !== false, 'says what happened: ' . $r['description']);
+    ok(strpos($r['description'], 'question log: 41') !== false, 'says what was kept');
+    ok(strpos($r['description'], "kept at $kept") !== false, 'names the kept file');
+    fake_status(array('store' => array('healthy' => true, 'last_heal' => array('at' => rfc3339(time() - 30 * DAY_IN_SECONDS), 'cause' => 'corrupt'))));
+    eq(Askwpd_Health::run('store')['status'], 'good', 'a heal a month ago');
+});
+
 test('site health: a down daemon is critical with the fix; the rest cannot tell', function () {
     use_daemon(array('url' => env('DEAD_URL')) + fake_daemon());
     $r = health_results();
-    eq(statuses($r), array('daemon' => 'critical', 'secrets' => 'good', 'freshness' => 'recommended', 'last-pass' => 'recommended', 'backlog' => 'recommended', 'provider' => 'recommended'), 'statuses');
+    eq(statuses($r), array('daemon' => 'critical', 'secrets' => 'good', 'freshness' => 'recommended', 'last-pass' => 'recommended', 'backlog' => 'recommended', 'provider' => 'recommended', 'store' => 'recommended'), 'statuses');
     ok(strpos($r['daemon']['description'], 'systemctl start askwpd') !== false, 'the fix: ' . $r['daemon']['description']);
     ok(strpos($r['daemon']['description'], esc_html(env('DEAD_URL'))) !== false, 'names the URL');
     ok(strpos($r['freshness']['description'], 'cannot be checked until the askwpd daemon answers') !== false, 'dependent tests say why');
@@ -137,6 +154,7 @@ test('site health: against the real daemon, its /v1/status is understood', funct
     eq($r['daemon']['status'], 'good', 'daemon');
     ok(strpos($r['backlog']['description'], 'does not report') === false, 'the real daemon reports its event queue: ' . $r['backlog']['description']);
     ok(preg_match('/waiting in the daemon: \d+; failed: \d+/', $r['backlog']['description']) === 1, 'backlog counts');
+    eq($r['store']['status'], 'good', 'the real daemon reports a sound store: ' . $r['store']['description']);
     $info = apply_filters('debug_information', array());
     ok(is_numeric($info['askwpd-companion']['fields']['documents']['value']), 'documents: ' . var_export($info['askwpd-companion']['fields']['documents']['value'], true));
     ok($info['askwpd-companion']['fields']['daemon_version']['value'] !== 'not reported', 'version');
