@@ -16,7 +16,7 @@ export PATH="$PATH:/usr/local/go/bin"
 command -v go >/dev/null || { echo "test.sh: Go is not installed (want go 1.26)" >&2; exit 1; }
 read -r -a go_flags <<<"${ASKWPD_GO_TEST_FLAGS:-}"
 
-steps=(lint shim host network deb cluster galera go mcp tut bench wp61)
+steps=(lint shim host network deb cluster galera go store mcp tut shop bench wp61)
 declare -A about=(
   [lint]="gofmt, go vet, staticcheck, deadcode, php -l, systemd-analyze verify on the unit"
   [shim]="the shim's suite inside WordPress 7.1 (php -S)"
@@ -26,8 +26,10 @@ declare -A about=(
   [cluster]="three serve processes: a post searchable on every node within 1 s"
   [galera]="three serve processes, each on its own node of a three-node Galera cluster: a node paused, a leader and its node killed, a burst"
   [go]="go test -race over every package, end-to-end tests included"
+  [store]="a damaged store heals (deleted, random pages, cut short while serving; damaged at start); an earlier build's store migrates, a newer one is refused"
   [mcp]="/mcp judged by the official clients: the conformance suite and the TypeScript SDK (npm), every revision"
   [tut]="the Theme Unit Test import on 7.1, one site per theme (Twenty Twenty-Five, Twenty Twenty-Four): extraction"
+  [shop]="WooCommerce- and Polylang-shaped fixtures on a site of their own: products, price and stock filters, languages"
   [bench]="every testing.B benchmark, once (-benchtime=1x), so none can rot"
   [wp61]="Debian's WordPress 6.1: the shim's suite and the spine"
 )
@@ -180,7 +182,7 @@ step_go() {
   ensure_apt chromium chromium
   # The network's and the cluster's tests ran in their own steps.
   go test -race -count=1 -timeout 20m "${go_flags[@]}" \
-    -skip 'TestCluster_|^TestNetwork_RealWordPress$|^TestNetworkSiteSchedules$|^TestNetworkFromConfig$|^TestNetworkSites$|^TestMCP_OfficialClients$|^TestExtraction_ThemeUnitTest$' ./...
+    -skip 'TestCluster_|^TestNetwork_RealWordPress$|^TestNetworkSiteSchedules$|^TestNetworkFromConfig$|^TestNetworkSites$|^TestMCP_OfficialClients$|^TestExtraction_ThemeUnitTest$|^TestServe_HealsDamagedStore$|^TestStore_EarlierBuildMigrated$' ./...
 }
 
 step_mcp() {
@@ -191,6 +193,19 @@ step_mcp() {
   say "MCP: the conformance suite and the TypeScript SDK against askwpd serve, and every revision's client"
   # The clients' test skips when they are not installed; here they are.
   ASKWPD_REQUIRE_MCP_CLIENTS=1 go test -race -count=1 "${go_flags[@]}" -run '^TestMCP' ./api/ ./cmd/askwpd/
+}
+
+step_store() {
+  wp_up
+  say "store faults: a damaged store heals while serving and at start; an earlier build's store migrates"
+  go test -race -count=1 "${go_flags[@]}" -run '^(TestServe_HealsDamagedStore|TestStore_EarlierBuildMigrated)$' ./cmd/askwpd/
+}
+
+step_shop() {
+  say "shop and languages: WooCommerce- and Polylang-shaped fixtures on their own site"
+  local state="$root/.wp-shop"
+  ASKWPD_SITE_NAME=shop ASKWPD_WP_STATE="$state" bash scripts/wp-up.sh --quiet
+  ASKWPD_TEST_SHOP_ENV="$state/env" go test -race -count=1 "${go_flags[@]}" -run '^(TestShop_|TestLang_)' ./tool/
 }
 
 step_tut() {
