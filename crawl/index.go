@@ -474,7 +474,7 @@ func (c *Crawler) crawlFetch(ctx context.Context, ps *passState, t *store.URLSta
 	if !ps.opt.Full && t.Status != "error" {
 		cond = Conditional{ETag: t.ETag, LastModified: t.LastModified}
 	}
-	page, err := c.Fetcher.Get(ctx, t.URL, cond)
+	page, err := c.getPaced(ctx, t.URL, cond)
 	return fetched{t: t, page: page, err: err}
 }
 
