@@ -806,7 +806,11 @@ func (c *Crawler) indexPage(ctx context.Context, page *Page, sources []string, p
 		if post == nil {
 			post, err = c.lookupPost(ctx, res.PostID)
 			if err != nil {
+				// The page is fine and the database will be back: without a
+				// retry time, an incremental pass never looks at it again,
+				// as its fetch is newer than its lastmod.
 				rec.Status, rec.Error, rec.ErrorClass = "error", err.Error(), "database"
+				rec.Retry = c.Store.Now().Add(backoff(1))
 				return outcome{status: "error", err: err}, rec
 			}
 		}
