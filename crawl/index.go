@@ -374,9 +374,15 @@ func (b *breaker) observe(err error) bool {
 	return false
 }
 
+// tripped returns the failures in a row, at least the limit once it
+// tripped (a request in flight may have succeeded since), and the
+// failure that tripped it.
 func (b *breaker) tripped() (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if b.last != nil {
+		return max(b.run, b.limit), b.last
+	}
 	return b.run, b.last
 }
 

@@ -112,19 +112,31 @@ func (p *tcpProxy) refuse(t *testing.T, on bool) {
 type dbFault struct {
 	set func(t *testing.T, p *tcpProxy, on bool)
 	// hit reports whether the fault reached the daemon since it was set.
-	hit func(p *tcpProxy, logs *faultLog, mark int) bool
+	hit func(d *Daemon, p *tcpProxy, logs *faultLog, mark int) bool
 }
 
 var (
 	dbRefused = dbFault{
 		set: func(t *testing.T, p *tcpProxy, on bool) { p.refuse(t, on) },
-		hit: func(_ *tcpProxy, logs *faultLog, mark int) bool { return logs.since(mark, "connection refused") },
+		hit: func(d *Daemon, _ *tcpProxy, logs *faultLog, mark int) bool {
+			return logs.since(mark, "connection refused") || failedOnDatabase(d) > 0
+		},
 	}
 	dbCutMidQuery = dbFault{
 		set: func(_ *testing.T, p *tcpProxy, on bool) { p.cutReplies.Store(on) },
-		hit: func(p *tcpProxy, _ *faultLog, _ int) bool { return p.cuts.Load() > 0 },
+		hit: func(_ *Daemon, p *tcpProxy, _ *faultLog, _ int) bool { return p.cuts.Load() > 0 },
 	}
 )
+
+// failedOnDatabase counts the URLs whose last fetch failed on the
+// database.
+func failedOnDatabase(d *Daemon) int {
+	fc, err := d.Store.CountURLs(context.Background())
+	if err != nil {
+		return 0
+	}
+	return fc.ErrorsByClass["database"]
+}
 
 // since reports whether a line containing sub was written after mark.
 func (l *faultLog) since(mark int, sub string) bool {
@@ -192,9 +204,9 @@ func dbFaultPasses(t *testing.T, f dbFault) {
 			if run == nil {
 				t.Fatalf("faulted %s pass: no run (%v)", kind, err)
 			}
-			t.Logf("faulted %s pass: %v; fetched %d, indexed %d, unchanged %d, errors %d, error %q; %d replies cut",
-				kind, took.Round(time.Millisecond), run.Fetched, run.Indexed, run.Unchanged, run.Errors, run.Error, dbp.cuts.Load())
-			if !f.hit(dbp, logs, mark) {
+			t.Logf("faulted %s pass: %v; fetched %d, indexed %d, unchanged %d, errors %d, error %q; %d replies cut, %d pages failed on the database",
+				kind, took.Round(time.Millisecond), run.Fetched, run.Indexed, run.Unchanged, run.Errors, run.Error, dbp.cuts.Load(), failedOnDatabase(d))
+			if !f.hit(d, dbp, logs, mark) {
 				t.Fatal("the database fault never reached the pass")
 			}
 			if l := logs.grep("Fetch failed"); len(l) > 0 {
@@ -228,7 +240,7 @@ func dbFaultServe(t *testing.T, f dbFault) {
 		"url": post.url, "status": "publish", "public": true}); code != 202 {
 		t.Fatalf("event during the fault answered %d %s", code, body)
 	}
-	waitFor(t, freshness.EventTick+20*time.Second, "the fault to reach the event worker", func() bool { return f.hit(dbp, logs, mark) })
+	waitFor(t, freshness.EventTick+20*time.Second, "the fault to reach the event worker", func() bool { return f.hit(d, dbp, logs, mark) })
 	var readErrs int
 	for range 10 {
 		if code, r := c.search(post.title); code != 200 || len(r.Results) == 0 {
