@@ -177,6 +177,7 @@ func dbFaultPasses(t *testing.T, f dbFault) {
 	site.Lock(t) // compares the index with the site
 	for _, kind := range []string{"full", "incremental"} {
 		t.Run(kind, func(t *testing.T) {
+			t.Parallel() // as runSiteFault's
 			d, dbp, logs := openDBFaulted(t, site, "", "")
 			tr := readSiteTruth(t, site, nil)
 			opt, before := faultBaseline(t, d, tr, kind == "incremental")
