@@ -32,6 +32,9 @@ type Options struct {
 	UserAgent   string
 	// IndexArchives also indexes category, tag and author archive pages.
 	IndexArchives bool
+	// MaxRetryAfter caps the pause a site's Retry-After imposes on a pass
+	// (0: DefaultMaxRetryAfter).
+	MaxRetryAfter time.Duration
 }
 
 // Site is what the crawler knows about the WordPress site.
@@ -116,6 +119,9 @@ type Crawler struct {
 	// last indexed from, so a new build extracts every page once. Empty,
 	// every page is extracted.
 	BuildKey string
+
+	// throttle is the pause the site asked for (throttle.go).
+	throttle throttle
 
 	// share, when set, is the network's crawl budget (Share.Join).
 	share *Share

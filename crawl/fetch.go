@@ -29,6 +29,8 @@ var (
 	ErrTimeout   = errors.New("fetch: timed out")
 	ErrNotHTML   = errors.New("fetch: not an HTML page")
 	ErrRedirects = errors.New("fetch: too many redirects")
+	// ErrThrottled is a 429: the site limits how fast it is asked.
+	ErrThrottled = errors.New("fetch: throttled by the site")
 
 	// ErrUnreachable is a connection the site refused or dropped: the
 	// server is down or restarting, not the page missing.
@@ -48,6 +50,8 @@ func ErrorClass(err error) string {
 		return "not_found"
 	case errors.Is(err, ErrForbidden):
 		return "forbidden"
+	case errors.Is(err, ErrThrottled):
+		return "throttled"
 	case errors.Is(err, ErrServer):
 		return "server_error"
 	case errors.Is(err, ErrTimeout):
@@ -121,6 +125,8 @@ type Page struct {
 	NotModified  bool
 	Truncated    bool
 	Elapsed      time.Duration
+	// RetryAfter is the pause a 429 or 503 asked for (throttle.go).
+	RetryAfter time.Duration
 }
 
 // Fetcher GETs pages from one origin only.
@@ -229,6 +235,7 @@ func (f *Fetcher) Get(ctx context.Context, rawURL string, cond Conditional) (*Pa
 		ContentType:  resp.Header.Get("Content-Type"),
 		ETag:         resp.Header.Get("ETag"),
 		LastModified: resp.Header.Get("Last-Modified"),
+		RetryAfter:   retryAfter(resp.StatusCode, resp.Header.Get("Retry-After"), time.Now()),
 	}
 	switch {
 	case resp.StatusCode == http.StatusNotModified:
@@ -239,6 +246,8 @@ func (f *Fetcher) Get(ctx context.Context, rawURL string, cond Conditional) (*Pa
 		return p, fmt.Errorf("%w: %s (%d)", ErrGone, u, resp.StatusCode)
 	case resp.StatusCode == 401 || resp.StatusCode == 403:
 		return p, fmt.Errorf("%w: %s (%d)", ErrForbidden, u, resp.StatusCode)
+	case resp.StatusCode == http.StatusTooManyRequests:
+		return p, fmt.Errorf("%w: %s (%d)", ErrThrottled, u, resp.StatusCode)
 	case resp.StatusCode >= 500:
 		return p, fmt.Errorf("%w: %s (%d)", ErrServer, u, resp.StatusCode)
 	case resp.StatusCode != 200:
@@ -285,9 +294,9 @@ func transportError(u *url.URL, err error) error {
 }
 
 // SiteFault reports whether err says the site itself is failing (5xx,
-// timeouts, refused or dropped connections) rather than one page.
+// 429, timeouts, refused or dropped connections) rather than one page.
 func SiteFault(err error) bool {
-	return errors.Is(err, ErrServer) || errors.Is(err, ErrTimeout) || errors.Is(err, ErrUnreachable)
+	return errors.Is(err, ErrServer) || errors.Is(err, ErrTimeout) || errors.Is(err, ErrUnreachable) || errors.Is(err, ErrThrottled)
 }
 
 func unwrapURLError(err error) error {

@@ -375,9 +375,15 @@ func (b *breaker) observe(err error) bool {
 	return false
 }
 
+// tripped returns the failures in a row, at least the limit once it
+// tripped (a request in flight may have succeeded since), and the
+// failure that tripped it.
 func (b *breaker) tripped() (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if b.last != nil {
+		return max(b.run, b.limit), b.last
+	}
 	return b.run, b.last
 }
 
@@ -475,7 +481,7 @@ func (c *Crawler) crawlFetch(ctx context.Context, ps *passState, t *store.URLSta
 	if !ps.opt.Full && t.Status != "error" {
 		cond = Conditional{ETag: t.ETag, LastModified: t.LastModified}
 	}
-	page, err := c.Fetcher.Get(ctx, t.URL, cond)
+	page, err := c.getPaced(ctx, t.URL, cond)
 	return fetched{t: t, page: page, err: err}
 }
 
@@ -807,7 +813,11 @@ func (c *Crawler) indexPage(ctx context.Context, page *Page, sources []string, p
 		if post == nil {
 			post, err = c.lookupPost(ctx, res.PostID)
 			if err != nil {
+				// The page is fine and the database will be back: without a
+				// retry time, an incremental pass never looks at it again,
+				// as its fetch is newer than its lastmod.
 				rec.Status, rec.Error, rec.ErrorClass = "error", err.Error(), "database"
+				rec.Retry = c.Store.Now().Add(backoff(1))
 				return outcome{status: "error", err: err}, rec
 			}
 		}

@@ -128,6 +128,15 @@ type tcpProxy struct {
 	mu      sync.Mutex
 	conns   map[net.Conn]bool
 	wg      sync.WaitGroup
+
+	// cutReplies, set, cuts every connection half way through the reply
+	// to its next query (fault_db_test.go); cuts counts them.
+	cutReplies atomic.Bool
+	cuts       atomic.Int64
+	// refusing is the closed listener's address while the proxy refuses
+	// connections (refuse); cur is the listener accepting otherwise.
+	refusing bool
+	cur      net.Listener
 }
 
 func newTCPProxy(t *testing.T, target string) *tcpProxy {
@@ -136,11 +145,13 @@ func newTCPProxy(t *testing.T, target string) *tcpProxy {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &tcpProxy{ln: ln, target: target, conns: map[net.Conn]bool{}}
+	p := &tcpProxy{ln: ln, cur: ln, target: target, conns: map[net.Conn]bool{}}
 	p.wg.Add(1)
-	go p.serve()
+	go p.serve(ln)
 	t.Cleanup(func() {
-		ln.Close()
+		p.mu.Lock()
+		p.cur.Close()
+		p.mu.Unlock()
 		p.setDown(true)
 		p.wg.Wait()
 	})
@@ -149,10 +160,10 @@ func newTCPProxy(t *testing.T, target string) *tcpProxy {
 
 func (p *tcpProxy) addr() string { return p.ln.Addr().String() }
 
-func (p *tcpProxy) serve() {
+func (p *tcpProxy) serve(ln net.Listener) {
 	defer p.wg.Done()
 	for {
-		c, err := p.ln.Accept()
+		c, err := ln.Accept()
 		if err != nil {
 			return
 		}
@@ -189,8 +200,9 @@ func (p *tcpProxy) pipe(c net.Conn) {
 	p.conns[c], p.conns[u] = true, true
 	p.mu.Unlock()
 	done := make(chan struct{}, 2)
-	go func() { io.Copy(u, c); done <- struct{}{} }()
-	go func() { io.Copy(c, u); done <- struct{}{} }()
+	var queried atomic.Bool
+	go func() { p.copyQueries(u, c, &queried); done <- struct{}{} }()
+	go func() { p.copyReplies(c, u, &queried); done <- struct{}{} }()
 	<-done
 	c.Close()
 	u.Close()
@@ -239,6 +251,12 @@ type siteProxy struct {
 
 	mu     sync.Mutex
 	perSec map[int64]int
+
+	// fault, when set, sees each request first and answers those it
+	// returns true for (fault_site_test.go).
+	fault atomic.Pointer[faultHook]
+	// offline is the proxy's listening state when refusing (goOffline).
+	offline offlineState
 }
 
 func newSiteProxy(t *testing.T, siteURL string) *siteProxy {
@@ -265,6 +283,9 @@ func (p *siteProxy) serve(w http.ResponseWriter, r *http.Request) {
 	p.mu.Lock()
 	p.perSec[time.Now().Unix()]++
 	p.mu.Unlock()
+	if f := p.fault.Load(); f != nil && (*f)(w, r) {
+		return
+	}
 	switch p.mode.Load() {
 	case site500:
 		http.Error(w, "Error establishing a database connection", http.StatusInternalServerError)
@@ -502,11 +523,12 @@ func proxiedDBConfig(t *testing.T, site *wptest.Site) (config.Config, *tcpProxy)
 	return cfg, dbp
 }
 
-// TestFaults_DatabaseDown cuts the WordPress database under an indexed
-// daemon: search and get_document keep answering from the index, a crawl
-// and an event fail softly without hammering the database, and both work
-// again once it is back, without a restart.
-func TestFaults_DatabaseDown(t *testing.T) {
+// databaseDownWhileServing (TestFault_DatabaseRefused/serve) cuts the
+// WordPress database under an indexed daemon: search and get_document
+// keep answering from the index, a crawl and an event fail softly
+// without hammering the database, and both work again once it is back,
+// without a restart.
+func databaseDownWhileServing(t *testing.T) {
 	site := wptest.Get(t)
 	lockWait := time.Now()
 	site.Lock(t) // compares the index before and after

@@ -296,6 +296,17 @@ func (d *Daemon) fillStatus(st *api.Status, v *statusView) {
 		st.Extra["disk_full"] = map[string]any{"since": since.UTC(), "error": e,
 			"hint": "the state dir " + d.Config.StateDir + " is out of space: search answers from the index, nothing new is indexed until space is freed"}
 	}
+	// A site that asked the crawl to slow down (429 or 503 with
+	// Retry-After) is a site fault the owner can act on: a security
+	// plugin or host limit that throttles the crawler.
+	if th, ok := d.Crawler.Throttled(); ok && time.Since(th.Until) < freshness.ThrottleShown {
+		if st.Extra == nil {
+			st.Extra = map[string]any{}
+		}
+		st.Extra["site_fault"] = map[string]any{"class": "throttled", "since": th.Since.UTC(), "until": th.Until.UTC(),
+			"retry_after_seconds": th.RetryAfter.Seconds(), "pauses": th.Count,
+			"hint": "the site answered 429 or 503 with Retry-After: the crawl pauses as asked; a limit that keeps throttling it (a security plugin, the host) may need an exception for its user agent"}
+	}
 }
 
 // sampleIndex records the index's size for the growth chart: when the

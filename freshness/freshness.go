@@ -59,6 +59,9 @@ const (
 	// at each further attempt up to RetryMax.
 	RetryFirst = 2 * time.Minute
 	RetryMax   = 6 * time.Hour
+	// ThrottleShown is how long after the site's last asked-for pause
+	// ended the status still shows it as a site fault.
+	ThrottleShown = time.Hour
 )
 
 // Pages as the tools report them.
