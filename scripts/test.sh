@@ -16,7 +16,7 @@ export PATH="$PATH:/usr/local/go/bin"
 command -v go >/dev/null || { echo "test.sh: Go is not installed (want go 1.26)" >&2; exit 1; }
 read -r -a go_flags <<<"${ASKWPD_GO_TEST_FLAGS:-}"
 
-steps=(lint shim host network deb cluster galera go store mcp tut shop bench wp61)
+steps=(lint shim host network deb cluster galera go faults store mcp tut shop bench wp61)
 declare -A about=(
   [lint]="gofmt, go vet, staticcheck, deadcode, php -l, systemd-analyze verify on the unit"
   [shim]="the shim's suite inside WordPress 7.1 (php -S)"
@@ -26,6 +26,7 @@ declare -A about=(
   [cluster]="three serve processes: a post searchable on every node within 1 s"
   [galera]="three serve processes, each on its own node of a three-node Galera cluster: a node paused, a leader and its node killed, a burst"
   [go]="go test -race over every package, end-to-end tests included"
+  [faults]="the site (500, 503/429 with Retry-After, timeouts, refusals, a body cut off, sitemaps hanging) and its database (refused, cut mid-query, read-only), during a full and an incremental pass or serve"
   [store]="a damaged store heals (deleted, random pages, cut short while serving; damaged at start); an earlier build's store migrates, a newer one is refused"
   [mcp]="/mcp judged by the official clients: the conformance suite and the TypeScript SDK (npm), every revision"
   [tut]="the Theme Unit Test import on 7.1, one site per theme (Twenty Twenty-Five, Twenty Twenty-Four): extraction"
@@ -182,7 +183,7 @@ step_go() {
   ensure_apt chromium chromium
   # The network's and the cluster's tests ran in their own steps.
   go test -race -count=1 -timeout 20m "${go_flags[@]}" \
-    -skip 'TestCluster_|^TestNetwork_RealWordPress$|^TestNetworkSiteSchedules$|^TestNetworkFromConfig$|^TestNetworkSites$|^TestMCP_OfficialClients$|^TestExtraction_ThemeUnitTest$|^TestServe_HealsDamagedStore$|^TestStore_EarlierBuildMigrated$' ./...
+    -skip 'TestCluster_|^TestNetwork_RealWordPress$|^TestNetworkSiteSchedules$|^TestNetworkFromConfig$|^TestNetworkSites$|^TestMCP_OfficialClients$|^TestExtraction_ThemeUnitTest$|^TestFaults?_|^TestServe_HealsDamagedStore$|^TestStore_EarlierBuildMigrated$' ./...
 }
 
 step_mcp() {
@@ -193,6 +194,12 @@ step_mcp() {
   say "MCP: the conformance suite and the TypeScript SDK against askwpd serve, and every revision's client"
   # The clients' test skips when they are not installed; here they are.
   ASKWPD_REQUIRE_MCP_CLIENTS=1 go test -race -count=1 "${go_flags[@]}" -run '^TestMCP' ./api/ ./cmd/askwpd/
+}
+
+step_faults() {
+  wp_up
+  say "the fault suite: the site and its database failing during passes and serve"
+  go test -race -count=1 -timeout 15m "${go_flags[@]}" -run '^TestFaults?_' ./daemon/
 }
 
 step_store() {
