@@ -140,7 +140,7 @@ func cmdIndex(ctx context.Context, args []string, stderr io.Writer) error {
 // indexSite runs the pass of one network site here, as serve would
 // (IndexPass), and prints what it did.
 func indexSite(ctx context.Context, d *daemon.Daemon, req api.IndexRequest, stderr io.Writer) error {
-	v := &passView{w: stderr, tty: isTerminal(stderr)}
+	v := &passView{w: stderr, tty: isTerminal(stderr), start: time.Now()}
 	var mu sync.Mutex
 	err := d.IndexPass(ctx, req, func(ev api.IndexEvent) {
 		mu.Lock()

@@ -113,7 +113,7 @@ func handOff(ctx context.Context, stateDir string, req api.IndexRequest, stderr 
 func followPass(r io.Reader, tty bool, stderr io.Writer) error {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	v := &passView{w: stderr, tty: tty, by: " by askwpd serve"}
+	v := &passView{w: stderr, tty: tty, by: " by askwpd serve", start: time.Now()}
 	for sc.Scan() {
 		var ev api.IndexEvent
 		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
@@ -134,8 +134,9 @@ type passView struct {
 	w   io.Writer
 	tty bool
 	// by says who ran the pass, after "indexed SITE".
-	by  string
-	bar bool
+	by    string
+	bar   bool
+	start time.Time
 }
 
 // show prints ev; last reports an event that ends the pass, and err how.
@@ -158,7 +159,7 @@ func (v *passView) show(ev api.IndexEvent) (last bool, err error) {
 	case "site":
 		if r := ev.Run; r != nil {
 			fmt.Fprintf(v.w, "indexed %s%s in %s: %d discovered, %d fetched, %d indexed, %d unchanged, %d removed, %d errors\n",
-				ev.Home, v.by, r.FinishedAt.Sub(r.StartedAt).Round(time.Millisecond), r.Discovered, r.Fetched, r.Indexed, r.Unchanged, r.Removed, r.Errors)
+				ev.Home, v.by, time.Since(v.start).Round(time.Millisecond), r.Discovered, r.Fetched, r.Indexed, r.Unchanged, r.Removed, r.Errors)
 		}
 	case "error":
 		return true, errors.New(ev.Error)
