@@ -131,7 +131,7 @@ func TestIndex_HandsOffToServeOnANetwork(t *testing.T) {
 }
 
 type handoffServe struct {
-	base, state, token string
+	base, state, token, root string
 	stderr             *wptest.SyncBuffer
 }
 
@@ -140,7 +140,7 @@ type handoffServe struct {
 // checks that the clean shutdown removed serve.addr.
 func startHandoffServe(t *testing.T, bin, root string) *handoffServe {
 	t.Helper()
-	s := &handoffServe{state: t.TempDir(), stderr: &wptest.SyncBuffer{}}
+	s := &handoffServe{state: t.TempDir(), root: root, stderr: &wptest.SyncBuffer{}}
 	listen := freePort(t)
 	s.base = "http://" + listen
 	cmd := exec.Command(bin, "serve", "--wp-root", root, "--state-dir", s.state, "--listen", listen,
@@ -270,7 +270,7 @@ func versionOf(t *testing.T, bin string) string {
 
 func runIndex(t *testing.T, bin string, s *handoffServe, blog int64) string {
 	t.Helper()
-	args := []string{"index", "--state-dir", s.state}
+	args := []string{"index", "--wp-root", s.root, "--state-dir", s.state}
 	if blog != 0 {
 		args = append(args, "--site", strconv.FormatInt(blog, 10))
 	}
