@@ -132,7 +132,7 @@ func TestIndex_HandsOffToServeOnANetwork(t *testing.T) {
 
 type handoffServe struct {
 	base, state, token, root string
-	stderr             *wptest.SyncBuffer
+	stderr                   *wptest.SyncBuffer
 }
 
 // startHandoffServe starts askwpd serve without a schedule and waits for
