@@ -32,8 +32,9 @@ type IndexEvent struct {
 	// the site: Error says whose), "site" (one site's pass applied: Run),
 	// "done" (every site's pass applied to the serving index, so the next
 	// search sees it) or "error" (the last line of a failed request). A
-	// last line "running" refuses: a pass was running and the request
-	// did not ask to wait.
+	// last line "running", without a Site, refuses: a pass was running
+	// and the request did not ask to wait; the "running" lines of a
+	// request that waits name their site.
 	Event string     `json:"event"`
 	Site  int64      `json:"site,omitempty"`
 	Home  string     `json:"home,omitempty"`
