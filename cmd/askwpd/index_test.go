@@ -105,7 +105,8 @@ func TestIndex_HandsOffToServe(t *testing.T) {
 	site.Lock(t)
 	bin := buildBinary(t)
 	php := func(code string) string { return site.PHP(t, code) }
-	checkHandOff(t, bin, site.Root(), php, 0, "")
+	s := checkHandOff(t, bin, site.Root(), php, 0, "")
+	checkHandOffWaits(t, bin, s)
 }
 
 // TestIndex_HandsOffToServeOnANetwork: the same for one site of a
@@ -127,12 +128,12 @@ func TestIndex_HandsOffToServeOnANetwork(t *testing.T) {
 		}
 		return string(out)
 	}
-	checkHandOff(t, bin, net.Root(), php, blog, strconv.Itoa(blog))
+	checkHandOff(t, bin, net.Root(), php, blog, strconv.Itoa(blog), "--full")
 }
 
 type handoffServe struct {
-	base, state, token, root string
-	stderr                   *wptest.SyncBuffer
+	base, state, token, root, bin string
+	stderr                        *wptest.SyncBuffer
 }
 
 // startHandoffServe starts askwpd serve without a schedule and waits for
@@ -140,7 +141,7 @@ type handoffServe struct {
 // checks that the clean shutdown removed serve.addr.
 func startHandoffServe(t *testing.T, bin, root string) *handoffServe {
 	t.Helper()
-	s := &handoffServe{state: t.TempDir(), root: root, stderr: &wptest.SyncBuffer{}}
+	s := &handoffServe{state: t.TempDir(), root: root, bin: bin, stderr: &wptest.SyncBuffer{}}
 	listen := freePort(t)
 	s.base = "http://" + listen
 	cmd := exec.Command(bin, "serve", "--wp-root", root, "--state-dir", s.state, "--listen", listen,
@@ -215,8 +216,9 @@ func (s *handoffServe) waitNetwork(t *testing.T) {
 
 // checkHandOff starts serve on the WordPress at root, publishes a post and
 // trashes one serve's first pass indexed, runs askwpd index (for site
-// blog, when not 0), and searches once, at once, from site from.
-func checkHandOff(t *testing.T, bin, root string, php func(string) string, blog int64, from string) {
+// blog, when not 0, with flags), and searches once, at once, from site
+// from.
+func checkHandOff(t *testing.T, bin, root string, php func(string) string, blog int64, from string, flags ...string) *handoffServe {
 	t.Helper()
 	post := func(word string) (int64, string) {
 		out := php(`$id = wp_insert_post(array('post_title' => 'Handoff check ` + word + `', 'post_status' => 'publish', 'post_author' => 1,
@@ -243,7 +245,10 @@ func checkHandOff(t *testing.T, bin, root string, php func(string) string, blog 
 	_, newURL := post(newWord)
 	php(fmt.Sprintf(`wp_trash_post(%d);`, doomed))
 	start := time.Now()
-	out := runIndex(t, bin, s, blog)
+	out, err := runIndex(s, blog, flags...)
+	if err != nil {
+		t.Fatalf("askwpd index: %v\n%s", err, out)
+	}
 	took := time.Since(start)
 	foundNew := s.findsAt(t, from, newWord, newURL)
 	foundDoomed := s.findsAt(t, from, doomedWord, doomedURL)
@@ -257,6 +262,54 @@ func checkHandOff(t *testing.T, bin, root string, php func(string) string, blog 
 	if !strings.Contains(out, "by askwpd serve") {
 		t.Errorf("askwpd index does not say serve ran the pass:\n%s", out)
 	}
+	return s
+}
+
+// checkHandOffWaits: while another process holds the crawl lease, the
+// handed-off pass is refused with the holder named, and with --wait it
+// says it waits, then runs once the lease is released.
+func checkHandOffWaits(t *testing.T, bin string, s *handoffServe) {
+	ctx := context.Background()
+	db, err := store.Open(ctx, filepath.Join(s.state, "askwpd.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	host, _ := os.Hostname()
+	held := store.Lease{Name: "crawl", Holder: "test", PID: os.Getpid(), Host: host, What: "the hand-off test's pass,"}
+	if _, err := db.AcquireLease(ctx, held, time.Hour, nil); err != nil {
+		t.Fatal(err)
+	}
+	out, err := runIndex(s, 0)
+	if err == nil || !strings.Contains(out, "the hand-off test's pass,") || !strings.Contains(out, "--wait") {
+		t.Errorf("beside a held lease: %v, want a refusal naming the holder and --wait:\n%s", err, out)
+	}
+	type result struct {
+		out string
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		out, err := runIndex(s, 0, "--wait")
+		done <- result{out, err}
+	}()
+	time.Sleep(3 * time.Second)
+	select {
+	case r := <-done:
+		t.Fatalf("askwpd index --wait ended while the lease was held: %v\n%s", r.err, r.out)
+	default:
+	}
+	if err := db.ReleaseLease(ctx, "crawl", "test"); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case r := <-done:
+		if r.err != nil || !strings.Contains(r.out, "waiting: ") || !strings.Contains(r.out, "by askwpd serve") {
+			t.Errorf("askwpd index --wait: %v, want it to say it waited, then the pass serve ran:\n%s", r.err, r.out)
+		}
+	case <-time.After(3 * time.Minute):
+		t.Fatal("askwpd index --wait did not end within 3 min of the release")
+	}
 }
 
 func versionOf(t *testing.T, bin string) string {
@@ -268,17 +321,13 @@ func versionOf(t *testing.T, bin string) string {
 	return strings.TrimPrefix(strings.TrimSpace(string(out)), "askwpd ")
 }
 
-func runIndex(t *testing.T, bin string, s *handoffServe, blog int64) string {
-	t.Helper()
-	args := []string{"index", "--wp-root", s.root, "--state-dir", s.state}
+func runIndex(s *handoffServe, blog int64, flags ...string) (string, error) {
+	args := append([]string{"index", "--wp-root", s.root, "--state-dir", s.state}, flags...)
 	if blog != 0 {
 		args = append(args, "--site", strconv.FormatInt(blog, 10))
 	}
-	out, err := exec.Command(bin, args...).CombinedOutput()
-	if err != nil {
-		t.Fatalf("askwpd %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return string(out)
+	out, err := exec.Command(s.bin, args...).CombinedOutput()
+	return string(out), err
 }
 
 // findsAt reports whether search_site, asked from site from ("" for the
