@@ -78,7 +78,7 @@ func ServeAddr(stateDir string) (string, error) {
 // IndexPass runs askwpd index's pass in the serving daemon, each site's at
 // once, and returns when every site's pass is in its serving index. It
 // runs in the request's context: askwpd index stopped (Ctrl-C) stops the
-// pass, as it would have stopped its own.
+// pass, as it would have stopped its own; so does the daemon's shutdown.
 func (d *Daemon) IndexPass(ctx context.Context, req api.IndexRequest, emit func(api.IndexEvent)) error {
 	if d.cluster != nil {
 		return errors.New(`cluster mode: the leader runs the passes; askwpd index is for a daemon with cluster.mode off`)
@@ -87,6 +87,12 @@ func (d *Daemon) IndexPass(ctx context.Context, req api.IndexRequest, emit func(
 	if err != nil {
 		return err
 	}
+	// A shutdown stops the pass too, as it stops a scheduled one: the
+	// request's context outlives the serving lifetime until the server's
+	// shutdown gives up on the request.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer context.AfterFunc(d.lifetime(ctx), cancel)()
 	errs := make([]error, len(sites))
 	var wg sync.WaitGroup
 	for i, s := range sites {
