@@ -95,8 +95,9 @@ func FuzzMCP(f *testing.F) {
 	b := &fakeBackend{}
 	srv := New(b, Options{Token: "t", Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	f.Fuzz(func(t *testing.T, rev string, body []byte) {
-		// A subscription is one long request: it ends with its context.
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		// A subscription is one long request: it ends with its context,
+		// soon, or each such input would hold the fuzzer for as long.
+		ctx, cancel := context.WithTimeout(context.Background(), 250*time.Millisecond)
 		defer cancel()
 		req := httptest.NewRequestWithContext(ctx, "POST", "http://127.0.0.1/mcp", bytes.NewReader(body))
 		req.Header.Set("Authorization", "Bearer t")
