@@ -100,6 +100,7 @@ func New(b Backend, opt Options) *Server {
 	s.registerToolRoutes(auth)
 	s.registerEventRoutes(e)
 	s.registerChatRoutes(auth)
+	s.registerIndexRoutes(auth)
 	s.registerAdminRoutes(e, auth)
 	s.registerInsightRoutes(e, auth)
 	s.registerMCPRoutes(e)

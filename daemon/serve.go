@@ -100,6 +100,7 @@ func (d *Daemon) Serve(ctx context.Context) error {
 	}
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- hs.Serve(ln) }()
+	defer writeServeAddr(d.Config.StateDir, ln.Addr(), d.Log)()
 	d.Log.Info("Serving", "listen", ln.Addr().String(), "site", d.Crawler.Site.URL, "state_dir", d.Config.StateDir)
 
 	bg, cancelBG := context.WithCancel(ctx)

@@ -42,8 +42,10 @@ func FromFeed(body []byte) []Entry {
 	}
 	for _, en := range doc.Entries {
 		for _, l := range en.Links {
-			if l.Rel == "" || l.Rel == "alternate" {
-				e := Entry{URL: strings.TrimSpace(l.Href)}
+			// An empty <link/> names no page: the entry's address, if
+			// any, is in another link.
+			if u := strings.TrimSpace(l.Href); u != "" && (l.Rel == "" || l.Rel == "alternate") {
+				e := Entry{URL: u}
 				if t, err := time.Parse(time.RFC3339, strings.TrimSpace(en.Updated)); err == nil {
 					e.LastMod = t.UTC()
 				}

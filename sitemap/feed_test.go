@@ -17,6 +17,12 @@ func TestFromFeed(t *testing.T) {
 	if got := FromFeed([]byte(atom)); len(got) != 1 || got[0].URL != "http://s/c/" || got[0].LastMod.IsZero() {
 		t.Fatalf("atom: %+v", got)
 	}
+	// An empty <link/> names no page (found by FuzzFromFeed); the
+	// entry's next link does.
+	atom = `<feed><entry><link/><link href="http://s/d/"/></entry><entry><link href=""/></entry></feed>`
+	if got := FromFeed([]byte(atom)); len(got) != 1 || got[0].URL != "http://s/d/" {
+		t.Fatalf("atom with empty links: %+v", got)
+	}
 	if got := FromFeed([]byte("<html>not a feed")); len(got) != 0 {
 		t.Fatalf("html: %+v", got)
 	}

@@ -48,3 +48,26 @@ func FuzzWalk(f *testing.F) {
 		}
 	})
 }
+
+// FuzzFromFeed reads arbitrary bytes as an RSS or Atom feed. Property: no
+// panic, and every entry has a URL, without surrounding space.
+func FuzzFromFeed(f *testing.F) {
+	for _, s := range []string{
+		`<rss version="2.0"><channel><item><link>http://x.test/a/</link><pubDate>Mon, 02 Jan 2026 15:04:05 +0000</pubDate></item></channel></rss>`,
+		`<feed xmlns="http://www.w3.org/2005/Atom"><entry><link rel="alternate" href="http://x.test/b/"/><updated>2026-01-02T15:04:05Z</updated></entry></feed>`,
+		`<feed><entry><link/></entry></feed>`,
+		`<feed><entry><link rel="self" href="http://x.test/feed"/><link href=" http://x.test/c/ "/></entry></feed>`,
+		`<rss><channel><item><link>  </link></item></channel></rss>`,
+		`<?xml version="1.0" encoding="ISO-8859-1"?><rss><channel><item><link>http://x.test/é</link></item></channel></rss>`,
+		`not xml`, ``,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		for _, e := range FromFeed(body) {
+			if e.URL == "" || strings.TrimSpace(e.URL) != e.URL {
+				t.Fatalf("entry URL %q from %q", e.URL, body)
+			}
+		}
+	})
+}

@@ -218,7 +218,10 @@ func (p *configParser) readFile(path string, depth int) error {
 		return nil
 	}
 	p.seen[path] = true
-	b, err := os.ReadFile(path)
+	b, err := readConfigFile(path)
+	if errors.Is(err, errTooLarge) {
+		return fmt.Errorf("wp: %s is larger than 1 MiB, not a config file", path)
+	}
 	if err != nil {
 		if depth == 0 {
 			if errors.Is(err, os.ErrNotExist) {
@@ -228,11 +231,41 @@ func (p *configParser) readFile(path string, depth int) error {
 		}
 		return nil // an optional include that isn't readable: WordPress would fail too, or skip it
 	}
-	if len(b) > maxConfigSize {
-		return fmt.Errorf("wp: %s is larger than 1 MiB, not a config file", path)
-	}
 	p.files = append(p.files, path)
 	return p.run(lexPHP(string(b)), path, depth)
+}
+
+var errTooLarge = errors.New("larger than 1 MiB")
+
+// readConfigFile reads a config file, or a file it includes, when it is a
+// regular file of at most 1 MiB, and no further than the size it had when
+// opened. An include can name anything: /dev/zero never ends, a FIFO or
+// /dev/stdin blocks, and a file under /proc that says it is empty may
+// block on its first byte.
+func readConfigFile(path string) ([]byte, error) {
+	// Looked at before it is opened: opening a FIFO blocks until a
+	// writer comes.
+	if fi, err := os.Stat(path); err != nil {
+		return nil, err
+	} else if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", path)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() { // replaced in between
+		return nil, fmt.Errorf("%s is not a regular file", path)
+	}
+	if fi.Size() > maxConfigSize {
+		return nil, errTooLarge
+	}
+	return io.ReadAll(io.LimitReader(f, fi.Size()))
 }
 
 // run reads the statements of one file, or of code the file eval()s.

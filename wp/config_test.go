@@ -5,7 +5,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/go-sql-driver/mysql"
 )
@@ -313,5 +315,37 @@ require_once ABSPATH . 'wp-settings.php';
 	}
 	if v, ok := c.Constants["WP_AI_SUPPORT"]; !ok || v != "" {
 		t.Errorf("WP_AI_SUPPORT = %q, %v; want defined and empty (false)", v, ok)
+	}
+}
+
+// TestReadConfig_IncludeNotRegular: an include of a device or a FIFO is
+// skipped, as one that cannot be read, rather than read until memory runs
+// out (/dev/zero) or forever (a FIFO nobody writes); the config's own
+// constants still count. Found by FuzzReadConfig.
+func TestReadConfig_IncludeNotRegular(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo.php")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "wp-config.php")
+	write(t, path, "<?php require '/dev/zero'; include '"+fifo+"'; define('DB_NAME','a'); define('DB_USER','b'); $table_prefix = 'wp_';")
+	done := make(chan struct{})
+	var cfg *Config
+	var err error
+	go func() {
+		defer close(done)
+		cfg, err = ReadConfig(path, "")
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("ReadConfig still reading after 10 s")
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.DBName != "a" || len(cfg.Files) != 1 {
+		t.Errorf("DB_NAME %q, files %q; want a, from wp-config.php alone", cfg.DBName, cfg.Files)
 	}
 }

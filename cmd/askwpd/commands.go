@@ -9,8 +9,10 @@ import (
 	"io"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
+	"github.com/askwp/askwpd/api"
 	"github.com/askwp/askwpd/daemon"
 	"github.com/askwp/askwpd/eval"
 	"github.com/askwp/askwpd/extract"
@@ -68,7 +70,19 @@ func cmdIndex(ctx context.Context, args []string, stderr io.Writer) error {
 	c.register(fs)
 	full := fs.Bool("full", false, "re-fetch everything and remove pages no longer found")
 	wait := fs.Bool("wait", false, "when another process runs a pass (askwpd serve's schedule, say), wait for it to end instead of refusing")
+	site := fs.Int64("site", 0, "on a network, index only the site of this blog id")
 	if err := parse(fs, args); err != nil {
+		return err
+	}
+	cfg, err := c.load()
+	if err != nil {
+		return err
+	}
+	// With askwpd serve running, the pass is its: run here, it would
+	// reach serve's index in memory only when a search noticed, seconds
+	// later.
+	req := api.IndexRequest{Full: *full, Site: *site, Wait: *wait}
+	if err := handOff(ctx, cfg.StateDir, req, stderr); !errors.Is(err, errNoServe) {
 		return err
 	}
 	d, err := openDaemon(ctx, &c, stderr, "warn", false)
@@ -79,6 +93,9 @@ func cmdIndex(ctx context.Context, args []string, stderr io.Writer) error {
 	d.Crawler.PassHolder = "askwpd index"
 	if err := d.CheckSite(ctx); err != nil {
 		return err
+	}
+	if *site != 0 {
+		return indexSite(ctx, d, req, stderr)
 	}
 	opt := daemon.IndexOptions{Full: *full, Kind: "index"}
 	tty := isTerminal(stderr)
@@ -129,6 +146,25 @@ func cmdIndex(ctx context.Context, args []string, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "search index: %v (askwpd serve builds it at its next start)\n", err)
 	}
 	return nil
+}
+
+// indexSite runs the pass of one network site here, as serve would
+// (IndexPass), and prints what it did.
+func indexSite(ctx context.Context, d *daemon.Daemon, req api.IndexRequest, stderr io.Writer) error {
+	v := &passView{w: stderr, tty: isTerminal(stderr), start: time.Now()}
+	var mu sync.Mutex
+	err := d.IndexPass(ctx, req, func(ev api.IndexEvent) {
+		mu.Lock()
+		defer mu.Unlock()
+		v.show(ev)
+	})
+	if v.bar {
+		fmt.Fprintln(stderr)
+	}
+	if errors.Is(err, api.ErrAlreadyRunning) {
+		_, err = v.show(api.IndexEvent{Event: "running", Error: err.Error()})
+	}
+	return err
 }
 
 func progress(w io.Writer, done, total int) {

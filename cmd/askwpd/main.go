@@ -24,6 +24,7 @@ const usage = `askwpd: the AskWP companion daemon.
 Usage:
   askwpd serve   [flags]              run the daemon (HTTP API, schedule)
   askwpd index   [flags] [--full]     one discovery + crawl + index pass, then exit
+                 [--wait] [--site N]  (run by askwpd serve when it runs on the state dir)
   askwpd search  [flags] [--json] QUERY
   askwpd extract [--url URL] FILE|-   print the extraction of one HTML page as JSON
   askwpd eval    --corpus F --queries F [--qrels F] [--run F]
