@@ -56,6 +56,8 @@ type Daemon struct {
 	net *network
 	// cluster is cluster mode's node and its database pool; nil when off.
 	cluster *clusterState
+	// origins is the address each site's fetcher dials (origin.go).
+	origins originState
 	// wpDSN and wpPrefix are how the WordPress database was reached.
 	wpDSN, wpPrefix string
 

@@ -54,6 +54,8 @@ func (d *Daemon) Status(ctx context.Context) (*api.Status, error) {
 	}
 	d.fillStatus(st, v)
 	st.Cluster = d.clusterStatus()
+	o := d.Origin()
+	st.Origin = &o
 	if st.Freshness, err = d.freshness(ctx); err != nil {
 		return nil, err
 	}
