@@ -32,6 +32,8 @@ type Options struct {
 	UserAgent   string
 	// IndexArchives also indexes category, tag and author archive pages.
 	IndexArchives bool
+	// IndexNoindex also indexes pages marked noindex (seo.go).
+	IndexNoindex bool
 }
 
 // Site is what the crawler knows about the WordPress site.

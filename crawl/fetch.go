@@ -121,6 +121,8 @@ type Page struct {
 	NotModified  bool
 	Truncated    bool
 	Elapsed      time.Duration
+	// RobotsTag is the X-Robots-Tag header (seo.go).
+	RobotsTag string
 }
 
 // Fetcher GETs pages from one origin only.
@@ -229,6 +231,7 @@ func (f *Fetcher) Get(ctx context.Context, rawURL string, cond Conditional) (*Pa
 		ContentType:  resp.Header.Get("Content-Type"),
 		ETag:         resp.Header.Get("ETag"),
 		LastModified: resp.Header.Get("Last-Modified"),
+		RobotsTag:    strings.Join(resp.Header.Values("X-Robots-Tag"), ", "),
 	}
 	switch {
 	case resp.StatusCode == http.StatusNotModified:

@@ -271,7 +271,8 @@ func (d *Daemon) Close() error {
 // crawlOptions copies the crawl section into the crawler's options.
 func crawlOptions(c config.CrawlConfig) crawl.Options {
 	return crawl.Options{Concurrency: c.Concurrency, RatePerSec: c.RatePerSec, Budget: c.Budget, Timeout: c.Timeout.Duration,
-		MaxBytes: c.MaxBytes, UserAgent: c.UserAgent, IndexArchives: c.IndexArchives}
+		MaxBytes: c.MaxBytes, UserAgent: c.UserAgent, IndexArchives: c.IndexArchives,
+		IndexNoindex: c.IndexNoindex}
 }
 
 // siteConstants reads wp-config.php's constants again at each call, for
