@@ -167,6 +167,11 @@ func Discover(ctx context.Context, siteURL, configured string, secret []byte) (R
 	if err != nil {
 		return Result{}, err
 	}
+	return Among(ctx, site, cands, secret)
+}
+
+// Among is Discover over a given list of candidates.
+func Among(ctx context.Context, site *url.URL, cands []Candidate, secret []byte) (Result, error) {
 	var errs []string
 	for _, c := range cands {
 		if len(secret) == 0 {
