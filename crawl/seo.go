@@ -26,8 +26,10 @@ func (c *Crawler) canonicalCopy(ctx context.Context, final string, res *extract.
 		return outcome{status: "error", err: err}, rec, true
 	}
 	rec.Status = "duplicate"
-	// A listing of the one link: the pass queues it like a link it found.
-	return outcome{status: "duplicate", url: cu, listing: true, links: []extract.Link{{URL: cu}}}, rec, true
+	// Recorded at its own address (the canonical page's row is its own
+	// fetch's), and a listing of the one link: the pass queues the
+	// canonical page like a link it found.
+	return outcome{status: "duplicate", url: final, listing: true, links: []extract.Link{{URL: cu}}}, rec, true
 }
 
 // noindexed keeps a page marked noindex out of answers, unless
