@@ -50,7 +50,7 @@ final class Askwpd_Origin {
 	 * @param string $secret The webhook secret.
 	 */
 	public static function proof( string $nonce, string $secret ): string {
-		if ( '' === $secret || ! preg_match( '/^[0-9a-f]{16,64}$/', $nonce ) ) {
+		if ( '' === $secret || ! preg_match( '/^[0-9a-f]{16,64}\z/', $nonce ) ) {
 			return '';
 		}
 		return hash_hmac( 'sha256', $nonce, $secret );
