@@ -1,9 +1,14 @@
 package daemon
 
 import (
+	"bytes"
 	"context"
+	"errors"
+	"io/fs"
 	"net"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 
@@ -25,11 +30,14 @@ func (d *Daemon) pinOrigin(ctx context.Context, s *Site) {
 	f.SetCacheBypass(d.Config.Crawl.CacheBypass)
 	res := origin.Result{Source: "site"}
 	if d.Config.Origin != "" || !localURL(s.Home) {
-		secret, err := d.WebhookSecret()
-		if err != nil {
-			s.log.Warn("No webhook secret to prove the origin with", "error", err)
+		// Read, not made: doctor or a one-shot index run as root must not
+		// leave a secret the daemon's user cannot read. Serve makes it and
+		// proves again (reprove).
+		secret, err := os.ReadFile(filepath.Join(d.Config.StateDir, "webhook.secret"))
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			s.log.Warn("Unable to read the webhook secret to prove the origin with", "error", err)
 		}
-		res, err = origin.Discover(ctx, s.Home, d.Config.Origin, secret)
+		res, err = origin.Discover(ctx, s.Home, d.Config.Origin, bytes.TrimSpace(secret))
 		if err != nil {
 			s.log.Warn("Unable to look for the site's origin", "error", err)
 			res = origin.Result{Source: "public", Warning: err.Error()}
@@ -47,6 +55,14 @@ func (d *Daemon) pinOrigin(ctx context.Context, s *Site) {
 	}
 	d.origins.res[s.ID] = res
 	d.origins.mu.Unlock()
+}
+
+// reprove looks for the main site's origin again once serve has made the
+// webhook secret, when the look at open had none to check a proof with.
+func (d *Daemon) reprove(ctx context.Context) {
+	if o := d.Origin(); !o.Proven && strings.Contains(o.Warning, origin.NoSecret) {
+		d.pinOrigin(ctx, d.Site)
+	}
 }
 
 // Origin is what the fetcher of the main site dials.

@@ -21,7 +21,7 @@ import (
 // one whose canonical names the plain one, one whose canonical names
 // another origin, each with a word of its own.
 type seoPosts struct {
-	plain, noindex, copy, foreign phpPost
+	plain, noindex, copy, foreign     phpPost
 	wPlain, wNoindex, wCopy, wForeign string
 }
 

@@ -130,6 +130,9 @@ func TestPageCache_Varnish(t *testing.T) {
 		t.Run(m.name, func(t *testing.T) {
 			dir := t.TempDir()
 			shimStateDir(t, site, dir)
+			if _, err := EnsureSecret(dir, "webhook.secret"); err != nil {
+				t.Fatal(err)
+			}
 			d := openTestDaemon(t, site, nil, func(c *config.Config) {
 				c.StateDir, c.Origin, c.Crawl.CacheBypass = dir, m.origin, m.bypass
 			})

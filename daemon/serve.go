@@ -86,6 +86,7 @@ func (d *Daemon) Serve(ctx context.Context) error {
 	if _, err := EnsureSecret(d.Config.StateDir, "webhook.secret"); err != nil {
 		return err
 	}
+	d.reprove(ctx)
 	srv := api.New(d, api.Options{Token: token, Log: d.Log, AllowedHosts: d.Config.AllowedHosts, ChatGate: d.Agent.Gate,
 		Pprof: d.Config.Debug.Pprof, Pages: d.Store})
 

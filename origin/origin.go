@@ -30,6 +30,10 @@ import (
 // Param is the query argument the plugin answers with the proof.
 const Param = "askwpd_origin"
 
+// NoSecret is the warning's reason when there was no secret to check a
+// proof with.
+const NoSecret = "no webhook secret to check a proof with"
+
 // Result is the address the fetcher dials for the site.
 type Result struct {
 	// Address is host:port; empty means the site's public address.
@@ -175,7 +179,7 @@ func Among(ctx context.Context, site *url.URL, cands []Candidate, secret []byte)
 	var errs []string
 	for _, c := range cands {
 		if len(secret) == 0 {
-			errs = append(errs, "no webhook secret to check a proof with")
+			errs = append(errs, NoSecret)
 			break
 		}
 		if err := Prove(ctx, site, c, secret, 2*time.Second); err != nil {
