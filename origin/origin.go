@@ -27,6 +27,9 @@ import (
 	"time"
 )
 
+// maxDiscovery bounds a whole discovery.
+const maxDiscovery = 4 * time.Second
+
 // Param is the query argument the plugin answers with the proof.
 const Param = "askwpd_origin"
 
@@ -176,15 +179,19 @@ func Discover(ctx context.Context, siteURL, configured string, secret []byte) (R
 
 // Among is Discover over a given list of candidates.
 func Among(ctx context.Context, site *url.URL, cands []Candidate, secret []byte) (Result, error) {
+	// A start never waits long on servers that accept and then hang.
+	ctx, cancel := context.WithTimeout(ctx, maxDiscovery)
+	defer cancel()
 	var errs []string
 	for _, c := range cands {
 		if len(secret) == 0 {
 			errs = append(errs, NoSecret)
 			break
 		}
-		if err := Prove(ctx, site, c, secret, 2*time.Second); err != nil {
+		if err := Prove(ctx, site, c, secret, time.Second); err != nil {
 			if ctx.Err() != nil {
-				return Result{}, ctx.Err()
+				errs = append(errs, "stopped looking after "+maxDiscovery.String())
+				break
 			}
 			errs = append(errs, err.Error())
 			continue

@@ -1,8 +1,11 @@
 package origin
 
 import (
+	"context"
+	"net"
 	"net/url"
 	"testing"
+	"time"
 )
 
 func TestCandidates(t *testing.T) {
@@ -45,5 +48,36 @@ func TestAnswer(t *testing.T) {
 	}
 	if Answer("a", []byte("k")) == Answer("a", []byte("k2")) || Answer("a", []byte("k")) == Answer("b", []byte("k")) {
 		t.Error("the proof does not depend on both nonce and secret")
+	}
+}
+
+// TestAmong_HangingServer: a server that accepts and never answers costs
+// the probe's timeout, not the start, and is not taken for the origin.
+func TestAmong_HangingServer(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close()
+		}
+	}()
+	site, _ := url.Parse("https://shop.example/")
+	start := time.Now()
+	res, err := Among(context.Background(), site, []Candidate{{Scheme: "http", Address: ln.Addr().String()}}, []byte("secret-secret-secret"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took > 3*time.Second {
+		t.Errorf("took %v", took)
+	}
+	if res.Proven || res.Address != "" || res.Source != "public" || res.Warning == "" {
+		t.Errorf("result %+v, want the public address with a warning", res)
 	}
 }
