@@ -22,6 +22,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
 	"github.com/askwp/askwpd/chat"
+	"github.com/askwp/askwpd/origin"
 	"github.com/askwp/askwpd/search"
 	"github.com/askwp/askwpd/store"
 	"github.com/askwp/askwpd/tool"
@@ -352,6 +353,9 @@ type Status struct {
 	Network *NetworkStatus `json:"network,omitempty"`
 	// Cluster is this node's part in cluster mode; nil when it is off.
 	Cluster *ClusterStatus `json:"cluster,omitempty"`
+	// Origin is the address the fetcher dials for the site, whether the
+	// plugin proved it, and a warning when that is the public address.
+	Origin *origin.Result `json:"origin,omitempty"`
 }
 
 // StoreStatus is the store's health: Healthy is false while damage found

@@ -49,6 +49,11 @@ type Config struct {
 	// page rebinding its DNS name to this host cannot drive the API.
 	AllowedHosts []string `toml:"allowed_hosts"`
 	LogLevel     string   `toml:"log_level"`
+	// Origin is the web server the fetcher connects to for the site,
+	// "http://127.0.0.1:8080", in place of the site's public address (a
+	// CDN or edge cache). Empty: a local web server that proves it serves
+	// the site, else the public address (package origin).
+	Origin string `toml:"origin"`
 
 	Crawl    CrawlConfig    `toml:"crawl"`
 	Schedule ScheduleConfig `toml:"schedule"`
@@ -189,6 +194,12 @@ type CrawlConfig struct {
 	UserAgent   string   `toml:"user_agent"`
 	// IndexArchives also indexes category, tag and author archive pages.
 	IndexArchives bool `toml:"index_archives"`
+	// CacheBypass sends every fetch in the shape page caches pass to PHP,
+	// so a fetch after a save reads the page WordPress renders now.
+	CacheBypass bool `toml:"cache_bypass"`
+	// IndexNoindex also answers from pages marked noindex; their links
+	// are followed either way.
+	IndexNoindex bool `toml:"index_noindex"`
 }
 
 // ScheduleConfig holds cron specs (robfig/cron, five fields).
@@ -283,6 +294,7 @@ func Default() Config {
 			Timeout:     Duration{20 * time.Second},
 			MaxBytes:    5 << 20,
 			UserAgent:   "askwpd/0.1 (+companion index for this site)",
+			CacheBypass: true,
 		},
 		Schedule: ScheduleConfig{
 			Incremental: "*/5 * * * *",
@@ -453,6 +465,12 @@ func (c *Config) Validate() error {
 	for _, h := range c.AllowedHosts {
 		if h == "" || strings.ContainsAny(h, "/ *@") {
 			return fmt.Errorf("config: allowed_hosts entry %q must be a host name, or name:port", h)
+		}
+	}
+	if o := strings.TrimSpace(c.Origin); o != "" {
+		u, err := url.Parse(o)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" || strings.Trim(u.Path, "/") != "" || u.RawQuery != "" {
+			return fmt.Errorf("config: origin %q must be http(s)://host[:port], e.g. http://127.0.0.1:8080", c.Origin)
 		}
 	}
 	if c.Crawl.Concurrency < 1 || c.Crawl.Concurrency > 64 {

@@ -35,6 +35,8 @@ type Options struct {
 	// MaxRetryAfter caps the pause a site's Retry-After imposes on a pass
 	// (0: DefaultMaxRetryAfter).
 	MaxRetryAfter time.Duration
+	// IndexNoindex also indexes pages marked noindex (seo.go).
+	IndexNoindex bool
 }
 
 // Site is what the crawler knows about the WordPress site.

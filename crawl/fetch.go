@@ -127,6 +127,8 @@ type Page struct {
 	Elapsed      time.Duration
 	// RetryAfter is the pause a 429 or 503 asked for (throttle.go).
 	RetryAfter time.Duration
+	// RobotsTag is the X-Robots-Tag header (seo.go).
+	RobotsTag string
 }
 
 // Fetcher GETs pages from one origin only.
@@ -140,6 +142,8 @@ type Fetcher struct {
 	// requests counts the requests sent to the site: cluster mode's
 	// promise that a follower never fetches a page is checked on it.
 	requests atomic.Int64
+	// pins is the pinned origin address and the cache bypass (bypass.go).
+	pins pinState
 }
 
 // Requests returns how many requests this fetcher has sent to the site.
@@ -153,13 +157,8 @@ func NewFetcher(o Origin, timeout time.Duration, maxBytes int64, ua string, log 
 	dialer := &net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}
 	allowed := net.JoinHostPort(o.Host, o.Port)
 	tr := &http.Transport{
-		Proxy: nil, // a proxy would be a connection to somewhere else
-		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-			if !strings.EqualFold(addr, allowed) {
-				return nil, fmt.Errorf("%w: dial %s", ErrOffOrigin, addr)
-			}
-			return dialer.DialContext(ctx, network, addr)
-		},
+		Proxy:                 nil, // a proxy would be a connection to somewhere else
+		DialContext:           f.dialOrigin(dialer, allowed),
 		MaxIdleConnsPerHost:   16,
 		IdleConnTimeout:       60 * time.Second,
 		TLSHandshakeTimeout:   10 * time.Second,
@@ -180,6 +179,7 @@ func NewFetcher(o Origin, timeout time.Duration, maxBytes int64, ua string, log 
 				log.Warn("Refused off-origin redirect", "from", via[len(via)-1].URL.String(), "to", req.URL.String())
 				return fmt.Errorf("%w: redirect to %s", ErrOffOrigin, req.URL.Redacted())
 			}
+			refresh(req, via)
 			return nil
 		},
 	}
@@ -217,6 +217,8 @@ func (f *Fetcher) Get(ctx context.Context, rawURL string, cond Conditional) (*Pa
 	}
 	req.Header.Set("User-Agent", f.UserAgent)
 	req.Header.Set("Accept", "text/html,application/xhtml+xml;q=0.9,*/*;q=0.1")
+	tok := f.shape(req)
+	f.forwardedProto(req)
 	if cond.ETag != "" {
 		req.Header.Set("If-None-Match", cond.ETag)
 	}
@@ -230,12 +232,13 @@ func (f *Fetcher) Get(ctx context.Context, rawURL string, cond Conditional) (*Pa
 	}
 	defer resp.Body.Close()
 	p := &Page{
-		URL:          resp.Request.URL.String(),
+		URL:          unfresh(resp.Request.URL.String()),
 		Status:       resp.StatusCode,
 		ContentType:  resp.Header.Get("Content-Type"),
 		ETag:         resp.Header.Get("ETag"),
 		LastModified: resp.Header.Get("Last-Modified"),
 		RetryAfter:   retryAfter(resp.StatusCode, resp.Header.Get("Retry-After"), time.Now()),
+		RobotsTag:    strings.Join(resp.Header.Values("X-Robots-Tag"), ", "),
 	}
 	switch {
 	case resp.StatusCode == http.StatusNotModified:
@@ -267,7 +270,7 @@ func (f *Fetcher) Get(ctx context.Context, rawURL string, cond Conditional) (*Pa
 	if int64(len(body)) > f.MaxBytes {
 		body, p.Truncated = cutClean(body[:f.MaxBytes]), true
 	}
-	p.Body = body
+	p.Body = stripFresh(body, tok)
 	p.Elapsed = time.Since(start)
 	return p, nil
 }
@@ -323,6 +326,8 @@ func (f *Fetcher) Open(ctx context.Context, rawURL string) (io.ReadCloser, error
 		return nil, err
 	}
 	req.Header.Set("User-Agent", f.UserAgent)
+	f.shape(req)
+	f.forwardedProto(req)
 	resp, err := f.Client.Do(req)
 	if err != nil {
 		return nil, transportError(u, err)

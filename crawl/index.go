@@ -800,9 +800,9 @@ func (c *Crawler) indexPage(ctx context.Context, page *Page, sources []string, p
 	}
 	rec.PostID = res.PostID
 	// The site's own rel=canonical names the page, when it stays on the
-	// origin.
-	if cu := c.resolve(res.CanonicalURL); cu != "" && res.CanonicalURL != "" {
-		final = cu
+	// origin; one naming another page makes this one its copy (seo.go).
+	if out, rec, dup := c.canonicalCopy(ctx, final, res, rec); dup {
+		return out, rec
 	}
 
 	// Private content never enters the index: a password form, or a post
@@ -836,6 +836,9 @@ func (c *Crawler) indexPage(ctx context.Context, page *Page, sources []string, p
 		return outcome{status: "private", removed: removed, postID: res.PostID}, rec
 	}
 	listing := c.isListing(final, page.Body)
+	if out, rec, skip := c.noindexed(ctx, final, page, res, listing, rec); skip {
+		return out, rec
+	}
 	if res.PostID == 0 && !c.Opts.IndexArchives && isArchive(page.Body) {
 		rec.Status = "skipped"
 		return outcome{status: "skipped", url: final, listing: true, links: res.Links}, rec

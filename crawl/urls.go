@@ -11,6 +11,8 @@ import (
 var trackingParams = map[string]bool{
 	"fbclid": true, "gclid": true, "dclid": true, "msclkid": true, "mc_cid": true, "mc_eid": true,
 	"_ga": true, "_gl": true, "yclid": true, "igshid": true, "ref": true, "replytocom": true,
+	// The fetcher's own cache bypass and origin proof: never a page's address.
+	FreshParam: true, "askwpd_origin": true,
 }
 
 // Canonical normalizes a URL for deduplication: lowercase scheme and host,

@@ -56,6 +56,8 @@ type Daemon struct {
 	net *network
 	// cluster is cluster mode's node and its database pool; nil when off.
 	cluster *clusterState
+	// origins is the address each site's fetcher dials (origin.go).
+	origins originState
 	// wpDSN and wpPrefix are how the WordPress database was reached.
 	wpDSN, wpPrefix string
 
@@ -271,7 +273,8 @@ func (d *Daemon) Close() error {
 // crawlOptions copies the crawl section into the crawler's options.
 func crawlOptions(c config.CrawlConfig) crawl.Options {
 	return crawl.Options{Concurrency: c.Concurrency, RatePerSec: c.RatePerSec, Budget: c.Budget, Timeout: c.Timeout.Duration,
-		MaxBytes: c.MaxBytes, UserAgent: c.UserAgent, IndexArchives: c.IndexArchives}
+		MaxBytes: c.MaxBytes, UserAgent: c.UserAgent, IndexArchives: c.IndexArchives,
+		IndexNoindex: c.IndexNoindex}
 }
 
 // siteConstants reads wp-config.php's constants again at each call, for

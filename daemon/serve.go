@@ -55,6 +55,8 @@ func (d *Daemon) Status(ctx context.Context) (*api.Status, error) {
 	d.fillStatus(st, v)
 	st.Store = d.storeStatus(ctx)
 	st.Cluster = d.clusterStatus()
+	o := d.Origin()
+	st.Origin = &o
 	if st.Freshness, err = d.freshness(ctx); err != nil {
 		return nil, err
 	}
@@ -85,6 +87,7 @@ func (d *Daemon) Serve(ctx context.Context) error {
 	if _, err := EnsureSecret(d.Config.StateDir, "webhook.secret"); err != nil {
 		return err
 	}
+	d.reprove(ctx)
 	srv := api.New(d, api.Options{Token: token, Log: d.Log, AllowedHosts: d.Config.AllowedHosts, ChatGate: d.Agent.Gate,
 		Pprof: d.Config.Debug.Pprof, Pages: d.Store})
 

@@ -95,6 +95,7 @@ func (d *Daemon) newSite(ctx context.Context, sp siteSpec) (_ *Site, err error) 
 	s.Crawler = crawl.New(sp.site, crawlOptions(d.Config.Crawl), st, sp.wp, sp.log)
 	s.Crawler.StateDir = sp.dir
 	s.Crawler.BuildKey, _ = buildID() // setSnapshot said why there is none: every page is extracted
+	d.pinOrigin(ctx, s)
 	if s.Embed, err = embed.Open(ctx, d.Config.Embeddings, st, sp.log); err != nil {
 		return nil, err
 	}

@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -88,8 +89,8 @@ func Walk(ctx context.Context, fetch Fetch, roots []string, opt Options) (*Resul
 	for depth := 0; len(level) > 0 && ctx.Err() == nil; depth++ {
 		var todo []string
 		for _, u := range level {
-			if !seen[u] && len(res.Sitemaps)+len(todo) < opt.MaxSitemaps {
-				seen[u] = true
+			if k := fileKey(u); !seen[k] && len(res.Sitemaps)+len(todo) < opt.MaxSitemaps {
+				seen[k] = true
 				todo = append(todo, u)
 			}
 		}
@@ -241,4 +242,20 @@ func FromRobots(body []byte) []string {
 		}
 	}
 	return out
+}
+
+// fileKey names a sitemap file for the walk's each-file-once rule, so an
+// index that lists itself (or a child that lists its index back) under
+// another spelling of its URL (host case, default port, a fragment) is
+// not read again: an SEO plugin's index listing itself ends the walk
+// rather than looping to the depth limit.
+func fileKey(raw string) string {
+	u, err := url.Parse(strings.TrimSpace(raw))
+	if err != nil {
+		return raw
+	}
+	u.Scheme, u.Host = strings.ToLower(u.Scheme), strings.ToLower(u.Host)
+	u.Host = strings.TrimSuffix(strings.TrimSuffix(u.Host, ":80"), ":443")
+	u.Fragment, u.RawFragment = "", ""
+	return u.String()
 }

@@ -31,6 +31,7 @@ require_once __DIR__ . '/includes/class-askwpd-insights.php';
 require_once __DIR__ . '/includes/class-askwpd-outbox.php';
 require_once __DIR__ . '/includes/class-askwpd-network.php';
 require_once __DIR__ . '/includes/class-askwpd-abilities.php';
+require_once __DIR__ . '/includes/class-askwpd-origin.php';
 
 add_action(
 	'init',
@@ -48,6 +49,7 @@ Askwpd_Insights::init();
 Askwpd_Outbox::init();
 Askwpd_Network::init();
 Askwpd_Abilities::init();
+Askwpd_Origin::init();
 if ( is_admin() ) {
 	Askwpd_Admin::init();
 }

@@ -323,6 +323,7 @@ func cmdDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	fmt.Fprintf(stdout, "ok   site %s\n", d.Crawler.Site.URL)
+	checkOrigin(stdout, d.Origin())
 	if rc, err := d.Crawler.Fetcher.Open(ctx, d.Crawler.Site.URL+"/wp-sitemap.xml"); err != nil {
 		fmt.Fprintf(stdout, "warn sitemap: %s\n", oneLine(err.Error()))
 	} else {

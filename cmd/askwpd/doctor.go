@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/askwp/askwpd/daemon"
+	"github.com/askwp/askwpd/origin"
 )
 
 // checkProvider prints one line: the LLM /v1/chat uses and where its key
@@ -260,4 +261,18 @@ func checkCluster(ctx context.Context, w io.Writer, d *daemon.Daemon) error {
 	}
 	fmt.Fprintf(w, "ok   cluster on %s; %s; changelog %d of %d applied here\n", db, lease, st.AppliedID, st.NewestID)
 	return nil
+}
+
+// checkOrigin prints where the fetcher reads the site's pages from: a
+// warning when that is the public address, where a CDN or page cache may
+// answer in WordPress's place.
+func checkOrigin(w io.Writer, o origin.Result) {
+	switch {
+	case o.Warning != "":
+		fmt.Fprintf(w, "warn origin: %s\n", oneLine(o.Warning))
+	case o.Address == "":
+		fmt.Fprintln(w, "ok   origin: the site's URL names this host")
+	default:
+		fmt.Fprintf(w, "ok   origin %s (%s, proven %v)\n", o.Address, o.Source, o.Proven)
+	}
 }
