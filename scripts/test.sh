@@ -16,7 +16,7 @@ export PATH="$PATH:/usr/local/go/bin"
 command -v go >/dev/null || { echo "test.sh: Go is not installed (want go 1.26)" >&2; exit 1; }
 read -r -a go_flags <<<"${ASKWPD_GO_TEST_FLAGS:-}"
 
-steps=(lint shim host network deb cluster galera go faults store mcp tut shop bench fuzz wp61)
+steps=(lint shim host network deb cluster galera go faults store mcp tut sites shop bench fuzz wp61)
 declare -A about=(
   [lint]="gofmt, go vet, staticcheck, deadcode, php -l, systemd-analyze verify on the unit"
   [shim]="the shim's suite inside WordPress 7.1 (php -S)"
@@ -30,6 +30,7 @@ declare -A about=(
   [store]="a damaged store heals (deleted, random pages, cut short while serving; damaged at start); an earlier build's store migrates, a newer one is refused"
   [mcp]="/mcp judged by the official clients: the conformance suite and the TypeScript SDK (npm), every revision"
   [tut]="the Theme Unit Test import on 7.1, one site per theme (Twenty Twenty-Five, Twenty Twenty-Four): extraction"
+  [sites]="the SEO test site behind Varnish (10-minute TTL): origin pinning, cache bypass, Yoast- and Rank Math-shaped fixtures"
   [shop]="WooCommerce- and Polylang-shaped fixtures on a site of their own: products, price and stock filters, languages"
   [bench]="every testing.B benchmark, once (-benchtime=1x), so none can rot"
   [fuzz]="every Go fuzz target (wp-config.php, sitemaps, feeds, extraction, webhooks, /mcp, ...) for a few seconds each, from its corpus in testdata/fuzz/"
@@ -184,7 +185,7 @@ step_go() {
   ensure_apt chromium chromium
   # The network's and the cluster's tests ran in their own steps.
   go test -race -count=1 -timeout 20m "${go_flags[@]}" \
-    -skip 'TestCluster_|^TestNetwork_RealWordPress$|^TestNetworkSiteSchedules$|^TestNetworkFromConfig$|^TestNetworkSites$|^TestMCP_OfficialClients$|^TestExtraction_ThemeUnitTest$|^TestFaults?_|^TestIndex_HandsOffToServeOnANetwork$|^TestServe_HealsDamagedStore$|^TestStore_EarlierBuildMigrated$' ./...
+    -skip 'TestCluster_|^TestNetwork_RealWordPress$|^TestNetworkSiteSchedules$|^TestNetworkFromConfig$|^TestNetworkSites$|^TestMCP_OfficialClients$|^TestExtraction_ThemeUnitTest$|^TestFaults?_|^TestPageCache_|^TestSEO_|^TestOrigin_(ShimProves|Discovery)$|^TestIndex_HandsOffToServeOnANetwork$|^TestServe_HealsDamagedStore$|^TestStore_EarlierBuildMigrated$' ./...
 }
 
 step_mcp() {
@@ -207,6 +208,13 @@ step_store() {
   wp_up
   say "store faults: a damaged store heals while serving and at start; an earlier build's store migrates"
   go test -race -count=1 "${go_flags[@]}" -run '^(TestServe_HealsDamagedStore|TestStore_EarlierBuildMigrated)$' ./cmd/askwpd/
+}
+
+step_sites() {
+  say "the sites owners run: SEO-plugin fixtures and a page cache (Varnish) in front"
+  bash scripts/varnish-up.sh >/dev/null
+  ASKWPD_TEST_SEO_ENV="$root/.wp-seo/env" go test -race -count=1 "${go_flags[@]}" \
+    -run '^(TestPageCache_Varnish|TestOrigin_ShimProves|TestOrigin_Discovery|TestSEO_Yoast|TestSEO_RankMath|TestSEO_NoindexHomeStillCrawled)$' ./daemon/
 }
 
 step_shop() {
