@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -19,8 +20,11 @@ func FuzzWalk(f *testing.F) {
 	f.Add(`<html><body>not a sitemap</body></html>`)
 	f.Fuzz(func(t *testing.T, body string) {
 		reads := map[string]int{}
+		var mu sync.Mutex // Walk reads an index's children side by side
 		fetch := func(ctx context.Context, u string) (io.ReadCloser, error) {
+			mu.Lock()
 			reads[u]++
+			mu.Unlock()
 			// Every URL serves the same body: an index that names other
 			// files makes a self-similar tree, or a cycle.
 			return io.NopCloser(strings.NewReader(body)), nil
