@@ -1,7 +1,6 @@
 package daemon
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -36,31 +35,15 @@ func seoSite(t *testing.T) (*wptest.Site, map[string]string) {
 	if path == "" {
 		path = filepath.Join(wptest.RepoRoot(), ".wp-seo", "env")
 	}
-	env, err := readEnv(path)
+	site, err := wptest.OpenFile(path)
 	if err != nil {
 		skip("the SEO test site is not up (%v); run scripts/varnish-up.sh", err)
 	}
-	venv, err := readEnv(filepath.Join(filepath.Dir(path), "varnish.env"))
+	varnish, err := wptest.OpenFile(filepath.Join(filepath.Dir(path), "varnish.env"))
 	if err != nil {
 		skip("its Varnish is not up (%v); run scripts/varnish-up.sh", err)
 	}
-	return &wptest.Site{Env: env}, venv
-}
-
-func readEnv(path string) (map[string]string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	env := map[string]string{}
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if k, v, ok := strings.Cut(sc.Text(), "="); ok {
-			env[k] = strings.Trim(v, `"'`)
-		}
-	}
-	return env, sc.Err()
+	return site, varnish.Env
 }
 
 // shimStateDir points the shim of site at a daemon's state dir, where it

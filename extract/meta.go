@@ -171,8 +171,10 @@ func appendUniq(list []string, s string) []string {
 	return append(list, s)
 }
 
-// parseLD reads schema.org JSON-LD, keeping the first article-like object.
-func parseLD(src string, out *ldInfo) {
+// walkLD calls fn on each object of one JSON-LD block: a single object,
+// an array, or an @graph, and the values fn returns, to a bounded depth.
+// Broken JSON has none.
+func walkLD(src string, fn func(map[string]any) []any) {
 	var v any
 	if err := json.Unmarshal([]byte(strings.TrimSpace(src)), &v); err != nil {
 		return
@@ -191,44 +193,54 @@ func parseLD(src string, out *ldInfo) {
 			if g, ok := x["@graph"]; ok {
 				visit(g, depth+1)
 			}
-			typ := strings.ToLower(ldString(x["@type"]))
-			articleLike := strings.Contains(typ, "article") || strings.Contains(typ, "posting") ||
-				strings.Contains(typ, "webpage") || strings.Contains(typ, "report")
-			if !articleLike {
-				return
-			}
-			set := func(dst *string, s string) {
-				if *dst == "" {
-					*dst = strings.TrimSpace(s)
-				}
-			}
-			set(&out.headline, ldString(x["headline"]))
-			set(&out.description, ldString(x["description"]))
-			set(&out.published, ldString(x["datePublished"]))
-			set(&out.modified, ldString(x["dateModified"]))
-			set(&out.section, ldString(x["articleSection"]))
-			if out.author == "" {
-				out.author = ldAuthor(x["author"])
-			}
-			if len(out.keywords) == 0 {
-				switch k := x["keywords"].(type) {
-				case string:
-					for _, s := range strings.Split(k, ",") {
-						if s = strings.TrimSpace(s); s != "" {
-							out.keywords = append(out.keywords, s)
-						}
-					}
-				case []any:
-					for _, s := range k {
-						if t := strings.TrimSpace(ldString(s)); t != "" {
-							out.keywords = append(out.keywords, t)
-						}
-					}
-				}
+			for _, e := range fn(x) {
+				visit(e, depth+1)
 			}
 		}
 	}
 	visit(v, 0)
+}
+
+// parseLD reads schema.org JSON-LD, keeping the first article-like object.
+func parseLD(src string, out *ldInfo) {
+	walkLD(src, func(x map[string]any) []any {
+		typ := strings.ToLower(ldString(x["@type"]))
+		articleLike := strings.Contains(typ, "article") || strings.Contains(typ, "posting") ||
+			strings.Contains(typ, "webpage") || strings.Contains(typ, "report")
+		if !articleLike {
+			return nil
+		}
+		set := func(dst *string, s string) {
+			if *dst == "" {
+				*dst = strings.TrimSpace(s)
+			}
+		}
+		set(&out.headline, ldString(x["headline"]))
+		set(&out.description, ldString(x["description"]))
+		set(&out.published, ldString(x["datePublished"]))
+		set(&out.modified, ldString(x["dateModified"]))
+		set(&out.section, ldString(x["articleSection"]))
+		if out.author == "" {
+			out.author = ldAuthor(x["author"])
+		}
+		if len(out.keywords) == 0 {
+			switch k := x["keywords"].(type) {
+			case string:
+				for _, s := range strings.Split(k, ",") {
+					if s = strings.TrimSpace(s); s != "" {
+						out.keywords = append(out.keywords, s)
+					}
+				}
+			case []any:
+				for _, s := range k {
+					if t := strings.TrimSpace(ldString(s)); t != "" {
+						out.keywords = append(out.keywords, t)
+					}
+				}
+			}
+		}
+		return nil
+	})
 }
 
 func ldString(v any) string {

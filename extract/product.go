@@ -1,7 +1,6 @@
 package extract
 
 import (
-	"encoding/json"
 	"math"
 	"regexp"
 	"sort"
@@ -99,36 +98,18 @@ func ldProducts(src string) []map[string]any {
 	if len(src) > maxLDBytes {
 		return nil
 	}
-	var v any
-	if err := json.Unmarshal([]byte(strings.TrimSpace(src)), &v); err != nil {
-		return nil
-	}
 	var out []map[string]any
-	var visit func(v any, depth int)
-	visit = func(v any, depth int) {
-		if depth > 6 {
-			return
+	walkLD(src, func(x map[string]any) []any {
+		if hasType(x, "Product", "ProductGroup") {
+			out = append(out, x)
+			return nil
 		}
-		switch x := v.(type) {
-		case []any:
-			for _, e := range x {
-				visit(e, depth+1)
-			}
-		case map[string]any:
-			if g, ok := x["@graph"]; ok {
-				visit(g, depth+1)
-			}
-			if hasType(x, "Product", "ProductGroup") {
-				out = append(out, x)
-				return
-			}
-			// A WebPage's mainEntity is its product.
-			if e, ok := x["mainEntity"]; ok {
-				visit(e, depth+1)
-			}
+		// A WebPage's mainEntity is its product.
+		if e, ok := x["mainEntity"]; ok {
+			return []any{e}
 		}
-	}
-	visit(v, 0)
+		return nil
+	})
 	return out
 }
 
