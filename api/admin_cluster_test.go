@@ -2,8 +2,6 @@ package api
 
 import (
 	"encoding/json"
-	"io"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -13,18 +11,7 @@ import (
 // node has applied the changelog and, on Galera, its node's state; a
 // database that is not usable is said so, with the error escaped.
 func TestAdmin_Cluster(t *testing.T) {
-	get := func(cs *ClusterStatus, path string) string {
-		ts := newTestServer(t, &fakeBackend{cluster: cs})
-		req, _ := http.NewRequest("GET", ts.URL+path, nil)
-		req.Header.Set("Authorization", "Bearer "+testToken)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return string(b)
-	}
+	get := func(cs *ClusterStatus, path string) string { return authGet(t, &fakeBackend{cluster: cs}, path) }
 	exp := time.Date(2026, 5, 1, 10, 0, 4, 0, time.UTC)
 	since := time.Date(2026, 5, 1, 10, 0, 1, 0, time.UTC)
 	cs := &ClusterStatus{Node: "web2-ab12", Host: "web2 127.0.0.1:8787", Role: "follower", Leader: "web1-cd34", LeaderHost: "web1 127.0.0.1:8787",

@@ -1,8 +1,6 @@
 package api
 
 import (
-	"io"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -13,18 +11,7 @@ import (
 // The store section shows a heal: when, why, where the damaged file is
 // kept and what was salvaged; none for a store that never healed.
 func TestAdmin_Store(t *testing.T) {
-	get := func(ss *StoreStatus) string {
-		ts := newTestServer(t, &fakeBackend{store: ss})
-		req, _ := http.NewRequest("GET", ts.URL+"/admin", nil)
-		req.Header.Set("Authorization", "Bearer "+testToken)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return string(b)
-	}
+	get := func(ss *StoreStatus) string { return authGet(t, &fakeBackend{store: ss}, "/admin") }
 	at := time.Date(2026, 12, 2, 16, 0, 0, 0, time.UTC)
 	html := get(&StoreStatus{Healthy: true, Path: "/var/lib/askwpd/askwpd.db", LastHeal: &store.Heal{At: at, Cause: "corrupt",
 		Damaged: "/var/lib/askwpd/askwpd.db.corrupt-20261202T160000Z", Salvaged: map[string]int{"questions": 41, "events": 2}}})

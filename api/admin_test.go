@@ -79,6 +79,22 @@ func newTestServer(t *testing.T, b Backend) *httptest.Server {
 	return ts
 }
 
+// authGet GETs path from a test server over b with the token and returns
+// the body.
+func authGet(t *testing.T, b Backend, path string) string {
+	t.Helper()
+	ts := newTestServer(t, b)
+	req, _ := http.NewRequest("GET", ts.URL+path, nil)
+	req.Header.Set("Authorization", "Bearer "+testToken)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return string(body)
+}
+
 // noRedirect is a client that shows redirects instead of following them.
 func noRedirect() *http.Client {
 	return &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
@@ -280,18 +296,7 @@ func (l tlog) Write(p []byte) (int, error) {
 // TestAdmin_Provider: the admin page says which LLM the chat uses, where
 // its key comes from and the key masked, or where to set one.
 func TestAdmin_Provider(t *testing.T) {
-	page := func(ps *chat.ProviderStatus) string {
-		ts := newTestServer(t, &fakeBackend{provider: ps})
-		req, _ := http.NewRequest("GET", ts.URL+"/admin", nil)
-		req.Header.Set("Authorization", "Bearer "+testToken)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return string(b)
-	}
+	page := func(ps *chat.ProviderStatus) string { return authGet(t, &fakeBackend{provider: ps}, "/admin") }
 	html := page(&chat.ProviderStatus{Configured: true, Kind: "openai", Label: "OpenAI", Model: "gpt-4o-mini",
 		BaseURL: "http://127.0.0.1:9/v1", Source: "connectors", KeyFrom: "option connectors_ai_openai_api_key", Key: "••••WXYZ"})
 	for _, want := range []string{`id="provider" data-configured="true"`, `data-kind="openai" style="font-size:14px">OpenAI</b>`, `>gpt-4o-mini</b>`,
