@@ -33,6 +33,19 @@ type eventClient struct {
 	n      int
 }
 
+// newEventClient serves d's API until the test ends and signs events with
+// d's webhook secret, as the shim does.
+func newEventClient(t *testing.T, d *Daemon) *eventClient {
+	t.Helper()
+	srv := httptest.NewServer(api.New(d, api.Options{Token: "test-token-0123456789", Log: d.Log}).Handler())
+	t.Cleanup(srv.Close)
+	secret, err := d.WebhookSecret()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &eventClient{t: t, url: srv.URL, secret: secret}
+}
+
 func (c *eventClient) send(ev map[string]any) (int, string) {
 	c.t.Helper()
 	if ev["id"] == nil {
@@ -123,13 +136,7 @@ func TestEvents_RealWordPress(t *testing.T) {
 	d := openTestDaemon(t, site, nil)
 	stop := d.Crawler.StartEvents(ctx, false)
 	defer stop()
-	srv := httptest.NewServer(api.New(d, api.Options{Token: "test-token-0123456789", Log: d.Log}).Handler())
-	defer srv.Close()
-	secret, err := d.WebhookSecret()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ec := &eventClient{t: t, url: srv.URL, secret: secret}
+	ec := newEventClient(t, d)
 
 	word := func() string { return wptest.Word("zq", "vex") }
 	w0, w1, w2 := word(), word(), word()
@@ -199,7 +206,7 @@ func TestEvents_RealWordPress(t *testing.T) {
 	stale := strconv.FormatInt(time.Now().Add(-10*time.Minute).Unix(), 10)
 	for name, hdr := range map[string][2]string{
 		"bad signature":   {now, api.Sign([]byte("not the secret at all"), now, body)},
-		"stale timestamp": {stale, api.Sign(secret, stale, body)},
+		"stale timestamp": {stale, api.Sign(ec.secret, stale, body)},
 	} {
 		if code, _ := ec.post(hdr[0], hdr[1], body); code != 401 {
 			t.Errorf("%s: answered %d, want 401", name, code)

@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/askwp/askwpd/api"
 	"github.com/askwp/askwpd/config"
 	"github.com/askwp/askwpd/crawl"
 	"github.com/askwp/askwpd/internal/wptest"
@@ -126,13 +125,7 @@ func TestPageCache_Varnish(t *testing.T) {
 			})
 			stop := d.Crawler.StartEvents(ctx, false)
 			defer stop()
-			srv := httptest.NewServer(api.New(d, api.Options{Token: "test-token-0123456789", Log: d.Log}).Handler())
-			defer srv.Close()
-			secret, err := d.WebhookSecret()
-			if err != nil {
-				t.Fatal(err)
-			}
-			ec := &eventClient{t: t, url: srv.URL, secret: secret}
+			ec := newEventClient(t, d)
 			u := crawl.Canonical(p.URL)
 			send := func(typ string) time.Time {
 				start := time.Now()
