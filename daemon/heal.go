@@ -41,7 +41,7 @@ type storeFault struct {
 // found on the channel returned.
 func (d *Daemon) watchStores(ctx context.Context) <-chan error {
 	found := make(chan error, 1)
-	for _, s := range append([]*Site{d.Site}, d.otherSites()...) {
+	for _, s := range d.allSites() {
 		go s.Store.Watch(ctx, storeStatEvery, storeCheckEvery, func(cause string, err error) {
 			d.damage.mu.Lock()
 			if d.damage.sites == nil {

@@ -20,9 +20,6 @@ import (
 	"github.com/askwp/askwpd/origin"
 )
 
-// checkProvider prints one line: the LLM /v1/chat uses and where its key
-// comes from, masked as WordPress masks it, or where to set one. No
-// provider is a warning: search and the tools work without one.
 // checkStore says the store is sound, or warns of a heal that is recent
 // or whose damaged file is still kept.
 func checkStore(ctx context.Context, w io.Writer, d *daemon.Daemon) {
@@ -51,6 +48,9 @@ func checkStore(ctx context.Context, w io.Writer, d *daemon.Daemon) {
 	fmt.Fprintln(w)
 }
 
+// checkProvider prints one line: the LLM /v1/chat uses and where its key
+// comes from, masked as WordPress masks it, or where to set one. No
+// provider is a warning: search and the tools work without one.
 func checkProvider(ctx context.Context, w io.Writer, d *daemon.Daemon) {
 	ps := d.Agent.ProviderStatus(ctx)
 	if !ps.Configured {
