@@ -69,28 +69,22 @@ func (db *DB) readRow(ctx context.Context, query string, args ...any) *sql.Row {
 }
 
 // readRows is db.read.QueryContext through the statement cache.
-func (db *DB) readRows(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+func (db *DB) readRows(ctx context.Context, query string, args ...any) (rows *sql.Rows, err error) {
+	defer func() { db.noteErr(err) }()
 	s, err := db.readStmts.get(ctx, query)
 	if err != nil {
-		rows, err := db.read.QueryContext(ctx, query, args...)
-		db.noteErr(err)
-		return rows, err
+		return db.read.QueryContext(ctx, query, args...)
 	}
-	rows, err := s.QueryContext(ctx, args...)
-	db.noteErr(err)
-	return rows, err
+	return s.QueryContext(ctx, args...)
 }
 
 // writeExec is db.write.ExecContext through the statement cache; not for
 // a caller inside a transaction.
-func (db *DB) writeExec(ctx context.Context, query string, args ...any) (sql.Result, error) {
+func (db *DB) writeExec(ctx context.Context, query string, args ...any) (res sql.Result, err error) {
+	defer func() { db.noteErr(err) }()
 	s, err := db.writeStmts.get(ctx, query)
 	if err != nil {
-		res, err := db.write.ExecContext(ctx, query, args...)
-		db.noteErr(err)
-		return res, err
+		return db.write.ExecContext(ctx, query, args...)
 	}
-	res, err := s.ExecContext(ctx, args...)
-	db.noteErr(err)
-	return res, err
+	return s.ExecContext(ctx, args...)
 }
