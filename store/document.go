@@ -100,11 +100,12 @@ func (db *DB) PutDocument(ctx context.Context, d *Document) (PutResult, error) {
 	case err != nil:
 		return PutResult{}, fmt.Errorf("store: put document %s: %w", d.URL, err)
 	}
+	translations := jsonTranslations(d.Translations)
 	if id != 0 && oldHash == d.ContentHash && oldTitle == d.Title &&
 		oldPub == fmtTime(d.Published) && oldMod == fmtTime(d.Modified) &&
 		oldPT == d.PostType && oldPostID == d.PostID &&
 		// A price or stock change can leave the text as it was.
-		oldLang == d.Lang && oldFacts == string(d.Product)+jsonTranslations(d.Translations) {
+		oldLang == d.Lang && oldFacts == string(d.Product)+translations {
 		// Same content: record the fetch, skip the re-index.
 		if _, err := tx.ExecContext(ctx, `UPDATE documents SET fetched_at = ?, sources = ? WHERE id = ?`,
 			fmtTime(d.FetchedAt), jsonList(d.Sources), id); err != nil {
@@ -127,7 +128,7 @@ func (db *DB) PutDocument(ctx context.Context, d *Document) (PutResult, error) {
 		d.URL, d.PostID, d.PostType, d.Title, d.Lang, fmtTime(d.Published), fmtTime(d.Modified),
 		d.Description, d.Author, jsonList(d.Categories), jsonList(d.Tags), d.Body, d.Text,
 		boolInt(d.Thin), d.ThinReason, d.Source, d.WordCount, d.ContentHash,
-		fmtTime(d.FetchedAt), fmtTime(now), jsonList(d.Sources), string(d.Product), jsonTranslations(d.Translations),
+		fmtTime(d.FetchedAt), fmtTime(now), jsonList(d.Sources), string(d.Product), translations,
 	}
 	if id == 0 {
 		res, err := tx.ExecContext(ctx, `

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
 )
 
 // Translation is another language's version of a document.
@@ -62,7 +61,7 @@ func (db *DB) ProductDocs(ctx context.Context, f ProductFilter) (map[int64]bool,
 	if f.PriceMax != nil {
 		hi = *f.PriceMax
 	}
-	rows, err := db.read.QueryContext(ctx, productDocsQuery, inStock, lo, hi)
+	rows, err := db.readRows(ctx, productDocsQuery, inStock, lo, hi)
 	if err != nil {
 		return nil, fmt.Errorf("store: product documents: %w", err)
 	}
@@ -96,12 +95,9 @@ func (db *DB) DocumentFacts(ctx context.Context, urls []string) (map[string]Fact
 	if len(urls) == 0 {
 		return out, nil
 	}
-	args := make([]any, len(urls))
-	for i, u := range urls {
-		args[i] = u
-	}
-	q := `SELECT url, lang, product, translations FROM documents WHERE url IN (?` + strings.Repeat(`, ?`, len(urls)-1) + `)`
-	rows, err := db.read.QueryContext(ctx, q, args...)
+	// One statement for any number of URLs, prepared once (as UnindexedLinks).
+	rows, err := db.readRows(ctx, `SELECT url, lang, product, translations FROM documents
+		WHERE url IN (SELECT value FROM json_each(?))`, jsonList(urls))
 	if err != nil {
 		return nil, fmt.Errorf("store: document facts: %w", err)
 	}
@@ -136,7 +132,7 @@ func (db *DB) HasProducts(ctx context.Context) (bool, error) {
 // Languages lists the distinct document languages, "" for pages that
 // state none. It reads the index documents_lang alone.
 func (db *DB) Languages(ctx context.Context) ([]string, error) {
-	rows, err := db.read.QueryContext(ctx, `SELECT DISTINCT lang FROM documents ORDER BY lang`)
+	rows, err := db.readRows(ctx, `SELECT DISTINCT lang FROM documents ORDER BY lang`)
 	if err != nil {
 		return nil, fmt.Errorf("store: languages: %w", err)
 	}
