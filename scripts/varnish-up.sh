@@ -43,7 +43,9 @@ for f in seo-common seo-yoast seo-rankmath; do
   cmp -s "$root/scripts/fixtures/$f.php" "$dst" || install -D -m 0644 "$root/scripts/fixtures/$f.php" "$dst"
 done
 
-command -v varnishd >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -q varnish >/dev/null
+apt_varnish() { DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -q varnish </dev/null >/dev/null; }
+# A fresh machine may have no package lists yet: update once, as test.sh's ensure_apt does.
+command -v varnishd >/dev/null || apt_varnish || { apt-get -o DPkg::Lock::Timeout=600 update -qq </dev/null && apt_varnish; } || die "apt-get install varnish failed"
 mkdir -p "$vdir"
 chmod 0755 "$state" "$vdir"
 cat >"$vdir/default.vcl.new" <<VCL
