@@ -138,18 +138,6 @@ func failedOnDatabase(d *Daemon) int {
 	return fc.ErrorsByClass["database"]
 }
 
-// since reports whether a line containing sub was written after mark.
-func (l *faultLog) since(mark int, sub string) bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	for k := max(mark, l.written-len(l.lines)); k < l.written; k++ {
-		if strings.Contains(l.lines[k%len(l.lines)], sub) {
-			return true
-		}
-	}
-	return false
-}
-
 // openDBFaulted opens a daemon of site whose database is reached through
 // a relay, with dsn's user when set.
 func openDBFaulted(t *testing.T, site *wptest.Site, user, password string) (*Daemon, *tcpProxy, *faultLog) {

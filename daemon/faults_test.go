@@ -92,17 +92,20 @@ func (l *faultLog) mark() int {
 // waitLine waits until a line containing sub is written after mark.
 func (l *faultLog) waitLine(t *testing.T, mark int, sub string, limit time.Duration) {
 	t.Helper()
-	waitFor(t, limit, "a log line "+strconv.Quote(sub), func() bool {
-		l.mu.Lock()
-		defer l.mu.Unlock()
-		// Line k is kept at k % 300 while it is among the last 300.
-		for k := max(mark, l.written-len(l.lines)); k < l.written; k++ {
-			if strings.Contains(l.lines[k%len(l.lines)], sub) {
-				return true
-			}
+	waitFor(t, limit, "a log line "+strconv.Quote(sub), func() bool { return l.since(mark, sub) })
+}
+
+// since reports whether a line containing sub was written after mark.
+func (l *faultLog) since(mark int, sub string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	// Line k is kept at k % 300 while it is among the last 300.
+	for k := max(mark, l.written-len(l.lines)); k < l.written; k++ {
+		if strings.Contains(l.lines[k%len(l.lines)], sub) {
+			return true
 		}
-		return false
-	})
+	}
+	return false
 }
 
 func (l *faultLog) logger() *slog.Logger { return slog.New(slog.NewJSONHandler(l, nil)) }
