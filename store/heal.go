@@ -14,7 +14,6 @@ import (
 	"syscall"
 	"time"
 
-	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 )
 
@@ -62,11 +61,7 @@ func (db *DB) LastHeal(ctx context.Context) (*Heal, error) {
 // IsCorrupt reports whether err is SQLite finding the file damaged
 // (SQLITE_CORRUPT) or not a database at all (SQLITE_NOTADB).
 func IsCorrupt(err error) bool {
-	var se *sqlite.Error
-	if !errors.As(err, &se) {
-		return false
-	}
-	c := se.Code() & 0xff
+	c := primaryCode(err)
 	return c == sqlite3.SQLITE_CORRUPT || c == sqlite3.SQLITE_NOTADB
 }
 
@@ -216,8 +211,7 @@ func (db *DB) QuickCheck(ctx context.Context) error {
 }
 
 func causeOf(err error) string {
-	var se *sqlite.Error
-	if errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_NOTADB {
+	if primaryCode(err) == sqlite3.SQLITE_NOTADB {
 		return "not a database"
 	}
 	return "corrupt"

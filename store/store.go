@@ -28,7 +28,7 @@ import (
 	"syscall"
 	"time"
 
-	"modernc.org/sqlite" // also registers the "sqlite" driver
+	_ "modernc.org/sqlite" // the "sqlite" driver
 	sqlite3 "modernc.org/sqlite/lib"
 )
 
@@ -284,10 +284,7 @@ func (db *DB) migrateRetrying(ctx context.Context) error {
 	}
 }
 
-func isBusy(err error) bool {
-	var se *sqlite.Error
-	return errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_BUSY
-}
+func isBusy(err error) bool { return primaryCode(err) == sqlite3.SQLITE_BUSY }
 
 func (db *DB) migrate(ctx context.Context) error {
 	ms, err := loadMigrations()
@@ -405,15 +402,18 @@ func parseTime(s string) time.Time {
 // dir's filesystem is full (SQLITE_FULL or ENOSPC). The write was rolled
 // back; reads still work and writes do again once there is room.
 func IsDiskFull(err error) bool {
-	var coded interface{ Code() int }
-	if errors.As(err, &coded) && coded.Code()&0xff == sqliteFull {
-		return true
-	}
-	return errors.Is(err, syscall.ENOSPC)
+	return primaryCode(err) == sqlite3.SQLITE_FULL || errors.Is(err, syscall.ENOSPC)
 }
 
-// sqliteFull is SQLITE_FULL, the primary result code of a full disk.
-const sqliteFull = 13
+// primaryCode is the primary result code of the SQLite error in err's
+// chain (its extended code's low byte), or -1 when there is none.
+func primaryCode(err error) int {
+	var coded interface{ Code() int }
+	if !errors.As(err, &coded) {
+		return -1
+	}
+	return coded.Code() & 0xff
+}
 
 // Ping checks that the store answers a query (the systemd watchdog).
 func (db *DB) Ping(ctx context.Context) error {
